@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+#include "brlock.h"
+
+#include <limits.h>
+
+#include "wait.h"
+
+int vs_brlock_init(struct vs_brlock *br)
+{
+	int i;
+
+	if (!br)
+		return -EINVAL;
+	vs_spin_lock_init(&br->writer);
+	vs_atomic_init(&br->wpending, 0);
+	for (i = 0; i < VS_SLOT_ARRAY; i++)
+		vs_spin_lock_init(&br->slot[i].lock);
+	return 0;
+}
+
+int vs_brlock_destroy(struct vs_brlock *br)
+{
+	int i;
+
+	if (!br)
+		return -EINVAL;
+	if (vs_spin_is_locked(&br->writer))
+		return -EBUSY;
+	for (i = 0; i < VS_SLOT_ARRAY; i++)
+		if (vs_spin_is_locked(&br->slot[i].lock))
+			return -EBUSY;
+	return 0;
+}
+
+/* Sleep while a writer is pending.  Acquire pairs with the release in
+ * vs_br_write_unlock(). */
+static void wait_writer(struct vs_brlock *br)
+{
+	while (vs_load_acquire(&br->wpending))
+		vs_futex_wait(&br->wpending, 1, -1);
+}
+
+void vs_br_read_lock(struct vs_brlock *br)
+{
+	unsigned int slot = vs__thread_slot();
+
+	/* Checking wpending first keeps a stream of readers from starving a
+	 * writer that already holds some slots.  A reader that passes the
+	 * check just before the writer raises it is fine: the slot mutex
+	 * orders the two. */
+	if (vs_unlikely(vs_read_once(&br->wpending)))
+		wait_writer(br);
+	vs_spin_lock(&br->slot[slot].lock);
+}
+
+int vs_br_read_trylock(struct vs_brlock *br)
+{
+	if (vs_read_once(&br->wpending))
+		return 0;
+	return vs_spin_trylock(&br->slot[vs__thread_slot()].lock);
+}
+
+void vs_br_read_unlock(struct vs_brlock *br)
+{
+	vs_spin_unlock(&br->slot[vs__thread_slot()].lock);
+}
+
+/* Caller holds br->writer and slots [0, n). */
+static void release_slots(struct vs_brlock *br, int n, int keep)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (i != keep)
+			vs_spin_unlock(&br->slot[i].lock);
+}
+
+/* Caller holds br->writer; lets readers in again. */
+static void writer_done(struct vs_brlock *br)
+{
+	vs_store_release(&br->wpending, 0);
+	vs_futex_wake(&br->wpending, INT_MAX);
+	vs_spin_unlock(&br->writer);
+}
+
+void vs_br_write_lock(struct vs_brlock *br)
+{
+	int i;
+
+	vs_spin_lock(&br->writer);
+	vs_write_once(&br->wpending, 1);
+	/* Slot order: two writers never hold slots crosswise (and writers
+	 * are serialized anyway). */
+	for (i = 0; i < VS_SLOT_ARRAY; i++)
+		vs_spin_lock(&br->slot[i].lock);
+}
+
+int vs_br_write_trylock(struct vs_brlock *br)
+{
+	int i;
+
+	if (!vs_spin_trylock(&br->writer))
+		return 0;
+	vs_write_once(&br->wpending, 1);
+	for (i = 0; i < VS_SLOT_ARRAY; i++) {
+		if (!vs_spin_trylock(&br->slot[i].lock)) {
+			release_slots(br, i, -1);
+			writer_done(br);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+void vs_br_write_unlock(struct vs_brlock *br)
+{
+	release_slots(br, VS_SLOT_ARRAY, -1);
+	writer_done(br);
+}
+
+void vs_br_downgrade_write(struct vs_brlock *br)
+{
+	/* Keep our own slot's mutex: that is a read lock. */
+	release_slots(br, VS_SLOT_ARRAY, (int)vs__thread_slot());
+	writer_done(br);
+}

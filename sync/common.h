@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* sync/common.h - export marker shared by every public header. */
+#ifndef VS_SYNC_COMMON_H
+#define VS_SYNC_COMMON_H
+
+#include <errno.h>
+
+#if defined(__GNUC__)
+#define VS_EXTERN __attribute__((visibility("default")))
+#define VS_TLS_IE __attribute__((tls_model("initial-exec")))
+#else
+#define VS_EXTERN
+#define VS_TLS_IE
+#endif
+
+#define VS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* VS_SYNC_COMMON_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#include "error.h"
+
+#include <stdlib.h>
+
+const char *vs_strerror(int err)
+{
+	switch (abs(err)) {
+	case 0:
+		return "success";
+#define VS__STRERROR(name, msg) \
+	case name:              \
+		return msg;
+		VS_ERRNO_MAP(VS__STRERROR)
+#undef VS__STRERROR
+	default:
+		return "unknown error";
+	}
+}
+
+const char *vs_err_name(int err)
+{
+	switch (abs(err)) {
+	case 0:
+		return "OK";
+#define VS__ERR_NAME(name, msg) \
+	case name:              \
+		return #name;
+		VS_ERRNO_MAP(VS__ERR_NAME)
+#undef VS__ERR_NAME
+	default:
+		return "EUNKNOWN";
+	}
+}

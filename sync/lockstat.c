@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lock statistics and trace hooks: the slow paths of sync/lock.h, taken
+ * only while vs__lock_hooks is set.
+ */
+#include "lockstat.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lock.h"
+#include "spinlock.h"
+
+#define HOLD_DEPTH 16
+
+vs_atomic32_t vs__lock_hooks;
+
+static vs_atomic32_t stat_on;
+static struct vs_lock_trace trace;
+static vs_atomic32_t trace_on;
+
+static vs_spinlock_t class_lock = VS_SPINLOCK_INIT;
+static struct vs_lock_class classes[VS_LOCK_CLASS_MAX];
+static vs_atomic32_t nr_classes;
+
+/* Locks this thread holds with statistics on: when it took each. */
+static __thread struct {
+	struct vs_lock *lock;
+	enum vs_lock_side side;
+	uint64_t since;
+} held[HOLD_DEPTH];
+static __thread int nr_held;
+
+static void hooks_update(void)
+{
+	vs_write_once(&vs__lock_hooks,
+		      vs_read_once(&stat_on) | vs_read_once(&trace_on));
+}
+
+void vs_lockstat_enable(int on)
+{
+	vs_write_once(&stat_on, on ? 1 : 0);
+	hooks_update();
+}
+
+int vs_lockstat_enabled(void)
+{
+	return vs_read_once(&stat_on);
+}
+
+void vs_lock_trace_set(const struct vs_lock_trace *t)
+{
+	vs_write_once(&trace_on, 0);
+	hooks_update();
+	if (t) {
+		trace = *t;
+		vs_write_once(&trace_on, 1);
+		hooks_update();
+	}
+}
+
+static void slot_reset(struct vs__lockstat_slot *s)
+{
+	vs_write_once(&s->con_bounces, 0);
+	vs_write_once(&s->contentions, 0);
+	vs_write_once(&s->waittime_min, UINT64_MAX);
+	vs_write_once(&s->waittime_max, 0);
+	vs_write_once(&s->waittime_total, 0);
+	vs_write_once(&s->acq_bounces, 0);
+	vs_write_once(&s->acquisitions, 0);
+	vs_write_once(&s->holdtime_min, UINT64_MAX);
+	vs_write_once(&s->holdtime_max, 0);
+	vs_write_once(&s->holdtime_total, 0);
+	vs_write_once(&s->holdtime_nr, 0);
+}
+
+static void class_reset(struct vs_lock_class *c)
+{
+	int side, i;
+
+	for (side = 0; side < 2; side++)
+		for (i = 0; i < VS_SLOT_ARRAY; i++)
+			slot_reset(&c->stat[side][i]);
+}
+
+struct vs_lock_class *vs_lock_class_get(const char *name)
+{
+	struct vs_lock_class *c = NULL;
+	uint32_t i, n;
+
+	if (!name || !name[0] || strlen(name) > VS_LOCK_CLASS_NAME_MAX)
+		return NULL;
+	vs_spin_lock(&class_lock);
+	n = vs_read_once(&nr_classes);
+	for (i = 0; i < n; i++)
+		if (strcmp(classes[i].name, name) == 0)
+			c = &classes[i];
+	if (!c && n < VS_LOCK_CLASS_MAX) {
+		c = &classes[n];
+		strcpy(c->name, name);
+		class_reset(c);
+		/* Release: the printer sees the class initialized. */
+		vs_store_release(&nr_classes, n + 1);
+	}
+	vs_spin_unlock(&class_lock);
+	return c;
+}
+
+void vs_lockstat_reset(void)
+{
+	uint32_t i, n = vs_load_acquire(&nr_classes);
+
+	for (i = 0; i < n; i++)
+		class_reset(&classes[i]);
+}
+
+static void stat_min(vs_atomic64_t *p, uint64_t v)
+{
+	uint64_t old = vs_read_once(p);
+
+	while (v < old && !vs_cmpxchg_relaxed(p, &old, v))
+		;
+}
+
+static void stat_max(vs_atomic64_t *p, uint64_t v)
+{
+	uint64_t old = vs_read_once(p);
+
+	while (v > old && !vs_cmpxchg_relaxed(p, &old, v))
+		;
+}
+
+/* Record an acquisition of @lock (contended if @wait_ns >= 0). */
+static void stat_acquired(struct vs_lock *lock, enum vs_lock_side side,
+			  int64_t wait_ns)
+{
+	unsigned int slot = vs__thread_slot();
+	struct vs__lockstat_slot *s = &lock->class->stat[side][slot];
+	uint32_t last = vs_xchg(&lock->last_slot, slot);
+	int bounce = last != UINT32_MAX && last != slot;
+
+	vs_fetch_add_relaxed(&s->acquisitions, 1);
+	if (bounce)
+		vs_fetch_add_relaxed(&s->acq_bounces, 1);
+	if (wait_ns >= 0) {
+		vs_fetch_add_relaxed(&s->contentions, 1);
+		if (bounce)
+			vs_fetch_add_relaxed(&s->con_bounces, 1);
+		stat_min(&s->waittime_min, (uint64_t)wait_ns);
+		stat_max(&s->waittime_max, (uint64_t)wait_ns);
+		vs_fetch_add_relaxed(&s->waittime_total, (uint64_t)wait_ns);
+	}
+	if (nr_held < HOLD_DEPTH) {
+		held[nr_held].lock = lock;
+		held[nr_held].side = side;
+		held[nr_held].since = vs__now_ns();
+		nr_held++;
+	}
+}
+
+/* Record the release of @lock, if its acquisition was recorded. */
+static void stat_released(struct vs_lock *lock, enum vs_lock_side side)
+{
+	struct vs__lockstat_slot *s;
+	uint64_t hold;
+	int i;
+
+	for (i = nr_held - 1; i >= 0; i--)
+		if (held[i].lock == lock && held[i].side == side)
+			break;
+	if (i < 0)
+		return;
+	hold = vs__now_ns() - held[i].since;
+	held[i] = held[--nr_held];
+	s = &lock->class->stat[side][vs__thread_slot()];
+	stat_min(&s->holdtime_min, hold);
+	stat_max(&s->holdtime_max, hold);
+	vs_fetch_add_relaxed(&s->holdtime_total, hold);
+	vs_fetch_add_relaxed(&s->holdtime_nr, 1);
+}
+
+static int stats_wanted(struct vs_lock *lock)
+{
+	return lock->class && vs_read_once(&stat_on);
+}
+
+static int tracing(void)
+{
+	return vs_read_once(&trace_on);
+}
+
+static int raw_trylock(struct vs_lock *lock, enum vs_lock_side side)
+{
+	return side == VS_LOCK_WRITE ? lock->ops->write_trylock(lock->impl)
+				     : lock->ops->read_trylock(lock->impl);
+}
+
+void vs__lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
+{
+	bool write = side == VS_LOCK_WRITE;
+	int64_t wait_ns = -1;
+	uint64_t t0;
+
+	if (tracing() && trace.start_locking)
+		trace.start_locking(lock, write, trace.arg);
+	if (!stats_wanted(lock)) {
+		if (write)
+			lock->ops->write_lock(lock->impl);
+		else
+			lock->ops->read_lock(lock->impl);
+	} else if (!raw_trylock(lock, side)) {
+		/* Contended: the kernel's lock_contended() .. lock_acquired(). */
+		t0 = vs__now_ns();
+		if (write)
+			lock->ops->write_lock(lock->impl);
+		else
+			lock->ops->read_lock(lock->impl);
+		wait_ns = (int64_t)(vs__now_ns() - t0);
+	}
+	if (stats_wanted(lock))
+		stat_acquired(lock, side, wait_ns);
+	if (tracing() && trace.acquire_returned)
+		trace.acquire_returned(lock, write, true, trace.arg);
+}
+
+int vs__lock_trylock_hooked(struct vs_lock *lock, enum vs_lock_side side)
+{
+	bool write = side == VS_LOCK_WRITE;
+	int ok;
+
+	if (tracing() && trace.start_locking)
+		trace.start_locking(lock, write, trace.arg);
+	ok = raw_trylock(lock, side);
+	if (ok && stats_wanted(lock))
+		stat_acquired(lock, side, -1);
+	if (tracing() && trace.acquire_returned)
+		trace.acquire_returned(lock, write, ok, trace.arg);
+	return ok;
+}
+
+void vs__unlock_hooked(struct vs_lock *lock, enum vs_lock_side side)
+{
+	bool write = side == VS_LOCK_WRITE;
+
+	if (lock->class)
+		stat_released(lock, side);
+	if (tracing() && trace.released)
+		trace.released(lock, write, trace.arg);
+	if (write)
+		lock->ops->write_unlock(lock->impl);
+	else
+		lock->ops->read_unlock(lock->impl);
+}
+
+void vs__downgrade_hooked(struct vs_lock *lock)
+{
+	int i, had = 0;
+
+	/* The write hold ends here; a read hold starts, not contended. */
+	if (lock->class) {
+		for (i = 0; i < nr_held; i++)
+			had |= held[i].lock == lock;
+		stat_released(lock, VS_LOCK_WRITE);
+		if (had && stats_wanted(lock))
+			stat_acquired(lock, VS_LOCK_READ, -1);
+	}
+	if (tracing() && trace.released)
+		trace.released(lock, true, trace.arg);
+	lock->ops->downgrade_write(lock->impl);
+	if (tracing() && trace.acquire_returned)
+		trace.acquire_returned(lock, false, true, trace.arg);
+}
+
+int vs_lockstat_read(const struct vs_lock_class *class,
+		     enum vs_lock_side side, struct vs_lockstat *out)
+{
+	const struct vs__lockstat_slot *s;
+	uint64_t v;
+	int i;
+
+	if (!class || !out || (side != VS_LOCK_READ && side != VS_LOCK_WRITE))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->waittime_min = out->holdtime_min = UINT64_MAX;
+	for (i = 0; i < VS_SLOT_ARRAY; i++) {
+		s = &class->stat[side][i];
+#define SUM(f) out->f += vs_read_once((vs_atomic64_t *)&s->f)
+		SUM(con_bounces);
+		SUM(contentions);
+		SUM(waittime_total);
+		SUM(acq_bounces);
+		SUM(acquisitions);
+		SUM(holdtime_total);
+		SUM(holdtime_nr);
+#undef SUM
+#define MIN(f) if ((v = vs_read_once((vs_atomic64_t *)&s->f)) < out->f) out->f = v
+#define MAX(f) if ((v = vs_read_once((vs_atomic64_t *)&s->f)) > out->f) out->f = v
+		MIN(waittime_min);
+		MAX(waittime_max);
+		MIN(holdtime_min);
+		MAX(holdtime_max);
+#undef MIN
+#undef MAX
+	}
+	if (out->waittime_min == UINT64_MAX)
+		out->waittime_min = 0;
+	if (out->holdtime_min == UINT64_MAX)
+		out->holdtime_min = 0;
+	return 0;
+}
+
+/* Nanoseconds printed as microseconds with two decimals. */
+static double us(uint64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+static double avg_us(uint64_t total, uint64_t nr)
+{
+	return nr ? us(total) / (double)nr : 0.0;
+}
+
+static void print_side(FILE *out, const struct vs_lock_class *c,
+		       enum vs_lock_side side)
+{
+	struct vs_lockstat st;
+	char name[VS_LOCK_CLASS_NAME_MAX + 4];
+
+	vs_lockstat_read(c, side, &st);
+	snprintf(name, sizeof(name), "%s-%c", c->name,
+		 side == VS_LOCK_WRITE ? 'W' : 'R');
+	fprintf(out, "%40s: %14llu %14llu %14.2f %14.2f %14.2f %14.2f "
+		"%14llu %14llu %14.2f %14.2f %14.2f %14.2f\n", name,
+		(unsigned long long)st.con_bounces,
+		(unsigned long long)st.contentions, us(st.waittime_min),
+		us(st.waittime_max), us(st.waittime_total),
+		avg_us(st.waittime_total, st.contentions),
+		(unsigned long long)st.acq_bounces,
+		(unsigned long long)st.acquisitions, us(st.holdtime_min),
+		us(st.holdtime_max), us(st.holdtime_total),
+		avg_us(st.holdtime_total, st.holdtime_nr));
+}
+
+int vs_lockstat_print(FILE *out)
+{
+	static const char dashes[] =
+		"-------------------------------------------------------------"
+		"-------------------------------------------------------------"
+		"-------------------------------------------------------------"
+		"---------------------------------------------";
+	uint32_t i, n = vs_load_acquire(&nr_classes);
+
+	if (!out)
+		return -EINVAL;
+	fprintf(out, "lock_stat version 0.4\n%s\n", dashes);
+	fprintf(out, "%40s  %14s %14s %14s %14s %14s %14s %14s %14s %14s "
+		"%14s %14s %14s\n%s\n", "class name", "con-bounces",
+		"contentions", "waittime-min", "waittime-max",
+		"waittime-total", "waittime-avg", "acq-bounces",
+		"acquisitions", "holdtime-min", "holdtime-max",
+		"holdtime-total", "holdtime-avg", dashes);
+	for (i = 0; i < n; i++) {
+		fputc('\n', out);
+		print_side(out, &classes[i], VS_LOCK_WRITE);
+		print_side(out, &classes[i], VS_LOCK_READ);
+		fprintf(out, "%.*s\n", 40, dashes);
+	}
+	fflush(out);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+#include "rcu.h"
+
+#include <stddef.h>
+
+#include "internal.h"
+
+#ifdef __SANITIZE_THREAD__
+int vs__rcu_tsan_gp;
+static int tsan_barrier; /* callbacks before vs_rcu_barrier() returns */
+#endif
+
+#if VS_RCU_QSBR
+#define urcu_call(name) urcu_qsbr_##name
+#define urcu_reader URCU_TLS(urcu_qsbr_reader)
+#else
+#define urcu_call(name) urcu_memb_##name
+#define urcu_reader URCU_TLS(urcu_memb_reader)
+#endif
+
+/* Registered by vmsim, not by liburcu itself (its call_rcu threads). */
+static __thread int registered_here;
+
+void vs_rcu_register_thread(void)
+{
+	if (urcu_reader.registered)
+		return;
+	urcu_call(register_thread)();
+	registered_here = 1;
+}
+
+void vs_rcu_unregister_thread(void)
+{
+	if (!registered_here)
+		return;
+	registered_here = 0;
+	urcu_call(unregister_thread)();
+}
+
+void vs_synchronize_rcu(void)
+{
+	urcu_call(synchronize_rcu)();
+	/* Pairs with the release in vs_rcu_read_unlock(). */
+	vs__tsan_acquire(&vs__rcu_tsan_gp);
+}
+
+static void rcu_trampoline(struct rcu_head *urcu)
+{
+	struct vs_rcu_head *head = (struct vs_rcu_head *)
+		((char *)urcu - offsetof(struct vs_rcu_head, urcu));
+
+	/* Pairs with the releases in vs_call_rcu() and vs_rcu_read_unlock(). */
+	vs__tsan_acquire(head);
+	vs__tsan_acquire(&vs__rcu_tsan_gp);
+	head->func(head);
+	/* Pairs with the acquire in vs_rcu_barrier(). */
+	vs__tsan_release(&tsan_barrier);
+}
+
+void vs_call_rcu(struct vs_rcu_head *head,
+		 void (*func)(struct vs_rcu_head *head))
+{
+	(void)vs__thread_slot();
+	head->func = func;
+	vs__tsan_release(head);
+	urcu_call(call_rcu)(&head->urcu, rcu_trampoline);
+}
+
+void vs_rcu_barrier(void)
+{
+	urcu_call(barrier)();
+	vs__tsan_acquire(&tsan_barrier);
+}
+
+#if VS_RCU_QSBR
+void vs_rcu_quiescent_state(void)
+{
+	if (vs__tls_slot >= 0)
+		urcu_qsbr_quiescent_state();
+}
+
+void vs_rcu_thread_offline(void)
+{
+	if (vs__tls_slot >= 0)
+		urcu_qsbr_thread_offline();
+}
+
+void vs_rcu_thread_online(void)
+{
+	if (vs__tls_slot >= 0)
+		urcu_qsbr_thread_online();
+}
+
+int vs__rcu_sleep_begin(void)
+{
+	if (vs__tls_slot < 0 || !urcu_qsbr_read_ongoing())
+		return 0;
+	urcu_qsbr_thread_offline();
+	return 1;
+}
+
+void vs__rcu_sleep_end(void)
+{
+	urcu_qsbr_thread_online();
+}
+#else
+void vs_rcu_quiescent_state(void)
+{
+}
+
+void vs_rcu_thread_offline(void)
+{
+}
+
+void vs_rcu_thread_online(void)
+{
+}
+
+int vs__rcu_sleep_begin(void)
+{
+	return 0;
+}
+
+void vs__rcu_sleep_end(void)
+{
+}
+#endif

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/rcu.h - kernel-named RCU over liburcu.
+ *
+ * The flavour is chosen when vmsim is built: urcu-memb (default; readers
+ * pay a compiler barrier, synchronize_rcu uses membarrier(2)) or
+ * urcu-qsbr (-DVS_RCU=qsbr; readers pay nothing, and every attached
+ * thread must pass through vs_rcu_quiescent_state() now and then or be
+ * offline; vs_futex_wait() puts a sleeping thread offline by itself).
+ *
+ * vs_rcu_read_lock() and vs_rcu_read_unlock() are inline, built on
+ * liburcu's inline (LGPL static) read side.
+ */
+#ifndef VS_SYNC_RCU_H
+#define VS_SYNC_RCU_H
+
+#include "common.h"
+#include "config.h"
+#include "thread.h"
+
+/*
+ * The read side is liburcu's inline one, except under ThreadSanitizer:
+ * the inline code would be instrumented and report liburcu's own
+ * volatile-based protocol as races, so TSan builds call the library.
+ */
+#if VS_RCU_QSBR
+#include <urcu/urcu-qsbr.h>
+#include <urcu/static/urcu-qsbr.h>
+#ifdef __SANITIZE_THREAD__
+#define vs__urcu_read_lock urcu_qsbr_read_lock
+#define vs__urcu_read_unlock urcu_qsbr_read_unlock
+#define vs__urcu_read_ongoing urcu_qsbr_read_ongoing
+#else
+#define vs__urcu_read_lock _urcu_qsbr_read_lock
+#define vs__urcu_read_unlock _urcu_qsbr_read_unlock
+#define vs__urcu_read_ongoing _urcu_qsbr_read_ongoing
+#endif
+#else
+#include <urcu/urcu-memb.h>
+#include <urcu/static/urcu-memb.h>
+#ifdef __SANITIZE_THREAD__
+#define vs__urcu_read_lock urcu_memb_read_lock
+#define vs__urcu_read_unlock urcu_memb_read_unlock
+#define vs__urcu_read_ongoing urcu_memb_read_ongoing
+#else
+#define vs__urcu_read_lock _urcu_memb_read_lock
+#define vs__urcu_read_unlock _urcu_memb_read_unlock
+#define vs__urcu_read_ongoing _urcu_memb_read_ongoing
+#endif
+#endif
+#include <urcu/call-rcu.h>
+
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+/*
+ * ThreadSanitizer cannot see liburcu's grace periods (liburcu is not
+ * instrumented).  Every read-side unlock releases this token and every
+ * grace period acquires it, which is exactly the ordering RCU promises.
+ */
+extern VS_EXTERN int vs__rcu_tsan_gp;
+#define vs__tsan_release(p) __tsan_release(p)
+#define vs__tsan_acquire(p) __tsan_acquire(p)
+#else
+#define vs__tsan_release(p) ((void)0)
+#define vs__tsan_acquire(p) ((void)0)
+#endif
+
+/**
+ * struct vs_rcu_head - embed in an object to free it with vs_call_rcu()
+ */
+struct vs_rcu_head {
+	struct rcu_head urcu; /* private */
+	void (*func)(struct vs_rcu_head *head); /* private */
+};
+
+/**
+ * vs_rcu_read_lock - enter an RCU read-side critical section
+ *
+ * Nests.  Attaches the calling thread on first use.
+ * Context: any attached or attachable thread; must not sleep inside.
+ */
+static inline void vs_rcu_read_lock(void)
+{
+	(void)vs__thread_slot();
+	vs__urcu_read_lock();
+}
+
+/**
+ * vs_rcu_read_unlock - leave an RCU read-side critical section
+ *
+ * Context: inside a section opened by vs_rcu_read_lock() on this thread.
+ */
+static inline void vs_rcu_read_unlock(void)
+{
+	vs__tsan_release(&vs__rcu_tsan_gp);
+	vs__urcu_read_unlock();
+}
+
+/* vs_rcu_read_ongoing - nonzero inside a read-side section (memb) */
+static inline int vs_rcu_read_ongoing(void)
+{
+	return vs__urcu_read_ongoing();
+}
+
+/**
+ * vs_synchronize_rcu - wait for every pre-existing reader to finish
+ *
+ * Context: may sleep; not inside an RCU read-side critical section, not
+ * from a vs_call_rcu() callback.
+ */
+VS_EXTERN void vs_synchronize_rcu(void);
+
+/**
+ * vs_call_rcu - run @func(@head) after a grace period
+ * @head: embedded in the object; must stay valid until @func runs
+ * @func: runs on liburcu's call_rcu thread, may free the object
+ *
+ * Context: any attached thread, also inside a read-side section.
+ */
+VS_EXTERN void vs_call_rcu(struct vs_rcu_head *head,
+			   void (*func)(struct vs_rcu_head *head));
+
+/**
+ * vs_rcu_barrier - wait until every callback queued so far has run
+ *
+ * Context: may sleep; not inside a read-side section or a callback.
+ */
+VS_EXTERN void vs_rcu_barrier(void);
+
+/* Registration; vs_thread_attach() calls these. */
+VS_EXTERN void vs_rcu_register_thread(void);
+VS_EXTERN void vs_rcu_unregister_thread(void);
+
+/*
+ * Quiescent states (urcu-qsbr).  Under urcu-memb they do nothing.
+ * Context: outside any read-side section.
+ */
+VS_EXTERN void vs_rcu_quiescent_state(void);
+VS_EXTERN void vs_rcu_thread_offline(void);
+VS_EXTERN void vs_rcu_thread_online(void);
+
+#endif /* VS_SYNC_RCU_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/spinlock.h - the page-table lock and vmsim's short mutex.
+ *
+ * Test-and-test-and-set with a bounded spin, then a futex sleep: user
+ * space cannot disable preemption, so a waiter whose holder was preempted
+ * must not burn its time slice.  Three states (Drepper, "Futexes Are
+ * Tricky"): 0 unlocked, 1 locked, 2 locked with possible sleepers.
+ * Not recursive, not fair.
+ */
+#ifndef VS_SYNC_SPINLOCK_H
+#define VS_SYNC_SPINLOCK_H
+
+#include "atomic.h"
+#include "common.h"
+
+typedef struct vs_spinlock {
+	vs_atomic32_t state;
+} vs_spinlock_t;
+
+#define VS_SPINLOCK_INIT { 0 }
+
+VS_EXTERN void vs__spin_lock_slow(vs_spinlock_t *lock);
+VS_EXTERN void vs__spin_unlock_wake(vs_spinlock_t *lock);
+
+static inline void vs_spin_lock_init(vs_spinlock_t *lock)
+{
+	vs_atomic_init(&lock->state, 0);
+}
+
+/**
+ * vs_spin_trylock - take @lock if it is free
+ * Return: 1 when taken (acquire), 0 otherwise.
+ */
+static inline int vs_spin_trylock(vs_spinlock_t *lock)
+{
+	uint32_t old = 0;
+
+	return vs_cmpxchg_acquire(&lock->state, &old, 1);
+}
+
+/**
+ * vs_spin_lock - take @lock, spinning briefly and then sleeping
+ * Context: may sleep.  The caller must not hold @lock.
+ */
+static inline void vs_spin_lock(vs_spinlock_t *lock)
+{
+	if (vs_unlikely(!vs_spin_trylock(lock)))
+		vs__spin_lock_slow(lock);
+}
+
+/**
+ * vs_spin_unlock - release @lock (release ordering), waking one sleeper
+ * Context: the caller holds @lock.
+ */
+static inline void vs_spin_unlock(vs_spinlock_t *lock)
+{
+	/* Pairs with the acquire of the next vs_spin_lock(). */
+	if (vs_unlikely(vs_xchg_release(&lock->state, 0) == 2))
+		vs__spin_unlock_wake(lock);
+}
+
+static inline int vs_spin_is_locked(vs_spinlock_t *lock)
+{
+	return vs_read_once(&lock->state) != 0;
+}
+
+#endif /* VS_SYNC_SPINLOCK_H */

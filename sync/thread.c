@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#include "thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rcu.h"
+
+__thread int vs__tls_slot VS_TLS_IE = -1;
+
+/* Bit i set: slot i is owned by a live attached thread. */
+static vs_atomic64_t slot_map;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+_Noreturn void vs__die(const char *what, int err)
+{
+	fprintf(stderr, "vmsim: %s: %s\n", what, strerror(err));
+	abort();
+}
+
+static void thread_exit(void *arg)
+{
+	(void)arg;
+	vs_thread_detach();
+}
+
+static void exit_key_create(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit) != 0)
+		vs__die("pthread_key_create", EAGAIN);
+	vs_membarrier_init();
+}
+
+static int slot_take(void)
+{
+	uint64_t map = vs_read_once(&slot_map);
+	int slot;
+
+	for (;;) {
+		if (map == UINT64_MAX)
+			return VS_SLOT_SHARED;
+		slot = __builtin_ctzll(~map);
+		if (vs_cmpxchg(&slot_map, &map, map | (UINT64_C(1) << slot)))
+			return slot;
+	}
+}
+
+int vs__thread_attach_slow(void)
+{
+	int slot;
+
+	pthread_once(&exit_key_once, exit_key_create);
+	if (vs__tls_slot >= 0)
+		return vs__tls_slot;
+	slot = slot_take();
+	/* A non-NULL value makes the key's destructor run at thread exit. */
+	if (pthread_setspecific(exit_key, (void *)1) != 0) {
+		if (slot != VS_SLOT_SHARED)
+			vs_fetch_and(&slot_map, ~(UINT64_C(1) << slot));
+		return -ENOMEM;
+	}
+	vs_rcu_register_thread();
+	vs__tls_slot = slot;
+	return slot;
+}
+
+int vs_thread_attach(void)
+{
+	int ret = vs__thread_attach_slow();
+
+	return ret < 0 ? ret : 0;
+}
+
+void vs_thread_detach(void)
+{
+	int slot = vs__tls_slot;
+
+	if (slot < 0)
+		return;
+	vs_rcu_unregister_thread();
+	vs__tls_slot = -1;
+	pthread_setspecific(exit_key, NULL);
+	if (slot != VS_SLOT_SHARED)
+		vs_fetch_and(&slot_map, ~(UINT64_C(1) << slot));
+}

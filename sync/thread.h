@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/thread.h - thread attachment and per-thread slots.
+ *
+ * A thread that uses RCU or a per-slot lock kind (percpu, brlock,
+ * prwlock) is attached: registered with liburcu and given a slot, an
+ * index that stands in for the kernel's "this CPU".  The first
+ * VS_NR_SLOTS attached threads each own a slot alone, and a slot
+ * counter written only by its owner needs no read-modify-write.  Threads
+ * beyond that share slot VS_SLOT_SHARED and update it with atomics.
+ *
+ * Attachment is automatic on first use; vs_thread_attach() just does it
+ * early and reports errors.  A thread must not detach while it holds a
+ * lock or is inside an RCU read-side critical section.
+ */
+#ifndef VS_SYNC_THREAD_H
+#define VS_SYNC_THREAD_H
+
+#include "atomic.h"
+#include "common.h"
+
+#define VS_NR_SLOTS 64
+#define VS_SLOT_SHARED VS_NR_SLOTS
+/* Arrays indexed by slot have this many entries. */
+#define VS_SLOT_ARRAY (VS_NR_SLOTS + 1)
+
+/**
+ * vs_thread_attach - register the calling thread with RCU, take a slot
+ *
+ * Idempotent.  The thread detaches at exit by itself.
+ *
+ * Context: not inside an RCU read-side critical section.
+ * Return: 0, or -ENOMEM.
+ */
+VS_EXTERN int vs_thread_attach(void);
+
+/**
+ * vs_thread_detach - unregister the calling thread, give its slot back
+ *
+ * Context: holds no lock, outside any RCU read-side critical section.
+ */
+VS_EXTERN void vs_thread_detach(void);
+
+/* Private: the slot and attach state of the calling thread. */
+extern VS_EXTERN __thread int vs__tls_slot VS_TLS_IE;
+VS_EXTERN int vs__thread_attach_slow(void);
+
+/**
+ * vs__thread_slot - the calling thread's slot, attaching it if needed
+ *
+ * Return: 0..VS_NR_SLOTS-1 for an owned slot, VS_SLOT_SHARED otherwise.
+ */
+static inline unsigned int vs__thread_slot(void)
+{
+	int slot = vs__tls_slot;
+
+	if (vs_unlikely(slot < 0))
+		slot = vs__thread_attach_slow();
+	return (unsigned int)slot;
+}
+
+/*
+ * vs__slot_add - add @delta to a per-slot counter
+ *
+ * The owner of a slot is its only writer, so a load and a release store
+ * suffice; the release orders the caller's earlier accesses (a read-side
+ * critical section) before the new count, and pairs with the acquire
+ * loads of whoever sums the counters.  The shared slot uses an atomic add.
+ */
+static inline void vs__slot_add(vs_atomic_long_t *count, unsigned int slot,
+				long delta)
+{
+	if (vs_likely(slot != VS_SLOT_SHARED))
+		vs_store_release(count, vs_read_once(count) + delta);
+	else
+		vs_fetch_add(count, delta);
+}
+
+#endif /* VS_SYNC_THREAD_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#include "wait.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int vs_futex_wait(vs_atomic32_t *word, uint32_t val, int64_t timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+	int offline, ret;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		tsp = &ts;
+	}
+	offline = vs__rcu_sleep_begin();
+	ret = (int)syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE,
+			   val, tsp, NULL, 0);
+	if (offline)
+		vs__rcu_sleep_end();
+	if (ret == 0)
+		return 0;
+	switch (errno) {
+	case EAGAIN:
+		return -EAGAIN;
+	case ETIMEDOUT:
+		return -ETIMEDOUT;
+	case EINTR:
+		return -EINTR;
+	default:
+		vs__die("futex wait", errno);
+	}
+}
+
+int vs_futex_wake(vs_atomic32_t *word, int nr)
+{
+	long ret;
+
+	ret = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, nr,
+		      NULL, NULL, 0);
+	if (ret < 0 && errno != EFAULT)
+		vs__die("futex wake", errno);
+	return ret < 0 ? 0 : (int)ret;
+}

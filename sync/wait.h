@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/wait.h - the one seam for blocking.
+ *
+ * Every sleep in vmsim is a wait on a 32-bit word: the sleeper states the
+ * value it saw, and sleeps only while the word still holds it (futex(2)
+ * semantics, process-private).  No other file calls futex directly.
+ */
+#ifndef VS_SYNC_WAIT_H
+#define VS_SYNC_WAIT_H
+
+#include <stdint.h>
+
+#include "atomic.h"
+#include "common.h"
+
+/**
+ * vs_futex_wait - sleep while *@word == @val
+ * @word: the word to wait on
+ * @val: the value the caller saw; the call returns at once if it changed
+ * @timeout_ns: relative timeout in nanoseconds, or -1 to wait forever
+ *
+ * Wakeups may be spurious: callers re-check their condition in a loop.
+ * Under urcu-qsbr a registered thread is put offline for the sleep.
+ *
+ * Context: may sleep; never inside an RCU read-side critical section.
+ * Return: 0 when woken (or spuriously), -EAGAIN when *@word != @val,
+ * -ETIMEDOUT, or -EINTR.
+ */
+VS_EXTERN int vs_futex_wait(vs_atomic32_t *word, uint32_t val,
+			    int64_t timeout_ns);
+
+/**
+ * vs_futex_wake - wake up to @nr threads sleeping on @word
+ * @word: the word
+ * @nr: how many to wake; INT32_MAX wakes all
+ *
+ * Context: any.  @word may already be freed memory of an exited sleeper:
+ * the kernel only hashes the address, so a stale wake is harmless.
+ * Return: the number of threads woken.
+ */
+VS_EXTERN int vs_futex_wake(vs_atomic32_t *word, int nr);
+
+#endif /* VS_SYNC_WAIT_H */

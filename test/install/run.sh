@@ -1,0 +1,19 @@
+#!/bin/sh
+# Install vmsim from build dir $1 into a scratch prefix, then build and
+# run test/install/consumer.c against it both ways: CMake find_package
+# (shared and static) and pkg-config.
+set -eu
+build=$1
+src=$(cd "$(dirname "$0")" && pwd)
+work=$build/install-test
+rm -rf "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+cmake -S "$src" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" \
+	-DCMAKE_C_FLAGS="${VS_CONSUMER_CFLAGS:-}" >/dev/null
+cmake --build "$work/cmake" >/dev/null
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake/consumer_shared"
+"$work/cmake/consumer_static"
+pc=$work/prefix/lib/pkgconfig
+cc ${VS_CONSUMER_CFLAGS:-} -o "$work/consumer_pc" "$src/consumer.c" \
+	$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs vmsim)
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer_pc"
