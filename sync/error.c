@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 #include "error.h"
 
-#include <stdlib.h>
+
+/* |err| without overflow: INT_MIN is no errno and maps to "unknown". */
+static unsigned int code(int err)
+{
+	return err < 0 ? 0u - (unsigned int)err : (unsigned int)err;
+}
 
 const char *vs_strerror(int err)
 {
-	switch (abs(err)) {
+	switch (code(err)) {
 	case 0:
 		return "success";
 #define VS__STRERROR(name, msg) \
@@ -20,7 +25,7 @@ const char *vs_strerror(int err)
 
 const char *vs_err_name(int err)
 {
-	switch (abs(err)) {
+	switch (code(err)) {
 	case 0:
 		return "OK";
 #define VS__ERR_NAME(name, msg) \

@@ -83,7 +83,8 @@ VS_EXTERN void vs__downgrade_hooked(struct vs_lock *lock);
 
 /*
  * The operations.  Lock calls may sleep; unlock, trylock and downgrade
- * never do.  Trylocks return 1 when taken, 0 otherwise.  The caller of
+ * never wait for a holder (percpu's write trylock may still wait for a
+ * grace period, see vs_rcu_sync_enter()).  Trylocks return 1 when taken, 0 otherwise.  The caller of
  * an unlock or of vs_lock_downgrade_write() holds @lock in that mode.
  */
 static inline void vs_lock_read_lock(struct vs_lock *lock)

@@ -17,6 +17,9 @@
 vs_atomic32_t vs__lock_hooks;
 
 static vs_atomic32_t stat_on;
+/* Bumped when statistics are switched on: a hold recorded before that
+ * (and released while they were off) must not be timed. */
+static vs_atomic32_t stat_gen;
 static struct vs_lock_trace trace;
 static vs_atomic32_t trace_on;
 
@@ -28,6 +31,7 @@ static vs_atomic32_t nr_classes;
 static __thread struct {
 	struct vs_lock *lock;
 	enum vs_lock_side side;
+	uint32_t gen;
 	uint64_t since;
 } held[HOLD_DEPTH];
 static __thread int nr_held;
@@ -40,6 +44,8 @@ static void hooks_update(void)
 
 void vs_lockstat_enable(int on)
 {
+	if (on && !vs_read_once(&stat_on))
+		vs_fetch_add(&stat_gen, 1);
 	vs_write_once(&stat_on, on ? 1 : 0);
 	hooks_update();
 }
@@ -131,6 +137,30 @@ static void stat_max(vs_atomic64_t *p, uint64_t v)
 		;
 }
 
+/* Forget holds from before statistics were last switched on. */
+static void held_purge(uint32_t gen)
+{
+	int i;
+
+	for (i = nr_held - 1; i >= 0; i--)
+		if (held[i].gen != gen)
+			held[i] = held[--nr_held];
+}
+
+static void held_push(struct vs_lock *lock, enum vs_lock_side side)
+{
+	uint32_t gen = vs_read_once(&stat_gen);
+
+	held_purge(gen);
+	if (nr_held == HOLD_DEPTH)
+		return;
+	held[nr_held].lock = lock;
+	held[nr_held].side = side;
+	held[nr_held].gen = gen;
+	held[nr_held].since = vs__now_ns();
+	nr_held++;
+}
+
 /* Record an acquisition of @lock (contended if @wait_ns >= 0). */
 static void stat_acquired(struct vs_lock *lock, enum vs_lock_side side,
 			  int64_t wait_ns)
@@ -151,21 +181,20 @@ static void stat_acquired(struct vs_lock *lock, enum vs_lock_side side,
 		stat_max(&s->waittime_max, (uint64_t)wait_ns);
 		vs_fetch_add_relaxed(&s->waittime_total, (uint64_t)wait_ns);
 	}
-	if (nr_held < HOLD_DEPTH) {
-		held[nr_held].lock = lock;
-		held[nr_held].side = side;
-		held[nr_held].since = vs__now_ns();
-		nr_held++;
-	}
+	held_push(lock, side);
 }
 
-/* Record the release of @lock, if its acquisition was recorded. */
+/*
+ * Record the release of @lock, if its acquisition was recorded under the
+ * current generation and statistics are still on.
+ */
 static void stat_released(struct vs_lock *lock, enum vs_lock_side side)
 {
 	struct vs__lockstat_slot *s;
 	uint64_t hold;
 	int i;
 
+	held_purge(vs_read_once(&stat_gen));
 	for (i = nr_held - 1; i >= 0; i--)
 		if (held[i].lock == lock && held[i].side == side)
 			break;
@@ -173,6 +202,8 @@ static void stat_released(struct vs_lock *lock, enum vs_lock_side side)
 		return;
 	hold = vs__now_ns() - held[i].since;
 	held[i] = held[--nr_held];
+	if (!vs_read_once(&stat_on))
+		return;
 	s = &lock->class->stat[side][vs__thread_slot()];
 	stat_min(&s->holdtime_min, hold);
 	stat_max(&s->holdtime_max, hold);
@@ -265,8 +296,7 @@ void vs__downgrade_hooked(struct vs_lock *lock)
 		if (had && stats_wanted(lock))
 			stat_acquired(lock, VS_LOCK_READ, -1);
 	}
-	if (tracing() && trace.released)
-		trace.released(lock, true, trace.arg);
+	/* Like mmap_write_downgrade(): only acquire_returned(read). */
 	lock->ops->downgrade_write(lock->impl);
 	if (tracing() && trace.acquire_returned)
 		trace.acquire_returned(lock, false, true, trace.arg);

@@ -6,6 +6,26 @@
 #include "internal.h"
 
 #ifdef __SANITIZE_THREAD__
+/*
+ * liburcu is not instrumented: TSan misses the ordering of its internal
+ * atomics and reports races on its own objects, e.g. the completion that
+ * urcu_memb_barrier() allocates and its call_rcu thread frees.  vmsim's
+ * own use of RCU is annotated (vs__tsan_release/acquire); silence what
+ * lies inside liburcu only, for every program linked with a TSan build
+ * of vmsim.  TSAN_OPTIONS=suppressions=FILE adds to this list.
+ */
+VS_EXTERN const char *__tsan_default_suppressions(void);
+
+const char *__tsan_default_suppressions(void)
+{
+	return "race:liburcu-memb.so\n"
+	       "race:liburcu-qsbr.so\n"
+	       "race:liburcu-common.so\n"
+	       "called_from_lib:liburcu-memb.so\n"
+	       "called_from_lib:liburcu-qsbr.so\n"
+	       "called_from_lib:liburcu-common.so\n";
+}
+
 int vs__rcu_tsan_gp;
 static int tsan_barrier; /* callbacks before vs_rcu_barrier() returns */
 #endif

@@ -58,12 +58,10 @@ int vs__thread_attach_slow(void)
 	if (vs__tls_slot >= 0)
 		return vs__tls_slot;
 	slot = slot_take();
-	/* A non-NULL value makes the key's destructor run at thread exit. */
-	if (pthread_setspecific(exit_key, (void *)1) != 0) {
-		if (slot != VS_SLOT_SHARED)
-			vs_fetch_and(&slot_map, ~(UINT64_C(1) << slot));
-		return -ENOMEM;
-	}
+	/* A non-NULL value makes the key's destructor run at thread exit.
+	 * Our key is allocated, so this cannot fail. */
+	if (pthread_setspecific(exit_key, (void *)1) != 0)
+		vs__die("pthread_setspecific", ENOMEM);
 	vs_rcu_register_thread();
 	vs__tls_slot = slot;
 	return slot;
@@ -71,9 +69,8 @@ int vs__thread_attach_slow(void)
 
 int vs_thread_attach(void)
 {
-	int ret = vs__thread_attach_slow();
-
-	return ret < 0 ? ret : 0;
+	vs__thread_attach_slow();
+	return 0;
 }
 
 void vs_thread_detach(void)

@@ -30,7 +30,7 @@
  * Idempotent.  The thread detaches at exit by itself.
  *
  * Context: not inside an RCU read-side critical section.
- * Return: 0, or -ENOMEM.
+ * Return: 0.
  */
 VS_EXTERN int vs_thread_attach(void);
 

@@ -11,6 +11,7 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 cmake -S "$src" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" \
 	-DCMAKE_C_FLAGS="${VS_CONSUMER_CFLAGS:-}" >/dev/null
 cmake --build "$work/cmake" >/dev/null
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=$src/tsan.supp"
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake/consumer_shared"
 "$work/cmake/consumer_static"
 pc=$work/prefix/lib/pkgconfig

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test/test.h - helpers shared by the Check suites of vmsim-test.
+ *
+ * Every test is bounded in time: loops stop at a deadline as well as at
+ * an iteration count, and every wait for another thread gives up after
+ * VS_TEST_WAIT_NS and fails the test instead of hanging.  Bounds are
+ * generous: the suites also run under ASan, UBSan and TSan on a loaded
+ * two-core machine.
+ *
+ * VS_TEST_SCALE (percent, default 100) scales iteration counts, e.g.
+ * VS_TEST_SCALE=1000 for a long stress run, VS_TEST_SCALE=10 for a smoke
+ * run.  CK_RUN_SUITE and CK_RUN_CASE select what runs, as in Check.
+ */
+#ifndef VS_TEST_H
+#define VS_TEST_H
+
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sync/atomic.h"
+#include "sync/rcu.h"
+#include "sync/wait.h"
+
+/* Per test case; Check multiplies it by CK_TIMEOUT_MULTIPLIER. */
+#define VS_TEST_TIMEOUT 60
+
+/* Longest wait for another thread before a test fails (10 s). */
+#define VS_TEST_WAIT_NS (10 * VS_TEST_NS_PER_SEC)
+
+#define VS_TEST_NS_PER_MS INT64_C(1000000)
+#define VS_TEST_NS_PER_SEC INT64_C(1000000000)
+
+/* The suites, one per file in test/sync/. */
+Suite *error_suite(void);
+Suite *wait_suite(void);
+Suite *spinlock_suite(void);
+Suite *seqcount_suite(void);
+Suite *rcu_suite(void);
+Suite *lockstat_suite(void);
+Suite *lock_suite(void);
+Suite *rwsem_suite(void);
+
+/**
+ * vs_test_scale - scale an iteration count by VS_TEST_SCALE
+ * @n: the count at scale 100
+ *
+ * Return: @n * VS_TEST_SCALE / 100, at least 1.
+ */
+static inline int vs_test_scale(int n)
+{
+	const char *env = getenv("VS_TEST_SCALE");
+	long pct = 100;
+	long long v;
+
+	if (env && *env) {
+		pct = strtol(env, NULL, 10);
+		if (pct < 1)
+			pct = 1;
+	}
+	v = (long long)n * pct / 100;
+	if (v < 1)
+		v = 1;
+	if (v > INT32_MAX)
+		v = INT32_MAX;
+	return (int)v;
+}
+
+/* vs_test_now_ns - CLOCK_MONOTONIC in nanoseconds. */
+static inline int64_t vs_test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * VS_TEST_NS_PER_SEC + ts.tv_nsec;
+}
+
+/* vs_test_sleep_ns - sleep at least @ns, resuming after signals. */
+static inline void vs_test_sleep_ns(int64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / VS_TEST_NS_PER_SEC,
+		.tv_nsec = ns % VS_TEST_NS_PER_SEC,
+	};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * vs_test_run_ns - how long a time-bounded stress loop runs: @ms
+ * milliseconds scaled by VS_TEST_SCALE.
+ */
+static inline int64_t vs_test_run_ns(int ms)
+{
+	return (int64_t)vs_test_scale(ms) * VS_TEST_NS_PER_MS;
+}
+
+/**
+ * vs_test_wait_eq - wait until *@word == @want (acquire), for @timeout_ns
+ *
+ * Sleeps on the word with vs_futex_wait() in 1 ms steps, so a setter may
+ * but need not call vs_futex_wake().  Under urcu-qsbr the futex sleep
+ * puts an attached thread offline, so a waiting thread never holds up a
+ * grace period.
+ *
+ * Context: not inside an RCU read-side critical section.
+ * Return: true when the value was seen, false on timeout.
+ */
+static inline bool vs_test_wait_eq(vs_atomic32_t *word, uint32_t want,
+				   int64_t timeout_ns)
+{
+	int64_t deadline = vs_test_now_ns() + timeout_ns;
+	uint32_t cur;
+
+	while ((cur = vs_load_acquire(word)) != want) {
+		if (vs_test_now_ns() > deadline)
+			return false;
+		vs_futex_wait(word, cur, VS_TEST_NS_PER_MS);
+	}
+	return true;
+}
+
+/*
+ * Acquire loads as functions, so that a failed ck_assert() prints
+ * "vs_test_read32(&x) == 0" rather than the expanded atomic builtin.
+ */
+static inline uint32_t vs_test_read32(vs_atomic32_t *p)
+{
+	return vs_load_acquire(p);
+}
+
+static inline uint64_t vs_test_read64(vs_atomic64_t *p)
+{
+	return vs_load_acquire(p);
+}
+
+/* vs_test_set - store @val (release) and wake every waiter on @word. */
+static inline void vs_test_set(vs_atomic32_t *word, uint32_t val)
+{
+	vs_store_release(word, val);
+	vs_futex_wake(word, INT32_MAX);
+}
+
+/* Create a joinable thread or fail the test. */
+#define vs_test_thread_create(tid, fn, arg)                               \
+	ck_assert_int_eq(pthread_create((tid), NULL, (fn), (arg)), 0)
+
+/* Join bound: a thread stuck in a broken lock fails the test. */
+#define VS_TEST_JOIN_BOUND_S 20
+
+/*
+ * Join @tid, failing the test instead of hanging when it is stuck.
+ * Under urcu-qsbr an attached thread goes offline for the join: the
+ * joined thread may be waiting for a grace period.
+ */
+static inline void vs_test_thread_join(pthread_t tid)
+{
+	struct timespec ts;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += VS_TEST_JOIN_BOUND_S;
+	vs_rcu_thread_offline();
+	err = pthread_timedjoin_np(tid, NULL, &ts);
+	vs_rcu_thread_online();
+	ck_assert_msg(err == 0, "thread stuck for %d s (join: %s)",
+		      VS_TEST_JOIN_BOUND_S, strerror(err));
+}
+
+/* Sleep @us microseconds, offline for RCU (see vs_test_thread_join()). */
+static inline void vs_test_nap(unsigned int us)
+{
+	vs_rcu_thread_offline();
+	vs_test_sleep_ns((int64_t)us * 1000);
+	vs_rcu_thread_online();
+}
+
+/* Busy-wait @ns nanoseconds: a short critical section. */
+static inline void vs_test_spin_ns(int64_t ns)
+{
+	int64_t end = vs_test_now_ns() + ns;
+
+	while (vs_test_now_ns() < end)
+		vs_cpu_relax();
+}
+
+/* Widen a race window inside a critical section by a few pauses. */
+static inline void vs_test_relax(int n)
+{
+	while (n-- > 0)
+		vs_cpu_relax();
+}
+
+/*
+ * vs_test_wait_ge - wait until *@word >= @val (acquire), at most
+ * @timeout_ns.  For counters that may pass @val; vs_test_wait_eq() for
+ * flags.  Return: 1 when reached, 0 on timeout.
+ */
+static inline int vs_test_wait_ge(vs_atomic32_t *word, uint32_t val,
+				  int64_t timeout_ns)
+{
+	int64_t end = vs_test_now_ns() + timeout_ns;
+	uint32_t cur;
+
+	while ((cur = vs_load_acquire(word)) < val) {
+		if (vs_test_now_ns() > end)
+			return 0;
+		vs_futex_wait(word, cur, VS_TEST_NS_PER_MS);
+	}
+	return 1;
+}
+
+#endif /* VS_TEST_H */

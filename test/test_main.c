@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmsim-test - every Check suite of vmsim in one binary.
+ *
+ *	vmsim-test                 run every suite
+ *	vmsim-test SUITE [TCASE]   run one suite (or one of its cases)
+ *	vmsim-test -l              list the suites
+ *
+ * With no argument, Check itself honours CK_RUN_SUITE and CK_RUN_CASE;
+ * CTest registers one test per suite that way (test/CMakeLists.txt).
+ * Check forks a child per test (CK_FORK=no runs them in process, for a
+ * debugger); the sanitizers work in the forked children.
+ *
+ * Exit status: 0 when no test failed, 1 otherwise.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+static const struct {
+	const char *name;
+	Suite *(*suite)(void);
+} suites[] = {
+	{ "error", error_suite },
+	{ "wait", wait_suite },
+	{ "spinlock", spinlock_suite },
+	{ "seqcount", seqcount_suite },
+	{ "rcu", rcu_suite },
+	{ "rwsem", rwsem_suite },
+	{ "lock", lock_suite },
+	{ "lockstat", lockstat_suite },
+};
+
+static int known_suite(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < VS_ARRAY_SIZE(suites); i++)
+		if (strcmp(suites[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *sname = NULL, *tcname = NULL;
+	SRunner *sr;
+	size_t i;
+	int failed;
+
+	if (argc > 1 && strcmp(argv[1], "-l") == 0) {
+		for (i = 0; i < VS_ARRAY_SIZE(suites); i++)
+			printf("%s\n", suites[i].name);
+		return 0;
+	}
+	if (argc > 1 && (argv[1][0] == '-' || argc > 3)) {
+		fprintf(stderr, "usage: %s [-l | SUITE [TCASE]]\n", argv[0]);
+		return 2;
+	}
+	if (argc > 1)
+		sname = argv[1];
+	if (argc > 2)
+		tcname = argv[2];
+
+	/*
+	 * A misspelt suite name would make Check run nothing and report
+	 * success: refuse it.
+	 */
+	if (!sname)
+		sname = getenv("CK_RUN_SUITE");
+	if (sname && *sname && !known_suite(sname)) {
+		fprintf(stderr, "%s: no suite named '%s' (try -l)\n", argv[0],
+			sname);
+		return 1;
+	}
+
+	sr = srunner_create(NULL);
+	for (i = 0; i < VS_ARRAY_SIZE(suites); i++)
+		srunner_add_suite(sr, suites[i].suite());
+	/* NULL names: Check reads CK_RUN_SUITE and CK_RUN_CASE itself. */
+	srunner_run(sr, argc > 1 ? sname : NULL, tcname, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
