@@ -3,6 +3,7 @@
 
 #include <limits.h>
 
+#include "internal.h"
 #include "wait.h"
 
 int vs_brlock_init(struct vs_brlock *br)
@@ -92,7 +93,9 @@ void vs_br_write_lock(struct vs_brlock *br)
 	/* Slot order: two writers never hold slots crosswise (and writers
 	 * are serialized anyway). */
 	for (i = 0; i < VS_SLOT_ARRAY; i++)
-		vs_spin_lock(&br->slot[i].lock);
+		if (!(VS_BROKEN(brlock_writer_skips_shared_slot) &&
+		      i == VS_SLOT_SHARED))
+			vs_spin_lock(&br->slot[i].lock);
 }
 
 int vs_br_write_trylock(struct vs_brlock *br)
@@ -114,7 +117,9 @@ int vs_br_write_trylock(struct vs_brlock *br)
 
 void vs_br_write_unlock(struct vs_brlock *br)
 {
-	release_slots(br, VS_SLOT_ARRAY, -1);
+	release_slots(br, VS_SLOT_ARRAY,
+		      VS_BROKEN(brlock_writer_skips_shared_slot) ?
+		      VS_SLOT_SHARED : -1);
 	writer_done(br);
 }
 

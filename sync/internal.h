@@ -6,6 +6,26 @@
 #include <stdint.h>
 #include <time.h>
 
+/*
+ * Planted protocol bugs.  A build configured with -DVS_BROKEN=name (the
+ * names below, with '-' for '_') compiles one of them in, and the test
+ * suite must then fail: docs/testing.md lists what catches each.  In a
+ * normal build every VS_BROKEN(x) is a constant 0.
+ */
+enum {
+	VS__BROKEN_none,
+	VS__BROKEN_rwsem_reader_barges,
+	VS__BROKEN_rwsem_wake_one_reader,
+	VS__BROKEN_percpu_no_rcu_sync,
+	VS__BROKEN_prwlock_reader_ignores_flag,
+	VS__BROKEN_brlock_writer_skips_shared_slot,
+	VS__BROKEN_rcu_no_grace_period,
+};
+#ifndef VS_BROKEN_ID
+#define VS_BROKEN_ID VS__BROKEN_none
+#endif
+#define VS_BROKEN(name) (VS_BROKEN_ID == VS__BROKEN_##name)
+
 /* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure. */
 _Noreturn void vs__die(const char *what, int err);
 

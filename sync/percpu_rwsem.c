@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "internal.h"
 #include "wait.h"
 
 /* ---- rcu_sync: is a writer around, as seen by RCU readers? ---------- */
@@ -259,7 +260,8 @@ static void wait_readers(struct vs_percpu_rwsem *sem)
 
 void vs_percpu_down_write(struct vs_percpu_rwsem *sem)
 {
-	vs_rcu_sync_enter(&sem->rss);
+	if (!VS_BROKEN(percpu_no_rcu_sync))
+		vs_rcu_sync_enter(&sem->rss);
 	vs_spin_lock(&sem->writer);
 	vs_write_once(&sem->block, 1);
 	wait_readers(sem);
@@ -291,7 +293,8 @@ void vs_percpu_up_write(struct vs_percpu_rwsem *sem)
 	vs_store_release(&sem->block, 0);
 	vs_futex_wake(&sem->block, INT_MAX);
 	vs_spin_unlock(&sem->writer);
-	vs_rcu_sync_exit(&sem->rss);
+	if (!VS_BROKEN(percpu_no_rcu_sync))
+		vs_rcu_sync_exit(&sem->rss);
 }
 
 void vs_percpu_downgrade_write(struct vs_percpu_rwsem *sem)

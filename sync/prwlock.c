@@ -3,6 +3,7 @@
 
 #include <limits.h>
 
+#include "internal.h"
 #include "wait.h"
 
 int vs_prwlock_init(struct vs_prwlock *rw)
@@ -54,7 +55,8 @@ static int read_enter(struct vs_prwlock *rw, unsigned int slot)
 	 * barrier (B), or we see its flag.  Pairs with B. */
 	vs_smp_mb_light();
 	/* Acquire pairs with the release in vs_prw_write_unlock(). */
-	if (vs_likely(!vs_load_acquire(&rw->wflag)))
+	if (vs_likely(!vs_load_acquire(&rw->wflag)) ||
+	    VS_BROKEN(prwlock_reader_ignores_flag))
 		return 1;
 	vs__slot_add(&rw->slot[slot].active, slot, -1);
 	wake_writer(rw);

@@ -59,7 +59,8 @@ void vs_rcu_unregister_thread(void)
 
 void vs_synchronize_rcu(void)
 {
-	urcu_call(synchronize_rcu)();
+	if (!VS_BROKEN(rcu_no_grace_period))
+		urcu_call(synchronize_rcu)();
 	/* Pairs with the release in vs_rcu_read_unlock(). */
 	vs__tsan_acquire(&vs__rcu_tsan_gp);
 }

@@ -151,6 +151,8 @@ static void mark_wake(struct vs_rwsem *sem, enum wake_type type,
 			continue;
 		waiter_del(sem, w);
 		granted[woken++] = w;
+		if (VS_BROKEN(rwsem_wake_one_reader))
+			break;
 	}
 
 	adjustment = woken * BIAS - adjustment;
@@ -238,8 +240,10 @@ static void down_read_slowpath(struct vs_rwsem *sem)
 void vs_down_read(struct vs_rwsem *sem)
 {
 	long count = vs_fetch_add_acquire(&sem->count, BIAS);
+	long fail = VS_BROKEN(rwsem_reader_barges) ? WRITER_LOCKED
+						   : VS_RWSEM_READ_FAILED_MASK;
 
-	if (vs_unlikely(count & VS_RWSEM_READ_FAILED_MASK))
+	if (vs_unlikely(count & fail))
 		down_read_slowpath(sem);
 }
 

@@ -26,16 +26,9 @@ int vs_futex_wait(vs_atomic32_t *word, uint32_t val, int64_t timeout_ns)
 		vs__rcu_sleep_end();
 	if (ret == 0)
 		return 0;
-	switch (errno) {
-	case EAGAIN:
-		return -EAGAIN;
-	case ETIMEDOUT:
-		return -ETIMEDOUT;
-	case EINTR:
-		return -EINTR;
-	default:
-		vs__die("futex wait", errno);
-	}
+	/* -EAGAIN, -ETIMEDOUT, -EINTR; -EFAULT or -EINVAL for a bad @word
+	 * or timeout. */
+	return -errno;
 }
 
 int vs_futex_wake(vs_atomic32_t *word, int nr)

@@ -25,7 +25,8 @@
  *
  * Context: may sleep; never inside an RCU read-side critical section.
  * Return: 0 when woken (or spuriously), -EAGAIN when *@word != @val,
- * -ETIMEDOUT, or -EINTR.
+ * -ETIMEDOUT, -EINTR; -EFAULT for an unmapped @word, -EINVAL for a
+ * misaligned one.
  */
 VS_EXTERN int vs_futex_wait(vs_atomic32_t *word, uint32_t val,
 			    int64_t timeout_ns);

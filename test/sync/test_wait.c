@@ -146,6 +146,18 @@ START_TEST(wait_wake_all)
 }
 END_TEST
 
+/* A bad word is an error, not a crash: unmapped and misaligned. */
+START_TEST(wait_bad_word)
+{
+	static vs_atomic64_t aligned;
+	vs_atomic32_t *odd = (vs_atomic32_t *)((char *)&aligned + 1);
+
+	ck_assert_int_eq(vs_futex_wait(NULL, 0, 1000), -EFAULT);
+	ck_assert_int_eq(vs_futex_wait(odd, 0, 1000), -EINVAL);
+	ck_assert_int_eq(vs_futex_wake(NULL, 1), 0);
+}
+END_TEST
+
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
@@ -157,6 +169,7 @@ Suite *wait_suite(void)
 	tcase_add_test(tc, wait_wake_nobody);
 	tcase_add_test(tc, wait_wake_one);
 	tcase_add_test(tc, wait_wake_all);
+	tcase_add_test(tc, wait_bad_word);
 	suite_add_tcase(s, tc);
 	return s;
 }
