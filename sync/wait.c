@@ -2,10 +2,6 @@
 #include "wait.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -20,8 +16,7 @@ int vs_futex_wait(vs_atomic32_t *word, uint32_t val, int64_t timeout_ns)
 		tsp = &ts;
 	}
 	offline = vs__rcu_sleep_begin();
-	ret = (int)syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE,
-			   val, tsp, NULL, 0);
+	ret = (int)vs__sys_futex(word, FUTEX_WAIT_PRIVATE, val, tsp);
 	if (offline)
 		vs__rcu_sleep_end();
 	if (ret == 0)
@@ -35,8 +30,7 @@ int vs_futex_wake(vs_atomic32_t *word, int nr)
 {
 	long ret;
 
-	ret = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, nr,
-		      NULL, NULL, 0);
+	ret = vs__sys_futex(word, FUTEX_WAKE_PRIVATE, (uint32_t)nr, NULL);
 	if (ret < 0 && errno != EFAULT)
 		vs__die("futex wake", errno);
 	return ret < 0 ? 0 : (int)ret;

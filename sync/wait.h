@@ -9,10 +9,22 @@
 #ifndef VS_SYNC_WAIT_H
 #define VS_SYNC_WAIT_H
 
+#include <linux/futex.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "common.h"
+
+/* Private: the futex(2) system call on a process-private word. */
+static inline long vs__sys_futex(vs_atomic32_t *word, int op, uint32_t val,
+				 const struct timespec *timeout)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op, val, timeout,
+		       NULL, 0);
+}
 
 /**
  * vs_futex_wait - sleep while *@word == @val
