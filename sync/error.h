@@ -24,7 +24,7 @@
 	XX(EINTR, "interrupted")                                         \
 	XX(ETIMEDOUT, "timed out")                                       \
 	XX(EPERM, "operation not permitted")                             \
-	XX(ENOSYS, "function not implemented by this kernel")            \
+	XX(ENOSYS, "system call missing from this kernel")              \
 	XX(EOVERFLOW, "value too large")                                 \
 	XX(ERANGE, "result out of range")                                \
 	XX(EDEADLK, "resource deadlock would occur")

@@ -533,6 +533,30 @@ static int run_stream(struct stream *s, int nstream, void *(*stream_fn)(void *),
 }
 
 /*
+ * check_not_starved - @lone must get in within BOUND_NS while @nstream
+ * @stream threads keep the rwsem busy, at writer spin spins[@i].
+ */
+static void check_not_starved(int i, int nstream, void *(*stream)(void *),
+			      void *(*lone)(void *), const char *who)
+{
+	struct vs_rwsem sem;
+	struct stream s;
+	int got;
+
+	sem_setup(&sem);
+	vs_rwsem_set_spin(&sem, spins[i]);
+	stream_init(&s, &sem);
+	got = run_stream(&s, nstream, stream, lone);
+	ck_assert_msg(vs_load_acquire(&s.errors) == 0,
+		      "spin %u: readers and writers inside together",
+		      spins[i]);
+	ck_assert_msg(got, "spin %u: %s starved", spins[i], who);
+	ck_assert_msg(s.wait_ns < BOUND_NS, "spin %u: %s waited %.1f ms",
+		      spins[i], who, (double)s.wait_ns / 1e6);
+	sem_teardown(&sem);
+}
+
+/*
  * Readers are not starved by a stream of writers: two writers loop on
  * down_write / 10 us / up_write; a reader's vs_down_read must return
  * within BOUND_NS.  With spinning writers (loop index > 0) a writer may
@@ -541,21 +565,8 @@ static int run_stream(struct stream *s, int nstream, void *(*stream_fn)(void *),
  */
 START_TEST(test_rwsem_reader_not_starved)
 {
-	struct vs_rwsem sem;
-	struct stream s;
-	int got;
-
-	sem_setup(&sem);
-	vs_rwsem_set_spin(&sem, spins[_i]);
-	stream_init(&s, &sem);
-	got = run_stream(&s, 2, stream_writer, lone_reader);
-	ck_assert_msg(vs_load_acquire(&s.errors) == 0,
-		      "spin %u: readers and writers inside together",
-		      spins[_i]);
-	ck_assert_msg(got, "spin %u: reader starved by writers", spins[_i]);
-	ck_assert_msg(s.wait_ns < BOUND_NS, "spin %u: reader waited %.1f ms",
-		      spins[_i], (double)s.wait_ns / 1e6);
-	sem_teardown(&sem);
+	check_not_starved(_i, 2, stream_writer, lone_reader,
+			  "reader (behind writers)");
 }
 END_TEST
 
@@ -567,21 +578,8 @@ END_TEST
  */
 START_TEST(test_rwsem_writer_not_starved)
 {
-	struct vs_rwsem sem;
-	struct stream s;
-	int got;
-
-	sem_setup(&sem);
-	vs_rwsem_set_spin(&sem, spins[_i]);
-	stream_init(&s, &sem);
-	got = run_stream(&s, 3, stream_reader, lone_writer);
-	ck_assert_msg(vs_load_acquire(&s.errors) == 0,
-		      "spin %u: readers and writers inside together",
-		      spins[_i]);
-	ck_assert_msg(got, "spin %u: writer starved by readers", spins[_i]);
-	ck_assert_msg(s.wait_ns < BOUND_NS, "spin %u: writer waited %.1f ms",
-		      spins[_i], (double)s.wait_ns / 1e6);
-	sem_teardown(&sem);
+	check_not_starved(_i, 3, stream_reader, lone_writer,
+			  "writer (behind readers)");
 }
 END_TEST
 
