@@ -3,8 +3,9 @@
  * sync/brlock.h - big-reader lock (seed 000): one mutex per slot.
  *
  * A reader takes only its own slot's mutex: an atomic on its own cache
- * line, never a miss while no writer comes.  A writer takes every slot's
- * mutex, in slot order.  A writer first raises wpending, which holds new
+ * line, never a miss while no writer comes.  Threads beyond VS_NR_SLOTS
+ * share one slot, which is an rwsem so that they still read together.
+ * A writer takes every slot's lock, in slot order.  A writer first raises wpending, which holds new
  * readers back, so a stream of readers cannot starve it; writers can
  * starve readers.  Readers must unlock on the thread that locked.
  */
@@ -13,6 +14,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "rwsem.h"
 #include "spinlock.h"
 #include "thread.h"
 
@@ -23,7 +25,8 @@ struct vs__brlock_slot {
 struct vs_brlock {
 	vs_spinlock_t writer;                        /* one writer at a time */
 	VS_CACHELINE_ALIGNED vs_atomic32_t wpending; /* futex word */
-	struct vs__brlock_slot slot[VS_SLOT_ARRAY];
+	struct vs__brlock_slot slot[VS_NR_SLOTS];
+	struct vs_rwsem shared;                      /* VS_SLOT_SHARED */
 };
 
 VS_EXTERN int vs_brlock_init(struct vs_brlock *br);

@@ -163,9 +163,15 @@ static long readers(struct vs_percpu_rwsem *sem)
 
 int vs_percpu_free_rwsem(struct vs_percpu_rwsem *sem)
 {
+	int writers;
+
 	if (!sem)
 		return -EINVAL;
-	if (vs_read_once(&sem->block) || readers(sem))
+	vs_spin_lock(&sem->rss.lock);
+	writers = sem->rss.gp_count;
+	vs_spin_unlock(&sem->rss.lock);
+	if (writers || vs_spin_is_locked(&sem->writer) ||
+	    vs_read_once(&sem->block) || readers(sem))
 		return -EBUSY;
 	vs_rcu_sync_dtor(&sem->rss);
 	return 0;
@@ -292,9 +298,11 @@ void vs_percpu_up_write(struct vs_percpu_rwsem *sem)
 	/* Pairs with the acquire in read_trylock_slow(). */
 	vs_store_release(&sem->block, 0);
 	vs_futex_wake(&sem->block, INT_MAX);
-	vs_spin_unlock(&sem->writer);
+	/* Before the writer lock goes: once it is free, the next holder may
+	 * free the semaphore (vs_percpu_free_rwsem() checks both). */
 	if (!VS_BROKEN(percpu_no_rcu_sync))
 		vs_rcu_sync_exit(&sem->rss);
+	vs_spin_unlock(&sem->writer);
 }
 
 void vs_percpu_downgrade_write(struct vs_percpu_rwsem *sem)

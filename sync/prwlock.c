@@ -30,7 +30,7 @@ int vs_prwlock_destroy(struct vs_prwlock *rw)
 
 	if (!rw)
 		return -EINVAL;
-	if (vs_read_once(&rw->wflag))
+	if (vs_read_once(&rw->wflag) || vs_spin_is_locked(&rw->writer))
 		return -EBUSY;
 	for (i = 0; i < VS_SLOT_ARRAY; i++)
 		if (vs_read_once(&rw->slot[i].active))

@@ -94,6 +94,8 @@ void vs_rcu_barrier(void)
 }
 
 #if VS_RCU_QSBR
+__thread int vs__rcu_depth VS_TLS_IE;
+
 void vs_rcu_quiescent_state(void)
 {
 	if (vs__tls_slot >= 0)
@@ -112,9 +114,15 @@ void vs_rcu_thread_online(void)
 		urcu_qsbr_thread_online();
 }
 
+/*
+ * Offline only between read-side sections: a thread that sleeps inside
+ * one (a contended page-table lock) must keep the grace period waiting,
+ * or what it is reading may be freed under it.
+ */
 int vs__rcu_sleep_begin(void)
 {
-	if (vs__tls_slot < 0 || !urcu_qsbr_read_ongoing())
+	if (vs__tls_slot < 0 || vs__rcu_depth > 0 ||
+	    !urcu_qsbr_read_ongoing())
 		return 0;
 	urcu_qsbr_thread_offline();
 	return 1;

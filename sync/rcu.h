@@ -73,6 +73,15 @@ struct vs_rcu_head {
 	void (*func)(struct vs_rcu_head *head); /* private */
 };
 
+#if VS_RCU_QSBR
+/* Private: read-side nesting, so that a futex sleep inside a section
+ * stays online (qsbr's own state only says "online"). */
+extern VS_EXTERN __thread int vs__rcu_depth VS_TLS_IE;
+#define vs__rcu_depth_add(d) (vs__rcu_depth += (d))
+#else
+#define vs__rcu_depth_add(d) ((void)0)
+#endif
+
 /**
  * vs_rcu_read_lock - enter an RCU read-side critical section
  *
@@ -83,6 +92,7 @@ static inline void vs_rcu_read_lock(void)
 {
 	(void)vs__thread_slot();
 	vs__urcu_read_lock();
+	vs__rcu_depth_add(1);
 }
 
 /**
@@ -92,6 +102,7 @@ static inline void vs_rcu_read_lock(void)
  */
 static inline void vs_rcu_read_unlock(void)
 {
+	vs__rcu_depth_add(-1);
 	vs__tsan_release(&vs__rcu_tsan_gp);
 	vs__urcu_read_unlock();
 }

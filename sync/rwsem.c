@@ -85,9 +85,12 @@ int vs_rwsem_init(struct vs_rwsem *sem)
 	return 0;
 }
 
-void vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations)
+int vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations)
 {
+	if (!sem)
+		return -EINVAL;
 	sem->spin = iterations;
+	return 0;
 }
 
 int vs_rwsem_destroy(struct vs_rwsem *sem)

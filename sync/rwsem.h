@@ -59,8 +59,12 @@ struct vs_rwsem {
  */
 VS_EXTERN int vs_rwsem_init(struct vs_rwsem *sem);
 
-/* vs_rwsem_set_spin - spin up to @iterations before a writer queues. */
-VS_EXTERN void vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations);
+/**
+ * vs_rwsem_set_spin - let a writer retry @iterations times before it
+ * queues
+ * Context: before the rwsem is shared.  Return: 0, or -EINVAL.
+ */
+VS_EXTERN int vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations);
 
 /**
  * vs_rwsem_destroy - check that @sem is unlocked with no waiter

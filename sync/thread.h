@@ -10,7 +10,7 @@
  * beyond that share slot VS_SLOT_SHARED and update it with atomics.
  *
  * Attachment is automatic on first use; vs_thread_attach() just does it
- * early and reports errors.  A thread must not detach while it holds a
+ * early.  A thread must not detach while it holds a
  * lock or is inside an RCU read-side critical section.
  */
 #ifndef VS_SYNC_THREAD_H

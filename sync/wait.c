@@ -30,8 +30,10 @@ int vs_futex_wake(vs_atomic32_t *word, int nr)
 {
 	long ret;
 
+	if (nr <= 0)
+		return -EINVAL;
 	ret = vs__sys_futex(word, FUTEX_WAKE_PRIVATE, (uint32_t)nr, NULL);
-	if (ret < 0 && errno != EFAULT)
-		vs__die("futex wake", errno);
-	return ret < 0 ? 0 : (int)ret;
+	if (ret < 0)
+		return errno == EFAULT ? 0 : -errno;
+	return (int)ret;
 }

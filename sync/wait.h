@@ -33,9 +33,12 @@ static inline long vs__sys_futex(vs_atomic32_t *word, int op, uint32_t val,
  * @timeout_ns: relative timeout in nanoseconds, or -1 to wait forever
  *
  * Wakeups may be spurious: callers re-check their condition in a loop.
- * Under urcu-qsbr a registered thread is put offline for the sleep.
+ * Under urcu-qsbr a registered thread between read-side sections is put
+ * offline for the sleep; inside a section it sleeps online (the grace
+ * period waits for it, as it must).
  *
- * Context: may sleep; never inside an RCU read-side critical section.
+ * Context: may sleep; inside an RCU read-side section only for short
+ * waits (a contended page-table lock), since it delays grace periods.
  * Return: 0 when woken (or spuriously), -EAGAIN when *@word != @val,
  * -ETIMEDOUT, -EINTR; -EFAULT for an unmapped @word, -EINVAL for a
  * misaligned one.
@@ -49,8 +52,10 @@ VS_EXTERN int vs_futex_wait(vs_atomic32_t *word, uint32_t val,
  * @nr: how many to wake; INT32_MAX wakes all
  *
  * Context: any.  @word may already be freed memory of an exited sleeper:
- * the kernel only hashes the address, so a stale wake is harmless.
- * Return: the number of threads woken.
+ * the kernel only hashes the address, so a stale wake is harmless (an
+ * unmapped one wakes nobody).
+ * Return: the number of threads woken; -EINVAL for @nr <= 0 or a
+ * misaligned @word.
  */
 VS_EXTERN int vs_futex_wake(vs_atomic32_t *word, int nr);
 

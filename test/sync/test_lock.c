@@ -325,7 +325,7 @@ END_TEST
 /*
  * More threads than slots: VS_NR_SLOTS + 4 threads attached at once, so
  * that at least 5 (with the test thread) share VS_SLOT_SHARED, which the
- * per-slot kinds update with atomics (brlock: one mutex for all of them).
+ * per-slot kinds update with atomics (brlock: an rwsem for all of them).
  * The shared-slot threads and two slot owners work; the other owners
  * only keep their slots taken.  Exclusion still holds.
  */
@@ -444,12 +444,12 @@ static void *share_b(void *arg)
 
 /* Two readers can be inside at once: A holds read and waits for B; B's
  * blocking read_lock must return while A is still inside. */
-START_TEST(test_lock_readers_share)
+static void check_readers_share(int kind)
 {
 	struct vs_lock lock;
 	struct share s;
 	pthread_t a, b;
-	const char *name = lock_setup(&lock, _i);
+	const char *name = lock_setup(&lock, kind);
 
 	s.lock = &lock;
 	vs_atomic_init(&s.a_in, 0);
@@ -462,6 +462,49 @@ START_TEST(test_lock_readers_share)
 	ck_assert_msg(vs_load_acquire(&s.a_saw_b),
 		      "%s: second reader blocked behind the first", name);
 	lock_teardown(&lock, name);
+}
+
+START_TEST(test_lock_readers_share)
+{
+	check_readers_share(_i);
+}
+END_TEST
+
+struct park {
+	vs_atomic32_t ready;
+	vs_atomic32_t done;
+};
+
+/* Hold a slot until told to go. */
+static void *park_fn(void *arg)
+{
+	struct park *p = arg;
+
+	vs_thread_attach();
+	vs_fetch_add(&p->ready, 1);
+	vs_futex_wake(&p->ready, INT32_MAX);
+	while (!vs_load_acquire(&p->done))
+		vs_futex_wait(&p->done, 0, (int64_t)HOLD_BOUND_NS);
+	return NULL;
+}
+
+/* The same with every owned slot taken, so that both readers share
+ * VS_SLOT_SHARED: readers on the shared slot still read together. */
+START_TEST(test_lock_readers_share_shared_slot)
+{
+	pthread_t tid[VS_NR_SLOTS];
+	struct park p;
+	int i;
+
+	vs_atomic_init(&p.ready, 0);
+	vs_atomic_init(&p.done, 0);
+	for (i = 0; i < VS_NR_SLOTS; i++)
+		vs_test_thread_create(&tid[i], park_fn, &p);
+	ck_assert(vs_test_wait_ge(&p.ready, VS_NR_SLOTS, BOUND_NS));
+	check_readers_share(_i);
+	vs_test_set(&p.done, 1);
+	for (i = 0; i < VS_NR_SLOTS; i++)
+		vs_test_thread_join(tid[i]);
 }
 END_TEST
 
@@ -809,6 +852,8 @@ Suite *lock_suite(void)
 	add_kind_test(s, "destroy", test_lock_destroy_busy, nkinds);
 	add_kind_test(s, "trylock", test_lock_trylock, nkinds);
 	add_kind_test(s, "readers_share", test_lock_readers_share, nkinds);
+	add_kind_test(s, "readers_share_shared_slot",
+		      test_lock_readers_share_shared_slot, nkinds);
 	add_kind_test(s, "downgrade", test_lock_downgrade, nkinds);
 	add_kind_test(s, "writer_sequence", test_lock_writer_sequence, nkinds);
 	add_kind_test(s, "exclusion", test_lock_exclusion, nkinds);

@@ -155,6 +155,8 @@ START_TEST(wait_bad_word)
 	ck_assert_int_eq(vs_futex_wait(NULL, 0, 1000), -EFAULT);
 	ck_assert_int_eq(vs_futex_wait(odd, 0, 1000), -EINVAL);
 	ck_assert_int_eq(vs_futex_wake(NULL, 1), 0);
+	ck_assert_int_eq(vs_futex_wake(odd, 1), -EINVAL);
+	ck_assert_int_eq(vs_futex_wake((vs_atomic32_t *)&aligned, 0), -EINVAL);
 }
 END_TEST
 
