@@ -46,6 +46,9 @@ Suite *rcu_suite(void);
 Suite *lockstat_suite(void);
 Suite *lock_suite(void);
 Suite *rwsem_suite(void);
+Suite *vma_tree_suite(void);
+Suite *page_suite(void);
+Suite *pgtable_suite(void);
 
 /**
  * vs_test_scale - scale an iteration count by VS_TEST_SCALE

@@ -32,6 +32,9 @@ static const struct {
 	{ "rwsem", rwsem_suite },
 	{ "lock", lock_suite },
 	{ "lockstat", lockstat_suite },
+	{ "vma_tree", vma_tree_suite },
+	{ "page", page_suite },
+	{ "pgtable", pgtable_suite },
 };
 
 static int known_suite(const char *name)

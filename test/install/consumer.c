@@ -1,9 +1,12 @@
-/* A program built against an installed vmsim: takes each lock kind. */
+/* A program built against an installed vmsim: takes each lock kind and
+ * touches the vm/ objects. */
 #include <stdio.h>
 #include <vmsim/vmsim.h>
 
 int main(void)
 {
+	struct vs_page_pool *pool;
+	struct vs_vma_tree tree;
 	struct vs_lock lock;
 	const char *kind;
 	int i, err;
@@ -22,6 +25,11 @@ int main(void)
 	}
 	vs_rcu_read_lock();
 	vs_rcu_read_unlock();
+	if (vs_page_pool_create(&pool, 16) != 0 ||
+	    vs_vma_tree_init(&tree) != 0)
+		return 1;
+	vs_vma_tree_destroy(&tree);
+	vs_page_pool_destroy(pool);
 	printf("consumer: %d lock kinds OK\n", i);
 	return 0;
 }

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/pgtable.c - four-level page tables with RCU-deferred table frees.
+ *
+ * Populating: vs_pte_alloc() installs a missing table with a fully
+ * ordered compare-and-swap on the empty upper-level entry.  Any number
+ * of allocators may race (mmap_lock for read, per-VMA locks, speculative
+ * faults); one wins, the others free their unpublished tables at once.
+ *
+ * Freeing: under mmap_lock for write, an empty table is unlinked with a
+ * compare-and-swap to 0 (a PTE page with its PTL held) and handed to
+ * vs_call_rcu().  A walker inside vs_rcu_read_lock() that loaded the old
+ * entry keeps reading valid memory until its section ends.  A stale
+ * speculative allocator may still install a child into a table after it
+ * was unlinked; the RCU callback therefore frees the whole subtree it is
+ * given: when it runs, every section that could reach that subtree has
+ * ended, so nothing else can reach those children.
+ */
+#include "pgtable.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "page.h"
+
+#define PTPAGE_BYTES \
+	((sizeof(struct vs_ptpage) + VS_PTPAGE_ALIGN - 1) & \
+	 ~(size_t)(VS_PTPAGE_ALIGN - 1))
+
+#define LEVEL_PTE 0
+#define LEVEL_PMD 1
+#define LEVEL_PGD 3
+
+static unsigned long level_span(int level)
+{
+	return 1UL << (VS_PTE_SHIFT + 9 * level);
+}
+
+/* End of the entry of @level that holds @addr, clamped to @end. */
+static unsigned long entry_end(unsigned long addr, int level,
+			       unsigned long end)
+{
+	unsigned long next = (addr | (level_span(level) - 1)) + 1;
+
+	return next < end ? next : end;
+}
+
+static struct vs_ptpage *ptpage_alloc(struct vs_pgtable *pt, int level)
+{
+	struct vs_ptpage *tbl = aligned_alloc(VS_PTPAGE_ALIGN, PTPAGE_BYTES);
+
+	if (!tbl)
+		return NULL;
+	memset(tbl, 0, PTPAGE_BYTES);
+	vs_spin_lock_init(&tbl->ptl);
+	tbl->level = (uint32_t)level;
+	tbl->pt = pt;
+	return tbl;
+}
+
+/* Free @tbl and every table below it now; return how many. */
+static long free_subtree(struct vs_ptpage *tbl)
+{
+	long n = 1;
+	uint64_t v;
+	int i;
+
+	if (tbl->level > LEVEL_PTE) {
+		for (i = 0; i < VS_PTRS_PER_TABLE; i++) {
+			v = vs_read_once(&tbl->entries[i]);
+			if (vs_pte_present(v))
+				n += free_subtree(vs_pxd_table(v));
+		}
+	}
+	free(tbl);
+	return n;
+}
+
+static void ptpage_free_rcu(struct vs_rcu_head *head)
+{
+	struct vs_ptpage *tbl = (struct vs_ptpage *)
+		((char *)head - offsetof(struct vs_ptpage, rcu));
+	struct vs_pgtable *pt = tbl->pt;
+
+	vs_fetch_sub(&pt->nr_pages, free_subtree(tbl));
+	/*
+	 * The last access to @pt.  Release pairs with the acquire in
+	 * vs_pgtable_destroy(): a destroyer that sees 0 may free @pt.
+	 */
+	vs_fetch_sub_release(&pt->nr_rcu_pending, 1);
+}
+
+/* Queue @tbl, already unlinked, for a free after a grace period. */
+static void ptpage_free_deferred(struct vs_pgtable *pt, struct vs_ptpage *tbl)
+{
+	vs_fetch_add(&pt->nr_rcu_pending, 1);
+	vs_call_rcu(&tbl->rcu, ptpage_free_rcu);
+}
+
+int vs_pgtable_init(struct vs_pgtable *pt, int split_ptl)
+{
+	struct vs_ptpage *pgd;
+
+	if (!pt)
+		return -EINVAL;
+	pgd = ptpage_alloc(pt, LEVEL_PGD);
+	if (!pgd)
+		return -ENOMEM;
+	pt->split_ptl = !!split_ptl;
+	vs_spin_lock_init(&pt->mm_ptl);
+	vs_atomic_init(&pt->nr_pages, 1);
+	vs_atomic_init(&pt->nr_rcu_pending, 0);
+	/* Pairs with the acquire in walk(): pt may be shared right away. */
+	vs_store_release(&pt->pgd, pgd);
+	return 0;
+}
+
+void vs_pgtable_destroy(struct vs_pgtable *pt)
+{
+	struct vs_ptpage *pgd = vs_read_once(&pt->pgd);
+
+	/* Pairs with the release in ptpage_free_rcu(). */
+	if (vs_load_acquire(&pt->nr_rcu_pending) != 0)
+		vs_rcu_barrier();
+	if (!pgd)
+		return;
+	vs_fetch_sub(&pt->nr_pages, free_subtree(pgd));
+	assert(vs_read_once(&pt->nr_pages) == 0);
+	vs_write_once(&pt->pgd, NULL);
+}
+
+/*
+ * Install a new table of @level in the empty upper-level entry @slot;
+ * return the entry now there (ours or a racing winner's), 0 on ENOMEM.
+ */
+static uint64_t populate(struct vs_pgtable *pt, vs_atomic64_t *slot,
+			 int level)
+{
+	struct vs_ptpage *tbl = ptpage_alloc(pt, level);
+	uint64_t old = 0, v;
+
+	if (!tbl)
+		return 0;
+	v = (uint64_t)(uintptr_t)tbl | VS_PXD_TABLE_FLAGS;
+	/*
+	 * Fully ordered: the zeroed entries and the initialised PTL are
+	 * visible before the entry.  Pairs with the acquire loads in walk().
+	 */
+	if (vs_cmpxchg(slot, &old, v)) {
+		vs_fetch_add_relaxed(&pt->nr_pages, 1);
+		return v;
+	}
+	free(tbl); /* never published */
+	return old;
+}
+
+/*
+ * The slot of @addr in the table of @to_level, populating missing
+ * levels when @alloc.  NULL for a non-user address, a missing level
+ * (!@alloc) or ENOMEM.
+ */
+static inline vs_atomic64_t *walk(struct vs_pgtable *pt, unsigned long addr,
+				  int alloc, int to_level)
+{
+	struct vs_ptpage *tbl;
+	vs_atomic64_t *slot;
+	uint64_t v;
+	int level;
+
+	if (vs_unlikely(addr >= VS_TASK_SIZE))
+		return NULL;
+	/* Pairs with the release in vs_pgtable_init(). */
+	tbl = vs_load_acquire(&pt->pgd);
+	for (level = LEVEL_PGD; level > to_level; level--) {
+		slot = &tbl->entries[vs_pt_index(addr, level)];
+		/*
+		 * Pairs with the cmpxchg in populate(): a walker that sees
+		 * the entry sees the table initialised.
+		 */
+		v = vs_load_acquire(slot);
+		if (vs_unlikely(!vs_pte_present(v))) {
+			if (!alloc)
+				return NULL;
+			v = populate(pt, slot, level - 1);
+			if (!v)
+				return NULL;
+		}
+		tbl = vs_pxd_table(v);
+	}
+	return &tbl->entries[vs_pt_index(addr, to_level)];
+}
+
+vs_atomic64_t *vs_pte_offset(struct vs_pgtable *pt, unsigned long addr)
+{
+	return walk(pt, addr, 0, LEVEL_PTE);
+}
+
+vs_atomic64_t *vs_pte_alloc(struct vs_pgtable *pt, unsigned long addr)
+{
+	return walk(pt, addr, 1, LEVEL_PTE);
+}
+
+static vs_spinlock_t *ptlock(struct vs_pgtable *pt, struct vs_ptpage *ptp)
+{
+	return pt->split_ptl ? &ptp->ptl : &pt->mm_ptl;
+}
+
+vs_spinlock_t *vs_pte_lockptr(struct vs_pgtable *pt, unsigned long addr)
+{
+	vs_atomic64_t *pmdp = walk(pt, addr, 0, LEVEL_PMD);
+	uint64_t v;
+
+	if (!pmdp)
+		return NULL;
+	/* Pairs with the cmpxchg in populate(). */
+	v = vs_load_acquire(pmdp);
+	if (!vs_pte_present(v))
+		return NULL;
+	return ptlock(pt, vs_pxd_table(v));
+}
+
+vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
+				      unsigned long addr, vs_spinlock_t **ptlp)
+{
+	vs_atomic64_t *pmdp;
+	vs_spinlock_t *ptl;
+	uint64_t v;
+
+	for (;;) {
+		pmdp = walk(pt, addr, 0, LEVEL_PMD);
+		if (!pmdp)
+			return NULL;
+		/* Pairs with the cmpxchg in populate(). */
+		v = vs_load_acquire(pmdp);
+		if (!vs_pte_present(v))
+			return NULL;
+		ptl = ptlock(pt, vs_pxd_table(v));
+		vs_spin_lock(ptl);
+		/*
+		 * free_tables() clears the PMD entry with this PTL held: the
+		 * lock orders its clear before this read, or our unlock
+		 * before its clear.
+		 */
+		if (vs_read_once(pmdp) == v) {
+			*ptlp = ptl;
+			return &vs_pxd_table(v)->entries[
+				vs_pt_index(addr, LEVEL_PTE)];
+		}
+		vs_spin_unlock(ptl);
+	}
+}
+
+/* ---- range walks -------------------------------------------------------- */
+
+/* Called for each PTE page meeting a range, with [addr, end) inside it. */
+typedef int (*pte_page_fn)(struct vs_pgtable *pt, struct vs_ptpage *ptp,
+			   unsigned long addr, unsigned long end, void *ctx);
+
+static int walk_range(struct vs_pgtable *pt, struct vs_ptpage *tbl,
+		      int level, unsigned long addr, unsigned long end,
+		      pte_page_fn fn, void *ctx)
+{
+	unsigned long next;
+	uint64_t v;
+	int err;
+
+	if (level == LEVEL_PTE)
+		return fn(pt, tbl, addr, end, ctx);
+	for (; addr < end; addr = next) {
+		next = entry_end(addr, level, end);
+		/* Pairs with the cmpxchg in populate(). */
+		v = vs_load_acquire(&tbl->entries[vs_pt_index(addr, level)]);
+		if (!vs_pte_present(v))
+			continue;
+		err = walk_range(pt, vs_pxd_table(v), level - 1, addr, next,
+				 fn, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Round [*start, *end) out to pages; 0 when it is a user range. */
+static int check_range(unsigned long *start, unsigned long *end)
+{
+	if (*start >= *end || *end > VS_TASK_SIZE)
+		return -EINVAL;
+	*start &= VS_PAGE_MASK;
+	*end = (*end + VS_PAGE_SIZE - 1) & VS_PAGE_MASK;
+	return 0;
+}
+
+struct zap_ctx {
+	void (*zap)(uint64_t pte, unsigned long addr, void *arg);
+	void *arg;
+	unsigned long nr;
+};
+
+static int zap_pte_page(struct vs_pgtable *pt, struct vs_ptpage *ptp,
+			unsigned long addr, unsigned long end, void *ctx)
+{
+	vs_spinlock_t *ptl = ptlock(pt, ptp);
+	struct zap_ctx *c = ctx;
+	vs_atomic64_t *ptep;
+	uint64_t v;
+
+	vs_spin_lock(ptl);
+	for (; addr < end; addr += VS_PAGE_SIZE) {
+		ptep = &ptp->entries[vs_pt_index(addr, LEVEL_PTE)];
+		if (vs_pte_none(vs_ptep_get(ptep)))
+			continue;
+		/* With any A/D bit a lockless setter added meanwhile. */
+		v = vs_ptep_get_and_clear(ptep);
+		if (!vs_pte_present(v))
+			continue;
+		c->nr++;
+		if (c->zap)
+			c->zap(v, addr, c->arg);
+	}
+	vs_spin_unlock(ptl);
+	return 0;
+}
+
+struct free_ctx {
+	unsigned long floor;
+	unsigned long ceiling_last; /* last address of the gap */
+};
+
+static int table_empty(struct vs_ptpage *tbl)
+{
+	int i;
+
+	for (i = 0; i < VS_PTRS_PER_TABLE; i++)
+		if (!vs_pte_none(vs_read_once(&tbl->entries[i])))
+			return 0;
+	return 1;
+}
+
+/*
+ * Unlink the child @v of @slot if it is empty.  A PTE page is checked
+ * and unlinked under its PTL (see vs_pte_offset_map_lock()).
+ */
+static void free_child(struct vs_pgtable *pt, vs_atomic64_t *slot,
+		       uint64_t v)
+{
+	struct vs_ptpage *child = vs_pxd_table(v);
+	vs_spinlock_t *ptl = NULL;
+	uint64_t old = v;
+	int unlinked = 0;
+
+	if (child->level == LEVEL_PTE) {
+		ptl = ptlock(pt, child);
+		vs_spin_lock(ptl);
+	}
+	/*
+	 * Fully ordered: a walker that still loads the old entry is inside
+	 * an RCU section that the grace period below waits for.
+	 */
+	if (table_empty(child))
+		unlinked = vs_cmpxchg(slot, &old, 0);
+	if (ptl)
+		vs_spin_unlock(ptl);
+	if (unlinked)
+		ptpage_free_deferred(pt, child);
+}
+
+static void free_tables(struct vs_pgtable *pt, struct free_ctx *c,
+			struct vs_ptpage *tbl, int level, unsigned long addr,
+			unsigned long end)
+{
+	unsigned long next, base, span = level_span(level);
+	vs_atomic64_t *slot;
+	uint64_t v;
+
+	for (; addr < end; addr = next) {
+		next = entry_end(addr, level, end);
+		slot = &tbl->entries[vs_pt_index(addr, level)];
+		/* Pairs with the cmpxchg in populate(). */
+		v = vs_load_acquire(slot);
+		if (!vs_pte_present(v))
+			continue;
+		if (level - 1 > LEVEL_PTE)
+			free_tables(pt, c, vs_pxd_table(v), level - 1, addr,
+				    next);
+		base = addr & ~(span - 1);
+		if (base >= c->floor && base + (span - 1) <= c->ceiling_last)
+			free_child(pt, slot, v);
+	}
+}
+
+int vs_free_pgd_range(struct vs_pgtable *pt, unsigned long addr,
+		      unsigned long end, unsigned long floor,
+		      unsigned long ceiling)
+{
+	struct free_ctx c;
+
+	if (check_range(&addr, &end) || floor > addr ||
+	    (ceiling && ceiling < end))
+		return -EINVAL;
+	c.floor = floor;
+	c.ceiling_last = ceiling ? ceiling - 1 : VS_TASK_SIZE - 1;
+	free_tables(pt, &c, vs_load_acquire(&pt->pgd), LEVEL_PGD, addr, end);
+	return 0;
+}
+
+unsigned long vs_zap_range(struct vs_pgtable *pt, unsigned long start,
+			   unsigned long end,
+			   void (*zap)(uint64_t pte, unsigned long addr,
+				       void *arg),
+			   void *arg)
+{
+	struct zap_ctx c = { zap, arg, 0 };
+
+	if (check_range(&start, &end))
+		return 0;
+	walk_range(pt, vs_load_acquire(&pt->pgd), LEVEL_PGD, start, end,
+		   zap_pte_page, &c);
+	vs_free_pgd_range(pt, start, end, start, end);
+	return c.nr;
+}
+
+struct visit_ctx {
+	int (*fn)(vs_atomic64_t *pte, unsigned long addr, void *arg);
+	void *arg;
+};
+
+static int visit_pte_page(struct vs_pgtable *pt, struct vs_ptpage *ptp,
+			  unsigned long addr, unsigned long end, void *ctx)
+{
+	vs_spinlock_t *ptl = ptlock(pt, ptp);
+	struct visit_ctx *c = ctx;
+	vs_atomic64_t *ptep;
+	int ret = 0;
+
+	vs_spin_lock(ptl);
+	for (; addr < end && !ret; addr += VS_PAGE_SIZE) {
+		ptep = &ptp->entries[vs_pt_index(addr, LEVEL_PTE)];
+		if (vs_pte_present(vs_ptep_get(ptep)))
+			ret = c->fn(ptep, addr, c->arg);
+	}
+	vs_spin_unlock(ptl);
+	return ret;
+}
+
+int vs_pgtable_walk(struct vs_pgtable *pt, unsigned long start,
+		    unsigned long end,
+		    int (*fn)(vs_atomic64_t *pte, unsigned long addr,
+			      void *arg),
+		    void *arg)
+{
+	struct visit_ctx c = { fn, arg };
+
+	if (!fn || check_range(&start, &end))
+		return -EINVAL;
+	return walk_range(pt, vs_load_acquire(&pt->pgd), LEVEL_PGD, start,
+			  end, visit_pte_page, &c);
+}
+
+size_t vs_pgtable_pages(struct vs_pgtable *pt)
+{
+	return (size_t)vs_read_once(&pt->nr_pages);
+}
