@@ -14,18 +14,19 @@
 #include "percpu_rwsem.h"
 #include "prwlock.h"
 #include "rwsem.h"
+#include "spinlock.h"
 
 #define VS__LOCK_OPS(kind, type, init_fn, destroy_fn, rl, rt, ru, wl, wt, \
 		     wu, dg)                                              \
 	static int kind##_init(void *p) { return init_fn((type *)p); }   \
 	static int kind##_destroy(void *p) { return destroy_fn((type *)p); } \
-	static void kind##_rl(void *p) { rl((type *)p); }                \
-	static int kind##_rt(void *p) { return rt((type *)p); }          \
-	static void kind##_ru(void *p) { ru((type *)p); }                \
-	static void kind##_wl(void *p) { wl((type *)p); }                \
-	static int kind##_wt(void *p) { return wt((type *)p); }          \
-	static void kind##_wu(void *p) { wu((type *)p); }                \
-	static void kind##_dg(void *p) { dg((type *)p); }                \
+	static void kind##_rl(struct vs_lock *l) { rl((type *)l->impl); } \
+	static int kind##_rt(struct vs_lock *l) { return rt((type *)l->impl); } \
+	static void kind##_ru(struct vs_lock *l) { ru((type *)l->impl); } \
+	static void kind##_wl(struct vs_lock *l) { wl((type *)l->impl); } \
+	static int kind##_wt(struct vs_lock *l) { return wt((type *)l->impl); } \
+	static void kind##_wu(struct vs_lock *l) { wu((type *)l->impl); } \
+	static void kind##_dg(struct vs_lock *l) { dg((type *)l->impl); } \
 	static const struct vs_lock_ops kind##_ops = {                   \
 		#kind, sizeof(type), kind##_init, kind##_destroy,        \
 		kind##_rl, kind##_rt, kind##_ru, kind##_wl, kind##_wt,   \
@@ -107,6 +108,55 @@ VS__LOCK_OPS(prwlock, struct vs_prwlock, vs_prwlock_init,
 	     vs_prw_read_unlock, vs_prw_write_lock, vs_prw_write_trylock,
 	     vs_prw_write_unlock, vs_prw_downgrade_write);
 
+/*
+ * Every initialized lock, so that switching the hooks can repoint them.
+ * Under registry_lock.
+ */
+static vs_spinlock_t registry_lock = VS_SPINLOCK_INIT;
+static struct vs_lock *registry;
+static const struct vs_lock_ops *registry_hooked; /* NULL: hooks off */
+
+static void registry_add(struct vs_lock *lock)
+{
+	vs_spin_lock(&registry_lock);
+	lock->reg_prev = NULL;
+	lock->reg_next = registry;
+	if (registry)
+		registry->reg_prev = lock;
+	registry = lock;
+	vs_write_once(&lock->ops, registry_hooked ? registry_hooked
+						  : lock->kind);
+	vs_spin_unlock(&registry_lock);
+}
+
+static void registry_del(struct vs_lock *lock)
+{
+	vs_spin_lock(&registry_lock);
+	if (lock->reg_prev)
+		lock->reg_prev->reg_next = lock->reg_next;
+	else
+		registry = lock->reg_next;
+	if (lock->reg_next)
+		lock->reg_next->reg_prev = lock->reg_prev;
+	vs_spin_unlock(&registry_lock);
+}
+
+/*
+ * A thread inside a lock call when the table changes finishes with the
+ * table it loaded; its unlock may then go through the other one, which
+ * lockstat tolerates (a release it has no acquisition for is skipped).
+ */
+void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on)
+{
+	struct vs_lock *lock;
+
+	vs_spin_lock(&registry_lock);
+	registry_hooked = on ? hooked : NULL;
+	for (lock = registry; lock; lock = lock->reg_next)
+		vs_write_once(&lock->ops, on ? hooked : lock->kind);
+	vs_spin_unlock(&registry_lock);
+}
+
 static const struct vs_lock_ops *const kinds[] = {
 	&rwsem_ops, &pthread_ops, &percpu_ops, &brlock_ops, &prwlock_ops,
 };
@@ -151,10 +201,11 @@ int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)
 		free(impl);
 		return err;
 	}
-	lock->ops = ops;
+	lock->kind = ops;
 	lock->impl = impl;
 	lock->class = lc;
 	vs_atomic_init(&lock->last_slot, UINT32_MAX);
+	registry_add(lock);
 	return 0;
 }
 
@@ -162,13 +213,15 @@ int vs_lock_destroy(struct vs_lock *lock)
 {
 	int err;
 
-	if (!lock || !lock->ops)
+	if (!lock || !lock->kind)
 		return -EINVAL;
-	err = lock->ops->destroy(lock->impl);
+	err = lock->kind->destroy(lock->impl);
 	if (err)
 		return err;
+	registry_del(lock);
 	free(lock->impl);
-	lock->ops = NULL;
+	vs_write_once(&lock->ops, NULL);
+	lock->kind = NULL;
 	lock->impl = NULL;
 	return 0;
 }

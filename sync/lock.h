@@ -24,27 +24,48 @@
 #include "common.h"
 #include "lockstat.h"
 
+struct vs_lock;
+
+/*
+ * The operations of a kind.  init and destroy take the implementation
+ * object; the others take the lock and reach it through lock->impl.
+ */
 struct vs_lock_ops {
 	const char *name;
 	size_t size; /* of the implementation object */
 	int (*init)(void *impl);
 	int (*destroy)(void *impl); /* 0, or -EBUSY while held */
-	void (*read_lock)(void *impl);
-	int (*read_trylock)(void *impl);
-	void (*read_unlock)(void *impl);
-	void (*write_lock)(void *impl);
-	int (*write_trylock)(void *impl);
-	void (*write_unlock)(void *impl);
-	void (*downgrade_write)(void *impl);
+	void (*read_lock)(struct vs_lock *lock);
+	int (*read_trylock)(struct vs_lock *lock);
+	void (*read_unlock)(struct vs_lock *lock);
+	void (*write_lock)(struct vs_lock *lock);
+	int (*write_trylock)(struct vs_lock *lock);
+	void (*write_unlock)(struct vs_lock *lock);
+	void (*downgrade_write)(struct vs_lock *lock);
 };
 
+/*
+ * struct vs_lock - a lock of a kind chosen at run time
+ *
+ * @ops is the table every call goes through: the kind's own table, or,
+ * while lock statistics or trace hooks are on, the hooked table, which
+ * records and then calls @kind.  Switching the hooks rewrites @ops of
+ * every lock (the way the kernel patches a static key), so with hooks
+ * off a call costs exactly what the kind costs: no flag, no branch.
+ *
+ *	field      read                  write
+ *	ops        any (vs_read_once)    vs_lock_init, hook switching
+ *	kind, impl, class                vs_lock_init only
+ *	last_slot  lockstat              lockstat (atomic)
+ *	reg_*      lock registry         lock registry (its spinlock)
+ */
 struct vs_lock {
-	/* read-only after vs_lock_init() */
-	const struct vs_lock_ops *ops;
+	VS_ATOMIC(const struct vs_lock_ops *) ops;
+	const struct vs_lock_ops *kind;
 	void *impl;
 	struct vs_lock_class *class; /* NULL: no statistics */
-	/* private, used while statistics are on */
-	vs_atomic32_t last_slot;
+	vs_atomic32_t last_slot;     /* private */
+	struct vs_lock *reg_next, *reg_prev; /* private */
 };
 
 /**
@@ -62,6 +83,9 @@ VS_EXTERN int vs_lock_init(struct vs_lock *lock, const char *kind,
 
 /**
  * vs_lock_destroy - free @lock
+ *
+ * Valid only once every user has returned from its last unlock: a lock
+ * cannot protect its own freeing.
  * Return: 0; -EBUSY while it is held (nothing is freed); -EINVAL.
  */
 VS_EXTERN int vs_lock_destroy(struct vs_lock *lock);
@@ -72,73 +96,49 @@ VS_EXTERN const char *vs_lock_kind_name(int i);
 /* vs_lock_kind_ops - the ops table of kind @name, or NULL. */
 VS_EXTERN const struct vs_lock_ops *vs_lock_kind_ops(const char *name);
 
-/* Private: the slow paths taken while vs__lock_hooks is set. */
-VS_EXTERN void vs__lock_hooked(struct vs_lock *lock, enum vs_lock_side side);
-VS_EXTERN int vs__lock_trylock_hooked(struct vs_lock *lock,
-				      enum vs_lock_side side);
-VS_EXTERN void vs__unlock_hooked(struct vs_lock *lock, enum vs_lock_side side);
-VS_EXTERN void vs__downgrade_hooked(struct vs_lock *lock);
-
-#define VS__LOCK_HOOKS_ON() vs_unlikely(vs_read_once(&vs__lock_hooks))
+/* Private: point every lock at the hooked table (@on) or at its kind's. */
+VS_EXTERN void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on);
 
 /*
  * The operations.  Lock calls may sleep; unlock, trylock and downgrade
  * never wait for a holder (percpu's write trylock may still wait for a
- * grace period, see vs_rcu_sync_enter()).  Trylocks return 1 when taken, 0 otherwise.  The caller of
- * an unlock or of vs_lock_downgrade_write() holds @lock in that mode.
+ * grace period, see vs_rcu_sync_enter()).  Trylocks return 1 when taken,
+ * 0 otherwise.  The caller of an unlock or of vs_lock_downgrade_write()
+ * holds @lock in that mode.
  */
 static inline void vs_lock_read_lock(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		vs__lock_hooked(lock, VS_LOCK_READ);
-	else
-		lock->ops->read_lock(lock->impl);
+	vs_read_once(&lock->ops)->read_lock(lock);
 }
 
 static inline int vs_lock_read_trylock(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		return vs__lock_trylock_hooked(lock, VS_LOCK_READ);
-	return lock->ops->read_trylock(lock->impl);
+	return vs_read_once(&lock->ops)->read_trylock(lock);
 }
 
 static inline void vs_lock_read_unlock(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		vs__unlock_hooked(lock, VS_LOCK_READ);
-	else
-		lock->ops->read_unlock(lock->impl);
+	vs_read_once(&lock->ops)->read_unlock(lock);
 }
 
 static inline void vs_lock_write_lock(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		vs__lock_hooked(lock, VS_LOCK_WRITE);
-	else
-		lock->ops->write_lock(lock->impl);
+	vs_read_once(&lock->ops)->write_lock(lock);
 }
 
 static inline int vs_lock_write_trylock(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		return vs__lock_trylock_hooked(lock, VS_LOCK_WRITE);
-	return lock->ops->write_trylock(lock->impl);
+	return vs_read_once(&lock->ops)->write_trylock(lock);
 }
 
 static inline void vs_lock_write_unlock(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		vs__unlock_hooked(lock, VS_LOCK_WRITE);
-	else
-		lock->ops->write_unlock(lock->impl);
+	vs_read_once(&lock->ops)->write_unlock(lock);
 }
 
 static inline void vs_lock_downgrade_write(struct vs_lock *lock)
 {
-	if (VS__LOCK_HOOKS_ON())
-		vs__downgrade_hooked(lock);
-	else
-		lock->ops->downgrade_write(lock->impl);
+	vs_read_once(&lock->ops)->downgrade_write(lock);
 }
 
 #endif /* VS_SYNC_LOCK_H */

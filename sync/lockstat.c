@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Lock statistics and trace hooks: the slow paths of sync/lock.h, taken
- * only while vs__lock_hooks is set.
+ * Lock statistics and trace hooks: the hooked ops table that every
+ * struct vs_lock goes through while either is on (sync/lock.h).
  */
 #include "lockstat.h"
 
@@ -13,8 +13,6 @@
 #include "spinlock.h"
 
 #define HOLD_DEPTH 16
-
-vs_atomic32_t vs__lock_hooks;
 
 static vs_atomic32_t stat_on;
 /* Bumped when statistics are switched on: a hold recorded before that
@@ -36,10 +34,12 @@ static __thread struct {
 } held[HOLD_DEPTH];
 static __thread int nr_held;
 
+static const struct vs_lock_ops hooked_ops;
+
 static void hooks_update(void)
 {
-	vs_write_once(&vs__lock_hooks,
-		      vs_read_once(&stat_on) | vs_read_once(&trace_on));
+	vs__lock_set_hooks(&hooked_ops,
+			   vs_read_once(&stat_on) | vs_read_once(&trace_on));
 }
 
 void vs_lockstat_enable(int on)
@@ -223,11 +223,11 @@ static int tracing(void)
 
 static int raw_trylock(struct vs_lock *lock, enum vs_lock_side side)
 {
-	return side == VS_LOCK_WRITE ? lock->ops->write_trylock(lock->impl)
-				     : lock->ops->read_trylock(lock->impl);
+	return side == VS_LOCK_WRITE ? lock->kind->write_trylock(lock)
+				     : lock->kind->read_trylock(lock);
 }
 
-void vs__lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
+static void lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 {
 	bool write = side == VS_LOCK_WRITE;
 	int64_t wait_ns = -1;
@@ -237,16 +237,16 @@ void vs__lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 		trace.start_locking(lock, write, trace.arg);
 	if (!stats_wanted(lock)) {
 		if (write)
-			lock->ops->write_lock(lock->impl);
+			lock->kind->write_lock(lock);
 		else
-			lock->ops->read_lock(lock->impl);
+			lock->kind->read_lock(lock);
 	} else if (!raw_trylock(lock, side)) {
 		/* Contended: the kernel's lock_contended() .. lock_acquired(). */
 		t0 = vs__now_ns();
 		if (write)
-			lock->ops->write_lock(lock->impl);
+			lock->kind->write_lock(lock);
 		else
-			lock->ops->read_lock(lock->impl);
+			lock->kind->read_lock(lock);
 		wait_ns = (int64_t)(vs__now_ns() - t0);
 	}
 	if (stats_wanted(lock))
@@ -255,7 +255,7 @@ void vs__lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 		trace.acquire_returned(lock, write, true, trace.arg);
 }
 
-int vs__lock_trylock_hooked(struct vs_lock *lock, enum vs_lock_side side)
+static int trylock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 {
 	bool write = side == VS_LOCK_WRITE;
 	int ok;
@@ -270,7 +270,7 @@ int vs__lock_trylock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 	return ok;
 }
 
-void vs__unlock_hooked(struct vs_lock *lock, enum vs_lock_side side)
+static void unlock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 {
 	bool write = side == VS_LOCK_WRITE;
 
@@ -279,12 +279,12 @@ void vs__unlock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 	if (tracing() && trace.released)
 		trace.released(lock, write, trace.arg);
 	if (write)
-		lock->ops->write_unlock(lock->impl);
+		lock->kind->write_unlock(lock);
 	else
-		lock->ops->read_unlock(lock->impl);
+		lock->kind->read_unlock(lock);
 }
 
-void vs__downgrade_hooked(struct vs_lock *lock)
+static void downgrade_hooked(struct vs_lock *lock)
 {
 	int i, had = 0;
 
@@ -297,10 +297,51 @@ void vs__downgrade_hooked(struct vs_lock *lock)
 			stat_acquired(lock, VS_LOCK_READ, -1);
 	}
 	/* Like mmap_write_downgrade(): only acquire_returned(read). */
-	lock->ops->downgrade_write(lock->impl);
+	lock->kind->downgrade_write(lock);
 	if (tracing() && trace.acquire_returned)
 		trace.acquire_returned(lock, false, true, trace.arg);
 }
+
+static void hooked_read_lock(struct vs_lock *l)
+{
+	lock_hooked(l, VS_LOCK_READ);
+}
+
+static int hooked_read_trylock(struct vs_lock *l)
+{
+	return trylock_hooked(l, VS_LOCK_READ);
+}
+
+static void hooked_read_unlock(struct vs_lock *l)
+{
+	unlock_hooked(l, VS_LOCK_READ);
+}
+
+static void hooked_write_lock(struct vs_lock *l)
+{
+	lock_hooked(l, VS_LOCK_WRITE);
+}
+
+static int hooked_write_trylock(struct vs_lock *l)
+{
+	return trylock_hooked(l, VS_LOCK_WRITE);
+}
+
+static void hooked_write_unlock(struct vs_lock *l)
+{
+	unlock_hooked(l, VS_LOCK_WRITE);
+}
+
+static const struct vs_lock_ops hooked_ops = {
+	.name = "hooked",
+	.read_lock = hooked_read_lock,
+	.read_trylock = hooked_read_trylock,
+	.read_unlock = hooked_read_unlock,
+	.write_lock = hooked_write_lock,
+	.write_trylock = hooked_write_trylock,
+	.write_unlock = hooked_write_unlock,
+	.downgrade_write = downgrade_hooked,
+};
 
 int vs_lockstat_read(const struct vs_lock_class *class,
 		     enum vs_lock_side side, struct vs_lockstat *out)

@@ -6,8 +6,8 @@
  *
  * Statistics are kept per lock class (a name such as "mmap_lock" shared
  * by every lock of that role) and per side, R and W.  They and the trace
- * hooks are switched on at run time; while both are off, each lock and
- * unlock in sync/lock.h pays one load and one predictable branch.
+ * hooks are switched on at run time; while both are off, locks call their
+ * kind directly and pay nothing for them (see struct vs_lock).
  *
  * Times are nanoseconds here and microseconds in vs_lockstat_print(), as
  * in /proc/lock_stat.  Waittime is measured for contended acquisitions
@@ -106,8 +106,5 @@ VS_EXTERN int vs_lockstat_print(FILE *out);
  * The structure is copied.  Context: no thread is inside a hook.
  */
 VS_EXTERN void vs_lock_trace_set(const struct vs_lock_trace *trace);
-
-/* Private: nonzero while statistics or trace hooks are on. */
-extern VS_EXTERN vs_atomic32_t vs__lock_hooks;
 
 #endif /* VS_SYNC_LOCKSTAT_H */

@@ -46,7 +46,7 @@ static const char *const op_name[NR_OPS] = { "read", "write", "mix" };
 
 enum variant {
 	V_HOOKED,	/* the vs_lock wrappers: hooks compiled in */
-	V_NOHOOKS,	/* lock->ops called directly: the lock without them */
+	V_NOHOOKS,	/* lock->kind called directly: the lock without them */
 	V_URCU,		/* vs_rcu_read_lock/unlock, inline, no lock at all */
 	V_URCU_CALL,	/* liburcu's read lock/unlock as library calls */
 };
@@ -134,12 +134,13 @@ static inline void loop_quiescent(void)
 		vs_lock_##side##_unlock(l);                            \
 	} while (0)
 
-/* The same pair without the hooks: the wrappers' else branch. */
+/* The same pair through the kind's own table, as the lock runs with
+ * the hooks off; the hooked row above goes through lock->ops. */
 #define PAIR_NOHOOKS(l, side, work)                                    \
 	do {                                                           \
-		(l)->ops->side##_lock((l)->impl);                      \
+		(l)->kind->side##_lock(l);                             \
 		critical_section(work);                                \
-		(l)->ops->side##_unlock((l)->impl);                    \
+		(l)->kind->side##_unlock(l);                           \
 	} while (0)
 
 /*

@@ -753,8 +753,8 @@ START_TEST(test_lock_init_errors)
 	ck_assert_int_eq(vs_lock_destroy(NULL), -EINVAL);
 
 	ck_assert_int_eq(vs_lock_init(&lock, NULL, NULL), 0);
-	ck_assert_ptr_eq(lock.ops, vs_lock_kind_ops("rwsem"));
-	ck_assert_str_eq(lock.ops->name, "rwsem");
+	ck_assert_ptr_eq(lock.kind, vs_lock_kind_ops("rwsem"));
+	ck_assert_str_eq(lock.kind->name, "rwsem");
 	ck_assert_ptr_null(lock.class);
 	vs_lock_write_lock(&lock);
 	vs_lock_write_unlock(&lock);
