@@ -3,8 +3,8 @@
  * vmsim.h - the public umbrella header.
  *
  * vmsim models the Linux VM fault path in user space.  Layers, bottom
- * up: sync/ (locks, seqcounts, RCU, lock statistics), vm/ (so far the
- * page allocator, page tables and the VMA index), then fault/.  Installed as <vmsim/vmsim.h>.
+ * up: sync/ (locks, seqcounts, RCU, lock statistics), vm/ (the address
+ * space: mm, VMAs, page tables, pages, mmap and friends), then fault/.  Installed as <vmsim/vmsim.h>.
  */
 #ifndef VMSIM_H
 #define VMSIM_H
@@ -22,6 +22,8 @@
 #include "sync/spinlock.h"
 #include "sync/thread.h"
 #include "sync/wait.h"
+#include "vm/file.h"
+#include "vm/mm.h"
 #include "vm/page.h"
 #include "vm/pgtable.h"
 #include "vm/vma_tree.h"

@@ -49,6 +49,8 @@ Suite *rwsem_suite(void);
 Suite *vma_tree_suite(void);
 Suite *page_suite(void);
 Suite *pgtable_suite(void);
+Suite *mm_suite(void);
+Suite *diff_suite(void);
 
 /**
  * vs_test_scale - scale an iteration count by VS_TEST_SCALE

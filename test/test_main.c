@@ -35,6 +35,8 @@ static const struct {
 	{ "vma_tree", vma_tree_suite },
 	{ "page", page_suite },
 	{ "pgtable", pgtable_suite },
+	{ "mm", mm_suite },
+	{ "diff", diff_suite },
 };
 
 static int known_suite(const char *name)

@@ -11,7 +11,6 @@
  * summed pairs; a row reports the median of --repeat measurements.
  * docs/man/lockbench.1 says what each number means.
  */
-#define _GNU_SOURCE
 
 #include <errno.h>
 #include <getopt.h>

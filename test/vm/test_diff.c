@@ -1,0 +1,1083 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Differential test of vm/mm.h against the running kernel.
+ *
+ * A range of RANGE_PAGES pages is reserved in the test process and left
+ * empty between two guard mappings.  A seeded random sequence of mmap,
+ * munmap, mprotect, madvise and mremap calls is applied to the real range
+ * (real system calls) and to a vs_mm that covers the same addresses.
+ * After each step the return values (address or errno) must be equal, and
+ * the model's VMAs must equal the kernel's /proc/self/maps lines inside
+ * the range: start, end, permissions, shared or private, and for shared
+ * mappings the file offset and which mappings share one object (one
+ * shmem inode in the kernel, one struct vs_file in the model).
+ *
+ *	VS_DIFF_SEED=N    run seed N only (reproduce a failure)
+ *	VS_DIFF_STEPS=N   steps per seed (default 2500, times VS_TEST_SCALE)
+ *
+ * A failure shrinks the sequence (drops chunks of operations while a
+ * replay from an empty range still fails), then prints the seed, the
+ * operations as C calls relative to the range base, and both VMA lists.
+ *
+ * The range.  A region is mapped (PROT_NONE, MAP_NORESERVE) where the
+ * kernel chooses, a gap of PAD_BYTES is kept free above the range, and
+ * the range is punched out of it between two guards.  The kernel's
+ * top-down allocator (vm_unmapped_area()) takes the highest gap that
+ * fits, and the free pad lies above the range, so malloc, the liburcu
+ * threads and the model itself never map into the range while the test
+ * runs.  The guards are MAP_SHARED anonymous mappings: each is its own
+ * shmem file, which is_mergeable_vma() never merges with a test mapping,
+ * so every kernel VMA that touches the range lies inside it.  A kernel
+ * VMA that crosses a range boundary is reported as a difference, not
+ * clipped: clipping or coalescing would hide the very splits and merges
+ * the test is for.
+ *
+ * What is excluded, and why (each is kernel state the model lacks):
+ *
+ *  1. Addresses outside the range.  The model knows its range only; the
+ *     kernel sees the whole process.  Every address and length stays in
+ *     [base, base + RANGE) and never touches the guards.
+ *  2. mmap without MAP_FIXED / MAP_FIXED_NOREPLACE when the hint range
+ *     is not free: arch_get_unmapped_area_topdown() then searches the
+ *     whole process.  A hinted mmap is generated only over a free range,
+ *     where both take the hint.
+ *  3. mremap(MREMAP_MAYMOVE) without MREMAP_FIXED that grows: when
+ *     in-place growth fails, the kernel moves the mapping anywhere in
+ *     the process (vrm_set_new_addr() -> get_unmapped_area()).  MAYMOVE
+ *     alone is generated only with new_len <= old_len (never moves).
+ *  4. Faults.  The test never touches the range, so no kernel VMA has an
+ *     anon_vma: is_mergeable_anon_vma() and the VM_ACCOUNT drop of
+ *     mprotect_fixup() for unfaulted VMAs see the state the model sees
+ *     without faults, and copy_vma() resets an unfaulted VMA's vm_pgoff
+ *     to its new address, as the model does.
+ *  5. Commit accounting (__vm_enough_memory, overcommit ENOMEM) and
+ *     RLIMIT_AS / max_map_count: the sizes are small (RANGE_PAGES), far
+ *     from any limit.
+ *  6. Flags the model does not take: MREMAP_DONTUNMAP, MAP_POPULATE
+ *     (it faults), MAP_GROWSDOWN, file mappings other than shmem, and
+ *     madvise advice other than MADV_DONTNEED (an unknown advice value
+ *     is generated, for EINVAL).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sync/error.h"
+#include "sync/thread.h"
+#include "test.h"
+#include "vm/mm.h"
+
+Suite *diff_suite(void);
+
+#define PG 4096UL
+#define RANGE_PAGES 512UL
+#define RANGE (RANGE_PAGES * PG)
+#define GUARD (16 * PG)
+#define PAD_BYTES (1UL << 30)
+#define MAX_OP_PAGES 64UL
+
+#define NR_SEEDS 8
+#define STEPS_PER_SEED 2500
+#define SHRINK_NS (10 * VS_TEST_NS_PER_SEC)
+#define MAX_VMAS RANGE_PAGES
+#define MAPS_BUF_SIZE (1 << 20)
+
+enum op_kind { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MADVISE, OP_MREMAP,
+	       NR_OP_KINDS };
+
+/*
+ * One operation.  @addr and @new_addr are offsets from the range base
+ * (so that a sequence replays at any base); @prot is the advice for
+ * madvise.  @kret and @mret: the kernel's and the model's results, an
+ * address or a negative errno.
+ */
+struct op {
+	enum op_kind kind;
+	unsigned long addr, len;
+	unsigned long new_addr, new_len;
+	int prot, flags;
+	long kret, mret;
+};
+
+/* One VMA as /proc/self/maps shows it; @id names the mapped object. */
+struct vrec {
+	unsigned long start, end, off;
+	uintptr_t id;
+	char perm[5];
+};
+
+struct snap {
+	size_t n;
+	struct vrec v[MAX_VMAS];
+};
+
+struct diff {
+	unsigned long resv, resv_len;   /* the whole reservation */
+	unsigned long base;             /* the range */
+	struct vs_mm *mm;
+	struct op *ops, *tmp;           /* the sequence; shrink's scratch */
+	uint64_t rng;
+	struct snap kern, model;
+	char why[512];
+	unsigned long ok[NR_OP_KINDS], err[NR_OP_KINDS];
+};
+
+static char maps_buf[MAPS_BUF_SIZE];
+static struct diff diff;
+
+/* xorshift64*: deterministic, seedable. */
+static uint64_t rnd(struct diff *d)
+{
+	d->rng ^= d->rng >> 12;
+	d->rng ^= d->rng << 25;
+	d->rng ^= d->rng >> 27;
+	return d->rng * UINT64_C(2685821657736338717);
+}
+
+static unsigned long rnd_below(struct diff *d, unsigned long n)
+{
+	return n ? (unsigned long)(rnd(d) % n) : 0;
+}
+
+/* A percentage draw: true @pct times in 100. */
+static int chance(struct diff *d, unsigned int pct)
+{
+	return rnd_below(d, 100) < pct;
+}
+
+/* ---- the range, in the kernel and in the model ------------------------ */
+
+static void map_guard(unsigned long addr)
+{
+	void *p = mmap((void *)addr, GUARD, PROT_NONE,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	ck_assert_msg(p == (void *)addr, "guard: %s", strerror(errno));
+}
+
+/*
+ * Lay out [resv, resv + resv_len) as guard | range | guard | pad, with
+ * the range and the pad left free (see the top of the file).
+ */
+static void range_reserve(struct diff *d)
+{
+	void *p;
+
+	d->resv_len = GUARD + RANGE + GUARD + PAD_BYTES;
+	p = mmap(NULL, d->resv_len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ck_assert_msg(p != MAP_FAILED, "reserve: %s", strerror(errno));
+	d->resv = (unsigned long)p;
+	d->base = d->resv + GUARD;
+	map_guard(d->resv);
+	map_guard(d->base + RANGE);
+	ck_assert_int_eq(munmap((void *)d->base, RANGE), 0);
+	ck_assert_int_eq(munmap((void *)(d->base + RANGE + GUARD),
+				PAD_BYTES), 0);
+}
+
+static void model_create(struct diff *d)
+{
+	struct vs_mm_options opt = {
+		.start = d->base,
+		.end = d->base + RANGE,
+	};
+	int err = vs_mm_create(&d->mm, &opt);
+
+	ck_assert_msg(err == 0, "vs_mm_create: %s", vs_strerror(err));
+}
+
+static void model_destroy(struct diff *d)
+{
+	int err = vs_mm_destroy(d->mm);
+
+	ck_assert_msg(err == 0, "vs_mm_destroy: %s", vs_strerror(err));
+	d->mm = NULL;
+}
+
+/* Empty the range on both sides: a fresh start for a replay. */
+static void range_reset(struct diff *d)
+{
+	ck_assert_int_eq(munmap((void *)d->base, RANGE), 0);
+	model_destroy(d);
+	model_create(d);
+}
+
+static void range_release(struct diff *d)
+{
+	model_destroy(d);
+	ck_assert_int_eq(munmap((void *)d->resv, GUARD + RANGE + GUARD), 0);
+}
+
+/* ---- snapshots --------------------------------------------------------- */
+
+/*
+ * Read /proc/self/maps into the static buffer with read(2): no stdio,
+ * no allocation that could land in the range while it is compared.
+ */
+static size_t read_maps(void)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "/proc/self/maps: %s", strerror(errno));
+	while (n < sizeof(maps_buf) - 1) {
+		r = read(fd, maps_buf + n, sizeof(maps_buf) - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		ck_assert_msg(r >= 0, "read maps: %s", strerror(errno));
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	ck_assert_msg(n < sizeof(maps_buf) - 1, "maps: buffer too small");
+	close(fd);
+	maps_buf[n] = '\0';
+	return n;
+}
+
+/*
+ * Parse one maps line: "start-end perm offset major:minor inode path".
+ * Return: the start of the next line.
+ */
+static char *parse_line(char *p, struct vrec *v)
+{
+	char *nl;
+
+	v->start = strtoul(p, &p, 16);
+	v->end = strtoul(p + 1, &p, 16);
+	memcpy(v->perm, p + 1, 4);
+	v->perm[4] = '\0';
+	v->off = strtoul(p + 6, &p, 16);
+	p = strchr(p + 1, ' ');                 /* skip major:minor */
+	v->id = p ? (uintptr_t)strtoul(p + 1, &p, 10) : 0;
+	nl = p ? strchr(p, '\n') : NULL;
+	return nl ? nl + 1 : NULL;
+}
+
+/*
+ * The kernel's VMAs that intersect the range.  Private anonymous
+ * mappings show offset 0 and no inode; shared ones their shmem inode.
+ * Return: 0, or -1 with d->why set when a VMA crosses a range boundary.
+ */
+static int snap_kernel(struct diff *d, struct snap *s)
+{
+	unsigned long lo = d->base, hi = d->base + RANGE;
+	struct vrec v;
+	char *p = maps_buf;
+
+	read_maps();
+	s->n = 0;
+	while (p && *p) {
+		p = parse_line(p, &v);
+		if (v.end <= lo || v.start >= hi)
+			continue;
+		if (v.start < lo || v.end > hi) {
+			snprintf(d->why, sizeof(d->why),
+				 "kernel VMA %lx-%lx crosses the range "
+				 "%lx-%lx", v.start, v.end, lo, hi);
+			return -1;
+		}
+		if (v.perm[3] != 's')
+			v.id = 0;
+		ck_assert_uint_lt(s->n, MAX_VMAS);
+		s->v[s->n++] = v;
+	}
+	return 0;
+}
+
+/* The model's VMAs, under mmap_lock for read, in maps form. */
+static void snap_model(struct diff *d, struct snap *s)
+{
+	struct vs_vma *vma;
+	struct vrec *v;
+
+	s->n = 0;
+	vs_mmap_read_lock(d->mm);
+	for (vma = vs_find_vma(d->mm, 0); vma;
+	     vma = vs_find_vma(d->mm, vma->vm_end)) {
+		ck_assert_uint_lt(s->n, MAX_VMAS);
+		v = &s->v[s->n++];
+		v->start = vma->vm_start;
+		v->end = vma->vm_end;
+		v->perm[0] = vma->vm_flags & VS_VM_READ ? 'r' : '-';
+		v->perm[1] = vma->vm_flags & VS_VM_WRITE ? 'w' : '-';
+		v->perm[2] = vma->vm_flags & VS_VM_EXEC ? 'x' : '-';
+		v->perm[3] = vma->vm_flags & VS_VM_MAYSHARE ? 's' : 'p';
+		v->perm[4] = '\0';
+		v->off = vma->vm_file ? vma->vm_pgoff * PG : 0;
+		v->id = v->perm[3] == 's' ? (uintptr_t)vma->vm_file : 0;
+	}
+	vs_mmap_read_unlock(d->mm);
+}
+
+static int vrec_eq(const struct vrec *a, const struct vrec *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       strcmp(a->perm, b->perm) == 0 && a->off == b->off;
+}
+
+static void fmt_vrec(const struct diff *d, const struct vrec *v, char *buf,
+		     size_t size)
+{
+	snprintf(buf, size, "base+%#lx-base+%#lx %s %#lx", v->start - d->base,
+		 v->end - d->base, v->perm, v->off);
+}
+
+/*
+ * Two shared VMAs map one object in the kernel exactly when they map one
+ * in the model.  The lists are already equal entry by entry.
+ */
+static int ids_match(struct diff *d)
+{
+	const struct snap *k = &d->kern, *m = &d->model;
+	size_t i, j;
+
+	for (i = 0; i < k->n; i++) {
+		for (j = i + 1; j < k->n; j++) {
+			if (!k->v[i].id || !k->v[j].id)
+				continue;
+			if ((k->v[i].id == k->v[j].id) ==
+			    (m->v[i].id == m->v[j].id))
+				continue;
+			snprintf(d->why, sizeof(d->why),
+				 "shared VMAs %zu and %zu: kernel %s one "
+				 "object, model %s", i, j,
+				 k->v[i].id == k->v[j].id ? "maps" :
+				 "does not map",
+				 m->v[i].id == m->v[j].id ? "does" :
+				 "does not");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Return: 1 when the lists are equal, else 0 with d->why set. */
+static int snaps_match(struct diff *d)
+{
+	const struct snap *k = &d->kern, *m = &d->model;
+	char kb[96], mb[96];
+	size_t i;
+
+	for (i = 0; i < k->n || i < m->n; i++) {
+		if (i < k->n && i < m->n && vrec_eq(&k->v[i], &m->v[i]))
+			continue;
+		if (i < k->n)
+			fmt_vrec(d, &k->v[i], kb, sizeof(kb));
+		else
+			snprintf(kb, sizeof(kb), "(none)");
+		if (i < m->n)
+			fmt_vrec(d, &m->v[i], mb, sizeof(mb));
+		else
+			snprintf(mb, sizeof(mb), "(none)");
+		snprintf(d->why, sizeof(d->why),
+			 "VMA %zu differs: kernel %s, model %s", i, kb, mb);
+		return 0;
+	}
+	return ids_match(d);
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+/* The real system call.  Return: its result, or -errno. */
+static long real_op(const struct diff *d, const struct op *op)
+{
+	void *a = (void *)(d->base + op->addr);
+	long r;
+
+	errno = 0;
+	switch (op->kind) {
+	case OP_MMAP:
+		r = (long)mmap(a, op->len, op->prot, op->flags, -1, 0);
+		break;
+	case OP_MUNMAP:
+		r = munmap(a, op->len);
+		break;
+	case OP_MPROTECT:
+		r = mprotect(a, op->len, op->prot);
+		break;
+	case OP_MADVISE:
+		r = madvise(a, op->len, op->prot);
+		break;
+	default:
+		/* The raw call: glibc passes new_address only with FIXED. */
+		r = syscall(SYS_mremap, a, op->len, op->new_len, op->flags,
+			    d->base + op->new_addr);
+		break;
+	}
+	return r == -1 ? -errno : r;
+}
+
+static long model_op(const struct diff *d, const struct op *op)
+{
+	unsigned long a = d->base + op->addr;
+
+	switch (op->kind) {
+	case OP_MMAP:
+		return vs_mmap(d->mm, a, op->len, op->prot, op->flags, NULL,
+			       0);
+	case OP_MUNMAP:
+		return vs_munmap(d->mm, a, op->len);
+	case OP_MPROTECT:
+		return vs_mprotect(d->mm, a, op->len, op->prot);
+	case OP_MADVISE:
+		return vs_madvise(d->mm, a, op->len, op->prot);
+	default:
+		return vs_mremap(d->mm, a, op->len, op->new_len, op->flags,
+				 d->base + op->new_addr);
+	}
+}
+
+static void fmt_ret(const struct diff *d, long r, char *buf, size_t size)
+{
+	unsigned long u = (unsigned long)r;
+
+	if (r < 0 && r > -4096)
+		snprintf(buf, size, "-%s", vs_err_name((int)r));
+	else if (u >= d->base && u <= d->base + RANGE)
+		snprintf(buf, size, "base+%#lx", u - d->base);
+	else
+		snprintf(buf, size, "%#lx", u);
+}
+
+/*
+ * Apply @op to both sides and compare the results and the VMA lists.
+ * Return: 1 when they match, else 0 with d->why set.
+ */
+static int step(struct diff *d, struct op *op)
+{
+	char kb[64], mb[64];
+	int ok;
+
+	op->kret = real_op(d, op);
+	op->mret = model_op(d, op);
+	if (op->kret < 0)
+		d->err[op->kind]++;
+	else
+		d->ok[op->kind]++;
+	if (snap_kernel(d, &d->kern) != 0)
+		return 0;
+	snap_model(d, &d->model);
+	ok = snaps_match(d);
+	if (op->kret != op->mret) {
+		fmt_ret(d, op->kret, kb, sizeof(kb));
+		fmt_ret(d, op->mret, mb, sizeof(mb));
+		snprintf(d->why, sizeof(d->why),
+			 "results differ: kernel %s, model %s", kb, mb);
+		return 0;
+	}
+	return ok;
+}
+
+/* ---- the random sequence ---------------------------------------------- */
+
+/* Mostly the protections that merge often, now and then any. */
+static int rnd_prot(struct diff *d)
+{
+	unsigned long r = rnd_below(d, 20);
+
+	if (r < 8)
+		return PROT_READ | PROT_WRITE;
+	if (r < 13)
+		return PROT_READ;
+	if (r < 16)
+		return PROT_NONE;
+	return (int)rnd_below(d, 8);
+}
+
+static void clamp_len(unsigned long off, unsigned long *len)
+{
+	if (*len > RANGE - off)
+		*len = RANGE - off;
+}
+
+/*
+ * Misalign @off by 1..PG-1 bytes, keeping [off, off + len) inside the
+ * range (exclusion 1: past the range end the model, like the kernel at
+ * TASK_SIZE, says ENOMEM before it looks at the alignment).
+ */
+static unsigned long misalign(struct diff *d, unsigned long off,
+			      unsigned long len)
+{
+	off += 1 + rnd_below(d, PG - 1);
+	if (off + len > RANGE)
+		off -= PG;
+	return off;
+}
+
+/*
+ * A page-aligned span inside the range, 1..MAX_OP_PAGES pages.  Often it
+ * starts or ends at a VMA boundary of the current state, where the
+ * splits and merges happen.
+ */
+static void rnd_span(struct diff *d, unsigned long *off, unsigned long *len)
+{
+	const struct snap *s = &d->kern;
+	const struct vrec *v;
+
+	*off = rnd_below(d, RANGE_PAGES) * PG;
+	*len = (1 + rnd_below(d, MAX_OP_PAGES)) * PG;
+	if (s->n && chance(d, 40)) {
+		v = &s->v[rnd_below(d, s->n)];
+		if (chance(d, 50))
+			*off = (chance(d, 50) ? v->start : v->end) - d->base;
+		if (chance(d, 50) && v->end - d->base > *off)
+			*len = v->end - d->base - *off;
+	}
+	if (*off >= RANGE)
+		*off = RANGE - PG;
+	clamp_len(*off, len);
+}
+
+/* No VMA of the current state intersects [off, off + len). */
+static int span_free(const struct diff *d, unsigned long off,
+		     unsigned long len)
+{
+	unsigned long lo = d->base + off, hi = lo + len;
+	size_t i;
+
+	for (i = 0; i < d->kern.n; i++)
+		if (d->kern.v[i].start < hi && d->kern.v[i].end > lo)
+			return 0;
+	return 1;
+}
+
+static void gen_mmap(struct diff *d, struct op *op)
+{
+	unsigned long r = rnd_below(d, 10);
+
+	op->kind = OP_MMAP;
+	rnd_span(d, &op->addr, &op->len);
+	op->prot = rnd_prot(d);
+	op->flags = (chance(d, 20) ? MAP_SHARED : MAP_PRIVATE) |
+		    MAP_ANONYMOUS;
+	if (r < 7)
+		op->flags |= MAP_FIXED;
+	else if (r < 9)
+		op->flags |= MAP_FIXED_NOREPLACE;
+	else if (!span_free(d, op->addr, op->len))
+		op->flags |= MAP_FIXED;         /* exclusion 2 */
+}
+
+static void gen_span_op(struct diff *d, struct op *op, enum op_kind kind)
+{
+	op->kind = kind;
+	rnd_span(d, &op->addr, &op->len);
+	if (kind == OP_MPROTECT)
+		op->prot = rnd_prot(d);
+	else if (kind == OP_MADVISE)
+		op->prot = MADV_DONTNEED;
+}
+
+/* Where a move lands: anywhere, or next to a VMA, where it may merge. */
+static unsigned long rnd_target(struct diff *d, unsigned long len)
+{
+	const struct snap *s = &d->kern;
+	const struct vrec *v;
+	unsigned long off = rnd_below(d, RANGE_PAGES - len / PG + 1) * PG;
+
+	if (s->n && chance(d, 40)) {
+		v = &s->v[rnd_below(d, s->n)];
+		if (chance(d, 50))
+			off = v->end - d->base;
+		else if (v->start - d->base >= len)
+			off = v->start - d->base - len;
+	}
+	if (off > RANGE - len)
+		off = RANGE - len;
+	return off;
+}
+
+/* mremap(MAYMOVE | FIXED): same size, smaller, larger, or duplicate. */
+static void gen_move(struct diff *d, struct op *op)
+{
+	unsigned long r = rnd_below(d, 3);
+
+	op->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+	if (chance(d, 5))
+		op->len = 0;    /* duplicate: shared mappings only */
+	if (r == 0)
+		op->new_len = op->len;
+	else if (r == 1)
+		op->new_len = (1 + rnd_below(d, op->len / PG)) * PG;
+	else
+		op->new_len = op->len + (1 + rnd_below(d, 16)) * PG;
+	if (!op->new_len)
+		op->new_len = (1 + rnd_below(d, 16)) * PG;
+	op->new_addr = rnd_target(d, op->new_len);
+}
+
+/* The old range: mostly part of one VMA, sometimes past its end. */
+static void gen_old_range(struct diff *d, struct op *op)
+{
+	const struct snap *s = &d->kern;
+	const struct vrec *v;
+	unsigned long first, pages, skip;
+
+	if (!s->n || chance(d, 15)) {
+		rnd_span(d, &op->addr, &op->len);
+		return;
+	}
+	v = &s->v[rnd_below(d, s->n)];
+	first = (v->start - d->base) / PG;
+	pages = (v->end - v->start) / PG;
+	skip = chance(d, 50) ? 0 : rnd_below(d, pages);
+	op->addr = (first + skip) * PG;
+	pages -= skip;
+	op->len = (chance(d, 60) ? pages : 1 + rnd_below(d, pages)) * PG;
+	if (chance(d, 15))
+		op->len += (1 + rnd_below(d, 16)) * PG;
+	clamp_len(op->addr, &op->len);
+}
+
+static void gen_mremap(struct diff *d, struct op *op)
+{
+	unsigned long r = rnd_below(d, 10);
+
+	op->kind = OP_MREMAP;
+	op->flags = 0;
+	op->new_addr = 0;
+	gen_old_range(d, op);
+	if (r < 3) {
+		/* shrink or same size: in place, also with MAYMOVE
+		 * (exclusion 3) */
+		op->new_len = (1 + rnd_below(d, op->len / PG)) * PG;
+		if (chance(d, 50))
+			op->flags = MREMAP_MAYMOVE;
+	} else if (r < 5) {
+		/* grow in place or fail with ENOMEM */
+		op->new_len = op->len + (1 + rnd_below(d, 16)) * PG;
+		clamp_len(op->addr, &op->new_len);
+	} else {
+		gen_move(d, op);
+	}
+}
+
+/* mremap with bad arguments: flags, lengths, alignment. */
+static void gen_bad_mremap(struct diff *d, struct op *op)
+{
+	gen_mremap(d, op);
+	switch (rnd_below(d, 5)) {
+	case 0:
+		op->flags |= 0x10;                      /* unknown flag */
+		break;
+	case 1:
+		op->new_len = 0;
+		break;
+	case 2:
+		op->flags = MREMAP_FIXED;               /* no MAYMOVE */
+		break;
+	case 3:
+		op->flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+		op->new_addr = misalign(d, op->new_addr, op->new_len);
+		break;
+	default:
+		op->addr = misalign(d, op->addr, op->len);
+		break;
+	}
+}
+
+/*
+ * Arguments the kernel refuses (or, for some, quietly accepts: unknown
+ * mmap prot bits, PROT_SEM, zero lengths for mprotect and madvise,
+ * lengths that are not page multiples).
+ */
+static void gen_invalid(struct diff *d, struct op *op)
+{
+	enum op_kind kind = (enum op_kind)rnd_below(d, NR_OP_KINDS);
+	unsigned long r = rnd_below(d, 8);
+
+	if (kind == OP_MREMAP) {
+		gen_bad_mremap(d, op);
+		return;
+	}
+	gen_span_op(d, op, kind);
+	if (kind == OP_MMAP) {
+		op->prot = rnd_prot(d);
+		op->flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+	}
+	if (r == 0) {
+		op->len = 0;
+	} else if (r == 1) {
+		op->addr = misalign(d, op->addr, op->len);
+	} else if (r == 2) {
+		op->len -= 1 + rnd_below(d, PG - 1);
+	} else if (kind == OP_MMAP) {
+		if (r == 3)
+			op->flags &= ~MAP_PRIVATE;      /* no type */
+		else if (r == 4)
+			op->flags |= MAP_SHARED;        /* SHARED_VALIDATE */
+		else
+			op->prot |= 0x10 << (r - 5);    /* ignored */
+	} else if (kind == OP_MPROTECT) {
+		op->prot |= r == 3 ? PROT_GROWSDOWN | PROT_GROWSUP :
+			    r == 4 ? PROT_GROWSDOWN :
+			    r == 5 ? 0x8 /* PROT_SEM */ : 0x10 << (r - 6);
+	} else if (kind == OP_MADVISE) {
+		op->prot = r < 6 ? 0x7fff : MADV_DONTNEED;
+	} else {
+		op->len = 0;
+	}
+}
+
+static void gen_op(struct diff *d, struct op *op)
+{
+	unsigned long r = rnd_below(d, 100);
+
+	memset(op, 0, sizeof(*op));
+	if (r < 28)
+		gen_mmap(d, op);
+	else if (r < 42)
+		gen_span_op(d, op, OP_MUNMAP);
+	else if (r < 60)
+		gen_span_op(d, op, OP_MPROTECT);
+	else if (r < 68)
+		gen_span_op(d, op, OP_MADVISE);
+	else if (r < 93)
+		gen_mremap(d, op);
+	else
+		gen_invalid(d, op);
+}
+
+/* ---- reproductions ----------------------------------------------------- */
+
+struct bitname {
+	int bit;
+	const char *name;
+};
+
+static const struct bitname prot_names[] = {
+	{ PROT_READ, "PROT_READ" },
+	{ PROT_WRITE, "PROT_WRITE" },
+	{ PROT_EXEC, "PROT_EXEC" },
+	{ PROT_GROWSDOWN, "PROT_GROWSDOWN" },
+	{ PROT_GROWSUP, "PROT_GROWSUP" },
+};
+
+static const struct bitname map_names[] = {
+	{ MAP_SHARED, "MAP_SHARED" },
+	{ MAP_PRIVATE, "MAP_PRIVATE" },
+	{ MAP_ANONYMOUS, "MAP_ANONYMOUS" },
+	{ MAP_FIXED, "MAP_FIXED" },
+	{ MAP_FIXED_NOREPLACE, "MAP_FIXED_NOREPLACE" },
+};
+
+static const struct bitname mremap_names[] = {
+	{ MREMAP_MAYMOVE, "MREMAP_MAYMOVE" },
+	{ MREMAP_FIXED, "MREMAP_FIXED" },
+};
+
+/* @val as NAME|NAME|0x..; @zero when it is 0. */
+static void fmt_bits(char *buf, size_t size, int val,
+		     const struct bitname *t, size_t n, const char *zero)
+{
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++) {
+		if (!(val & t[i].bit))
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					len ? "|" : "", t[i].name);
+		val &= ~t[i].bit;
+	}
+	if (len >= size)
+		return;
+	if (!len && !val)
+		snprintf(buf, size, "%s", zero);
+	else if (val)
+		snprintf(buf + len, size - len, "%s%#x", len ? "|" : "", val);
+}
+
+static void fmt_op(const struct op *op, char *buf, size_t size)
+{
+	char a[128], b[128];
+
+	switch (op->kind) {
+	case OP_MMAP:
+		fmt_bits(a, sizeof(a), op->prot, prot_names,
+			 VS_ARRAY_SIZE(prot_names), "PROT_NONE");
+		fmt_bits(b, sizeof(b), op->flags, map_names,
+			 VS_ARRAY_SIZE(map_names), "0");
+		snprintf(buf, size, "mmap(base+%#lx, %#lx, %s, %s, -1, 0)",
+			 op->addr, op->len, a, b);
+		break;
+	case OP_MUNMAP:
+		snprintf(buf, size, "munmap(base+%#lx, %#lx)", op->addr,
+			 op->len);
+		break;
+	case OP_MPROTECT:
+		fmt_bits(a, sizeof(a), op->prot, prot_names,
+			 VS_ARRAY_SIZE(prot_names), "PROT_NONE");
+		snprintf(buf, size, "mprotect(base+%#lx, %#lx, %s)",
+			 op->addr, op->len, a);
+		break;
+	case OP_MADVISE:
+		if (op->prot == MADV_DONTNEED)
+			snprintf(a, sizeof(a), "MADV_DONTNEED");
+		else
+			snprintf(a, sizeof(a), "%#x", op->prot);
+		snprintf(buf, size, "madvise(base+%#lx, %#lx, %s)", op->addr,
+			 op->len, a);
+		break;
+	default:
+		fmt_bits(a, sizeof(a), op->flags, mremap_names,
+			 VS_ARRAY_SIZE(mremap_names), "0");
+		snprintf(buf, size,
+			 "mremap(base+%#lx, %#lx, %#lx, %s, base+%#lx)",
+			 op->addr, op->len, op->new_len, a, op->new_addr);
+		break;
+	}
+}
+
+static void print_snap(const struct diff *d, const char *who,
+		       const struct snap *s)
+{
+	char buf[96];
+	size_t i;
+
+	fprintf(stderr, "%s VMAs in the range (%zu):\n", who, s->n);
+	for (i = 0; i < s->n; i++) {
+		fmt_vrec(d, &s->v[i], buf, sizeof(buf));
+		if (s->v[i].id)
+			fprintf(stderr, "  %s  object %#" PRIxPTR "\n", buf,
+				s->v[i].id);
+		else
+			fprintf(stderr, "  %s\n", buf);
+	}
+}
+
+/* The last @n operations (the shrunk sequence) and both VMA lists. */
+static void print_ops(const struct diff *d, const struct op *ops, size_t n)
+{
+	char buf[384], kb[64], mb[64];
+	size_t i = n > 60 ? n - 60 : 0;
+
+	if (i)
+		fprintf(stderr, "  ... (%zu operations left out)\n", i);
+	for (; i < n; i++) {
+		fmt_op(&ops[i], buf, sizeof(buf));
+		fmt_ret(d, ops[i].kret, kb, sizeof(kb));
+		fmt_ret(d, ops[i].mret, mb, sizeof(mb));
+		if (ops[i].kret == ops[i].mret)
+			fprintf(stderr, "  %s = %s;\n", buf, kb);
+		else
+			fprintf(stderr, "  %s = %s; /* model: %s */\n", buf,
+				kb, mb);
+	}
+	fprintf(stderr, "then: %s\n", d->why);
+	print_snap(d, "kernel", &d->kern);
+	print_snap(d, "model", &d->model);
+}
+
+/* ---- running a seed ---------------------------------------------------- */
+
+/*
+ * Replay @n operations from an empty range.
+ * Return: the index of the first that fails, or -1.
+ */
+static long replay(struct diff *d, struct op *ops, size_t n)
+{
+	size_t i;
+
+	range_reset(d);
+	for (i = 0; i < n; i++)
+		if (!step(d, &ops[i]))
+			return (long)i;
+	return -1;
+}
+
+/*
+ * Shrink the failing sequence d->ops[0, n): drop chunks of n/2, n/4, ...
+ * 1 operations while a replay still fails somewhere, and cut the
+ * sequence after the failing one.  Bounded by SHRINK_NS.
+ * Return: the new length.
+ */
+static size_t shrink(struct diff *d, size_t n)
+{
+	int64_t end = vs_test_now_ns() + SHRINK_NS;
+	size_t chunk, i, sz = sizeof(*d->ops);
+	long f;
+
+	for (chunk = n / 2; chunk > 0; chunk /= 2) {
+		for (i = 0; i + chunk <= n && n > 1;) {
+			if (vs_test_now_ns() > end)
+				return n;
+			memcpy(d->tmp, d->ops, i * sz);
+			memcpy(d->tmp + i, d->ops + i + chunk,
+			       (n - i - chunk) * sz);
+			f = replay(d, d->tmp, n - chunk);
+			if (f < 0) {
+				i += chunk;
+				continue;
+			}
+			n = (size_t)f + 1;
+			memcpy(d->ops, d->tmp, n * sz);
+		}
+	}
+	return n;
+}
+
+static void report(struct diff *d, uint64_t seed, size_t at)
+{
+	char why[sizeof(d->why)];
+	size_t n;
+	long f;
+
+	memcpy(why, d->why, sizeof(why));
+	fprintf(stderr, "\ndiff: seed %" PRIu64 ", step %zu: %s\n"
+		"rerun: VS_DIFF_SEED=%" PRIu64 " VS_DIFF_STEPS=%zu "
+		"CK_RUN_SUITE=diff vmsim-test\n", seed, at, why, seed, at + 1);
+	n = shrink(d, at + 1);
+	f = replay(d, d->ops, n);
+	if (f < 0) {
+		fprintf(stderr, "(a replay from an empty range does not fail: "
+			"the difference depends on more than the sequence)\n");
+		return;
+	}
+	fprintf(stderr, "reproduction, from an empty range at base "
+		"(%ld operations):\n", f + 1);
+	print_ops(d, d->ops, (size_t)f + 1);
+}
+
+static size_t nr_steps(void)
+{
+	const char *env = getenv("VS_DIFF_STEPS");
+
+	if (env && *env)
+		return (size_t)strtoul(env, NULL, 0);
+	return (size_t)vs_test_scale(STEPS_PER_SEED);
+}
+
+/* Every kind of operation both succeeded and failed at least once. */
+static void check_coverage(const struct diff *d)
+{
+	static const char *const names[NR_OP_KINDS] = {
+		"mmap", "munmap", "mprotect", "madvise", "mremap",
+	};
+	int k;
+
+	for (k = 0; k < NR_OP_KINDS; k++)
+		ck_assert_msg(d->ok[k] && d->err[k],
+			      "%s: %lu succeeded, %lu failed", names[k],
+			      d->ok[k], d->err[k]);
+}
+
+/* Return: the failing step, or -1. */
+static long run_steps(struct diff *d, size_t steps)
+{
+	size_t i;
+
+	ck_assert_msg(snap_kernel(d, &d->kern) == 0, "%s", d->why);
+	snap_model(d, &d->model);
+	ck_assert_msg(snaps_match(d), "empty range: %s", d->why);
+	for (i = 0; i < steps; i++) {
+		gen_op(d, &d->ops[i]);
+		if (!step(d, &d->ops[i]))
+			return (long)i;
+	}
+	return -1;
+}
+
+static void run_seed(uint64_t seed)
+{
+	struct diff *d = &diff;
+	size_t steps = nr_steps();
+	char why[sizeof(d->why)];
+	long at;
+
+	memset(d, 0, sizeof(*d));
+	d->rng = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
+	/* allocated before the range exists, never while it is in use */
+	d->ops = calloc(steps + 1, sizeof(*d->ops));
+	d->tmp = calloc(steps + 1, sizeof(*d->tmp));
+	ck_assert(d->ops && d->tmp);
+	range_reserve(d);
+	model_create(d);
+	at = run_steps(d, steps);
+	memcpy(why, d->why, sizeof(why));
+	if (at >= 0)
+		report(d, seed, (size_t)at);
+	range_release(d);
+	free(d->ops);
+	free(d->tmp);
+	ck_assert_msg(at < 0, "seed %" PRIu64 ", step %ld: %s", seed, at,
+		      why);
+	if (steps >= 1000)
+		check_coverage(d);
+}
+
+/*
+ * The comparison has teeth: a change made to the kernel's side only is
+ * seen, in the VMA list and in a result.
+ */
+START_TEST(diff_detects_divergence)
+{
+	struct diff *d = &diff;
+	struct op op = {
+		.kind = OP_MMAP,
+		.len = 4 * PG,
+		.prot = PROT_READ | PROT_WRITE,
+		.flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+	};
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	memset(d, 0, sizeof(*d));
+	range_reserve(d);
+	model_create(d);
+	ck_assert_msg(step(d, &op), "%s", d->why);
+	ck_assert_int_eq(mprotect((void *)(d->base + PG), PG, PROT_READ), 0);
+	ck_assert_int_eq(snap_kernel(d, &d->kern), 0);
+	snap_model(d, &d->model);
+	ck_assert(!snaps_match(d));
+	ck_assert_ptr_nonnull(strstr(d->why, "VMA 0 differs"));
+
+	/* page 0 gone from the kernel only: madvise fails there alone */
+	ck_assert_int_eq(munmap((void *)d->base, PG), 0);
+	op.kind = OP_MADVISE;
+	op.len = PG;
+	op.prot = MADV_DONTNEED;
+	ck_assert(!step(d, &op));
+	ck_assert_ptr_nonnull(strstr(d->why, "results differ"));
+	range_release(d);
+}
+END_TEST
+
+/* One seed per iteration; VS_DIFF_SEED=N runs seed N alone. */
+START_TEST(diff_random)
+{
+	const char *env = getenv("VS_DIFF_SEED");
+	uint64_t seed = (uint64_t)_i + 1;
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	if (env && *env) {
+		if (_i != 0)
+			return;
+		seed = strtoull(env, NULL, 0);
+	}
+	run_seed(seed);
+}
+END_TEST
+
+Suite *diff_suite(void)
+{
+	Suite *s = suite_create("diff");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	tcase_add_test(tc, diff_detects_divergence);
+	tcase_add_loop_test(tc, diff_random, 0, NR_SEEDS);
+	suite_add_tcase(s, tc);
+	return s;
+}

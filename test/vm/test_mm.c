@@ -1,0 +1,1010 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests for vm/mm.h: the address-space operations with the kernel's
+ * semantics.  Each operation's edge cases and error codes, splits and
+ * merges (checked on the VMA list), the /proc/pid/maps dump, and the
+ * accounting: RSS equals the present PTEs that map a page, and every
+ * page is back in the pool after vs_mm_destroy().
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/rcu.h"
+#include "sync/thread.h"
+#include "test.h"
+#include "vm/file.h"
+#include "vm/mm.h"
+
+#define PG VS_PAGE_SIZE
+#define POOL 512
+#define RW (VS_PROT_READ | VS_PROT_WRITE)
+#define ANON (VS_MAP_PRIVATE | VS_MAP_ANONYMOUS)
+#define SHANON (VS_MAP_SHARED | VS_MAP_ANONYMOUS)
+#define FIX (ANON | VS_MAP_FIXED)
+#define A0 0x100000000UL /* a fixed spot well inside the default range */
+#define VMFL_RW (VS_VM_READ | VS_VM_WRITE | VS_VM_MAYREAD | \
+		 VS_VM_MAYWRITE | VS_VM_MAYEXEC)
+
+Suite *mm_suite(void);
+
+struct range {
+	unsigned long start, end, flags;
+};
+
+static struct vs_mm *mm_new(void)
+{
+	struct vs_mm_options o = { .pool_pages = POOL };
+	struct vs_mm *mm = NULL;
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	ck_assert_int_eq(vs_mm_create(&mm, &o), 0);
+	return mm;
+}
+
+/*
+ * Every page back in the pool once the mm is gone: vs_mm_destroy()
+ * destroys the pool, which fails (-EBUSY) while a page is referenced.
+ */
+static void mm_done(struct vs_mm *mm)
+{
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+}
+
+/* The VMA list, under mmap_lock for read. */
+static int vmas(struct vs_mm *mm, struct range *r, int max)
+{
+	struct vs_vma *v;
+	int n = 0;
+
+	vs_mmap_read_lock(mm);
+	for (v = vs_find_vma(mm, 0); v; v = vs_find_vma(mm, v->vm_end)) {
+		if (n < max) {
+			r[n].start = v->vm_start;
+			r[n].end = v->vm_end;
+			r[n].flags = v->vm_flags;
+		}
+		n++;
+	}
+	vs_mmap_read_unlock(mm);
+	return n;
+}
+
+static void expect(struct vs_mm *mm, int n, const unsigned long *se)
+{
+	struct range r[16];
+	int i, got = vmas(mm, r, 16);
+
+	ck_assert_int_eq(got, n);
+	for (i = 0; i < n; i++) {
+		ck_assert_msg(r[i].start == se[2 * i] && r[i].end ==
+			      se[2 * i + 1], "vma %d: %lx-%lx, want %lx-%lx",
+			      i, r[i].start, r[i].end, se[2 * i],
+			      se[2 * i + 1]);
+	}
+}
+
+struct count {
+	struct vs_mm *mm;
+	long pages, zero, writable;
+};
+
+static int count_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
+{
+	struct count *c = arg;
+	uint64_t v = vs_ptep_get(ptep);
+
+	(void)addr;
+	if (vs_pte_pfn(v) == 0)
+		c->zero++;
+	else
+		c->pages++;
+	if (vs_pte_write(v))
+		c->writable++;
+	return 0;
+}
+
+static struct count ptes(struct vs_mm *mm, unsigned long s, unsigned long e)
+{
+	struct count c = { mm, 0, 0, 0 };
+
+	vs_mmap_read_lock(mm);
+	ck_assert_int_eq(vs_pgtable_walk(&mm->pgtable, s, e, count_pte, &c),
+			 0);
+	vs_mmap_read_unlock(mm);
+	return c;
+}
+
+/* RSS is the number of present PTEs that map a page (not the zero). */
+static void check_rss(struct vs_mm *mm)
+{
+	struct count c = ptes(mm, mm->start, mm->end);
+	long rss = vs_read_once(&mm->rss_anon) + vs_read_once(&mm->rss_file) +
+		   vs_read_once(&mm->rss_shmem);
+
+	ck_assert_int_eq(rss, c.pages);
+}
+
+static unsigned long map_fixed(struct vs_mm *mm, unsigned long a, size_t len,
+			       int prot, int flags)
+{
+	long r = vs_mmap(mm, a, len, prot, flags | VS_MAP_FIXED, NULL, 0);
+
+	ck_assert_int_eq(r, (long)a);
+	return a;
+}
+
+/* ---- create / destroy ---------------------------------------------------- */
+
+START_TEST(mm_create_args)
+{
+	struct vs_mm_options o = { 0 };
+	struct vs_mm *mm;
+	const char *kind;
+	int i;
+
+	ck_assert_int_eq(vs_mm_create(NULL, NULL), -EINVAL);
+	ck_assert_int_eq(vs_mm_destroy(NULL), -EINVAL);
+	o.lock_kind = "nosuch";
+	ck_assert_int_eq(vs_mm_create(&mm, &o), -EINVAL);
+	o.lock_kind = NULL;
+	o.start = 0x20000;
+	o.end = 0x10000;
+	ck_assert_int_eq(vs_mm_create(&mm, &o), -EINVAL);
+	o.start = 0x10001;
+	o.end = 0x20000;
+	ck_assert_int_eq(vs_mm_create(&mm, &o), -EINVAL);
+	o.start = 0x10000;
+	o.end = VS_TASK_SIZE + PG;
+	ck_assert_int_eq(vs_mm_create(&mm, &o), -EINVAL);
+	o.start = 0;
+	o.end = 0x10000 + 64 * PG; /* start defaults */
+	ck_assert_int_eq(vs_mm_create(&mm, &o), 0);
+	ck_assert_uint_eq(mm->start, 0x10000);
+	ck_assert_uint_eq(mm->start_brk, 0x10000 + 16 * PG);
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+	ck_assert_int_eq(vs_mm_create(&mm, NULL), 0);
+	ck_assert_uint_eq(mm->start, 0x10000);
+	ck_assert_uint_eq(mm->start_brk, 0x10000 + (16UL << 20));
+	ck_assert_uint_eq(mm->end, 1UL << 47);
+	ck_assert_uint_eq(mm->brk, mm->start_brk);
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+	for (i = 0; (kind = vs_lock_kind_name(i)); i++) {
+		struct vs_mm_options k = { .lock_kind = kind, .pool_pages = 16,
+					   .ptl_per_mm = i & 1 };
+
+		ck_assert_int_eq(vs_mm_create(&mm, &k), 0);
+		ck_assert_int_eq(vs_mmap(mm, 0, 4 * PG, RW,
+					 ANON | VS_MAP_POPULATE, NULL, 0),
+				 (long)(mm->end - 4 * PG));
+		vs_mmap_write_lock(mm);
+		vs_mmap_write_unlock(mm);
+		ck_assert_int_eq(vs_mm_destroy(mm), 0);
+	}
+}
+END_TEST
+
+START_TEST(mm_lock_seq)
+{
+	struct vs_mm *mm = mm_new();
+	uint32_t seq = vs_read_once(&mm->mm_lock_seq);
+	struct vs_vma *v;
+
+	map_fixed(mm, A0, PG, RW, ANON);
+	ck_assert_uint_ne(vs_read_once(&mm->mm_lock_seq), seq);
+	seq = vs_read_once(&mm->mm_lock_seq);
+	vs_mmap_write_lock(mm);
+	v = vs_vma_lookup(mm, A0);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_ne(vs_read_once(&v->vm_lock_seq), seq);
+	vs_vma_start_write(v);
+	ck_assert_uint_eq(vs_read_once(&v->vm_lock_seq), seq);
+	vs_mmap_write_downgrade(mm);
+	ck_assert_uint_eq(vs_read_once(&mm->mm_lock_seq), seq + 1);
+	vs_mmap_read_unlock(mm);
+	ck_assert(vs_mmap_read_trylock(mm));
+	ck_assert_ptr_eq(vs_find_vma(mm, 0), v);
+	ck_assert_ptr_null(vs_vma_lookup(mm, A0 + PG));
+	ck_assert_ptr_null(vs_find_vma(mm, A0 + PG));
+	vs_mmap_read_unlock(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- mmap ---------------------------------------------------------------- */
+
+START_TEST(mmap_errors)
+{
+	struct vs_mm *mm = mm_new();
+
+	ck_assert_int_eq(vs_mmap(NULL, 0, PG, RW, ANON, NULL, 0), -EINVAL);
+	ck_assert_int_eq(vs_mmap(mm, 0, 0, RW, ANON, NULL, 0), -EINVAL);
+	ck_assert_int_eq(vs_mmap(mm, 0, (size_t)-1, RW, ANON, NULL, 0),
+			 -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, 0, 1UL << 48, RW, ANON, NULL, 0),
+			 -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, VS_MAP_ANONYMOUS, NULL, 0),
+			 -EINVAL);
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, ANON | VS_MAP_SHARED, NULL,
+				 0), -EINVAL);
+	ck_assert_int_eq(vs_mmap(mm, A0 + 1, PG, RW, FIX, NULL, 0), -EINVAL);
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, ANON, NULL, 1), -EINVAL);
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, VS_MAP_PRIVATE, NULL, 0),
+			 -EBADF);
+	/* Fixed outside [start, end). */
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, FIX, NULL, 0), -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, mm->end, PG, RW, FIX, NULL, 0),
+			 -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, mm->end - PG, 2 * PG, RW, FIX, NULL, 0),
+			 -ENOMEM);
+	/* Out of range beats misaligned, as in __get_unmapped_area. */
+	ck_assert_int_eq(vs_mmap(mm, mm->end + 1, PG, RW, FIX, NULL, 0),
+			 -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, mm->end - PG, PG, RW, FIX, NULL, 0),
+			 (long)(mm->end - PG));
+	ck_assert_int_eq(vs_mmap(mm, mm->end - 2 * PG, 2 * PG, RW,
+				 ANON | VS_MAP_FIXED_NOREPLACE, NULL, 0),
+			 -EEXIST);
+	ck_assert_int_eq(vs_mmap(mm, mm->end - 2 * PG, PG, RW,
+				 ANON | VS_MAP_FIXED_NOREPLACE, NULL, 0),
+			 (long)(mm->end - 2 * PG));
+	ck_assert_int_eq(vs_mmap(mm, A0 + 1, PG, RW,
+				 ANON | VS_MAP_FIXED_NOREPLACE, NULL, 0),
+			 -EINVAL);
+	mm_done(mm);
+}
+END_TEST
+
+START_TEST(mmap_topdown_merge)
+{
+	struct vs_mm *mm = mm_new();
+	unsigned long top = mm->end;
+	struct range r[4];
+	long a, b, c;
+
+	a = vs_mmap(mm, 0, 3 * PG, RW, ANON, NULL, 0);
+	ck_assert_int_eq(a, (long)(top - 3 * PG));
+	b = vs_mmap(mm, 0, PG + 1, RW, ANON, NULL, 0); /* rounds to 2 pages */
+	ck_assert_int_eq(b, a - 2 * (long)PG);
+	ck_assert_int_eq(vmas(mm, r, 4), 1); /* merged */
+	ck_assert_uint_eq(r[0].start, (unsigned long)b);
+	ck_assert_uint_eq(r[0].end, top);
+	ck_assert_uint_eq(r[0].flags, VMFL_RW);
+	/* A different protection does not merge. */
+	c = vs_mmap(mm, 0, PG, VS_PROT_READ, ANON, NULL, 0);
+	ck_assert_int_eq(c, b - (long)PG);
+	ck_assert_int_eq(vmas(mm, r, 4), 2);
+	/* Shared anonymous never merges, even with itself. */
+	a = vs_mmap(mm, 0, PG, RW, SHANON, NULL, 0);
+	b = vs_mmap(mm, 0, PG, RW, SHANON, NULL, 0);
+	ck_assert_int_eq(b, a - (long)PG);
+	ck_assert_int_eq(vmas(mm, r, 4), 4);
+	ck_assert_uint_eq(r[0].flags, VMFL_RW | VS_VM_SHARED |
+				      VS_VM_MAYSHARE);
+	/* Filling a hole between two compatible VMAs merges all three. */
+	map_fixed(mm, A0, PG, RW, ANON);
+	map_fixed(mm, A0 + 2 * PG, PG, RW, ANON);
+	map_fixed(mm, A0 + PG, PG, RW, ANON);
+	expect(mm, 5, (unsigned long[]){ A0, A0 + 3 * PG, (unsigned long)b,
+					 (unsigned long)b + PG,
+					 (unsigned long)a, (unsigned long)a +
+					 PG, (unsigned long)c,
+					 (unsigned long)c + PG, (unsigned long)c
+					 + PG, top });
+	mm_done(mm);
+}
+END_TEST
+
+START_TEST(mmap_hint_and_fixed)
+{
+	struct vs_mm *mm = mm_new();
+
+	/* A free hint is used, rounded up to a page. */
+	ck_assert_int_eq(vs_mmap(mm, A0 + 5, PG, RW, ANON, NULL, 0),
+			 (long)(A0 + PG));
+	/* An occupied one is not: top-down instead. */
+	ck_assert_int_eq(vs_mmap(mm, A0 + PG, PG, RW, ANON, NULL, 0),
+			 (long)(mm->end - PG));
+	/* A hint below the range moves up to its floor. */
+	ck_assert_int_eq(vs_mmap(mm, PG, PG, VS_PROT_READ, ANON, NULL, 0),
+			 (long)mm->start);
+	ck_assert_int_eq(vs_mmap(mm, PG, PG, VS_PROT_READ, ANON, NULL, 0),
+			 (long)(mm->end - 2 * PG));
+	/* MAP_FIXED replaces the middle of a mapping, splitting it. */
+	map_fixed(mm, A0 + 8 * PG, 8 * PG, RW, ANON);
+	map_fixed(mm, A0 + 10 * PG, 2 * PG, VS_PROT_READ, ANON);
+	ck_assert_int_eq(vs_munmap(mm, mm->start, PG), 0);
+	expect(mm, 6, (unsigned long[]){ A0 + PG, A0 + 2 * PG, A0 + 8 * PG,
+					 A0 + 10 * PG, A0 + 10 * PG,
+					 A0 + 12 * PG, A0 + 12 * PG,
+					 A0 + 16 * PG, mm->end - 2 * PG,
+					 mm->end - PG, mm->end - PG, mm->end });
+	/* ... and MAP_FIXED over it all with the old prot merges back. */
+	map_fixed(mm, A0 + 8 * PG, 8 * PG, RW, ANON);
+	ck_assert_int_eq(vmas(mm, NULL, 0), 4);
+	mm_done(mm);
+}
+END_TEST
+
+START_TEST(mmap_topdown_gaps)
+{
+	struct vs_mm_options o = { .pool_pages = 16, .start = 0x10000,
+				   .end = 0x10000 + 16 * PG };
+	struct vs_mm *mm;
+
+	ck_assert_int_eq(vs_mm_create(&mm, &o), 0);
+	map_fixed(mm, 0x10000 + 12 * PG, 2 * PG, RW, ANON);
+	map_fixed(mm, 0x10000 + 4 * PG, 2 * PG, VS_PROT_READ, ANON);
+	/* The highest gap that fits: 2 pages fit at the top. */
+	ck_assert_int_eq(vs_mmap(mm, 0, 2 * PG, VS_PROT_EXEC, ANON, NULL, 0),
+			 0x10000 + 14 * PG);
+	/* 4 pages: at the top of the gap between the two. */
+	ck_assert_int_eq(vs_mmap(mm, 0, 4 * PG, VS_PROT_EXEC, ANON, NULL, 0),
+			 0x10000 + 8 * PG);
+	/* 3 pages: only below. */
+	ck_assert_int_eq(vs_mmap(mm, 0, 3 * PG, VS_PROT_NONE, ANON, NULL,
+				 0), 0x10000 + PG);
+	ck_assert_int_eq(vs_mmap(mm, 0, 3 * PG, RW, ANON, NULL, 0), -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, 0, 17 * PG, RW, ANON, NULL, 0),
+			 -ENOMEM);
+	ck_assert_int_eq(vs_mmap(mm, 0, 2 * PG, RW, ANON, NULL, 0),
+			 0x10000 + 6 * PG);
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, ANON, NULL, 0), 0x10000);
+	ck_assert_int_eq(vs_mmap(mm, 0, PG, RW, ANON, NULL, 0), -ENOMEM);
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+}
+END_TEST
+
+START_TEST(mmap_populate_accounting)
+{
+	struct vs_mm *mm = mm_new();
+	struct vs_page_pool *pool = mm->pool;
+	size_t free0 = vs_page_pool_free_pages(pool);
+	struct count c;
+
+	map_fixed(mm, A0, 8 * PG, RW, ANON | VS_MAP_POPULATE);
+	c = ptes(mm, A0, A0 + 8 * PG);
+	ck_assert_int_eq(c.pages, 8);
+	ck_assert_int_eq(c.writable, 8);
+	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 8);
+	/* Private read-only: the zero page, no RSS. */
+	map_fixed(mm, A0 + 16 * PG, 4 * PG, VS_PROT_READ,
+		  ANON | VS_MAP_POPULATE);
+	c = ptes(mm, A0 + 16 * PG, A0 + 20 * PG);
+	ck_assert_int_eq(c.zero, 4);
+	ck_assert_int_eq(c.writable, 0);
+	/* Shared anonymous: shmem pages, writable. */
+	map_fixed(mm, A0 + 32 * PG, 4 * PG, RW, SHANON | VS_MAP_POPULATE);
+	c = ptes(mm, A0 + 32 * PG, A0 + 36 * PG);
+	ck_assert_int_eq(c.pages, 4);
+	ck_assert_int_eq(c.writable, 4);
+	ck_assert_int_eq(vs_read_once(&mm->rss_shmem), 4);
+	/* PROT_NONE is not populated. */
+	map_fixed(mm, A0 + 40 * PG, 4 * PG, VS_PROT_NONE,
+		  ANON | VS_MAP_POPULATE);
+	ck_assert_int_eq(ptes(mm, A0 + 40 * PG, A0 + 44 * PG).pages, 0);
+	check_rss(mm);
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 12);
+	/* Unmapping a part frees its pages (the shmem ones at RCU time). */
+	ck_assert_int_eq(vs_munmap(mm, A0 + 2 * PG, 2 * PG), 0);
+	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 6);
+	check_rss(mm);
+	ck_assert_int_eq(vs_munmap(mm, A0 + 32 * PG, 4 * PG), 0);
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	check_rss(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/* Pages come back to a pool the test owns: map a file from it. */
+START_TEST(mm_destroy_returns_pages)
+{
+	struct vs_mm *mm = mm_new();
+	struct vs_page_pool *pool = mm->pool;
+	size_t free0 = vs_page_pool_free_pages(pool);
+
+	map_fixed(mm, A0, 64 * PG, RW, ANON | VS_MAP_POPULATE);
+	map_fixed(mm, A0 + 128 * PG, 64 * PG, RW, SHANON | VS_MAP_POPULATE);
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 128);
+	vs_mmap_write_lock(mm);
+	vs_mmap_write_unlock(mm);
+	check_rss(mm);
+	/* vs_mm_destroy() checks the pool itself: -EBUSY on a leak. */
+	ck_assert_int_eq(vs_munmap(mm, A0, 256 * PG), 0);
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0);
+	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), 1);
+	mm_done(mm);
+}
+END_TEST
+
+/* A file still open holds pages of the pool: -EBUSY, then fine. */
+START_TEST(mm_destroy_busy)
+{
+	struct vs_mm *mm = mm_new();
+	struct vs_file *f;
+
+	ck_assert_int_eq(vs_file_create(&f, mm->pool, 2 * PG, O_RDWR), 0);
+	ck_assert_int_eq(vs_mmap(mm, A0, 2 * PG, RW, VS_MAP_SHARED |
+				 VS_MAP_FIXED | VS_MAP_POPULATE, f, 0),
+			 (long)A0);
+	ck_assert_int_eq(vs_read_once(&mm->rss_file), 2);
+	ck_assert_int_eq(vs_mm_destroy(mm), -EBUSY);
+	ck_assert_int_eq(vmas(mm, NULL, 0), 0);
+	ck_assert_int_eq(vs_read_once(&mm->rss_file), 0);
+	ck_assert_int_eq(vs_file_destroy(f), 0);
+	ck_assert_int_eq(vs_file_destroy(NULL), -EINVAL);
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+}
+END_TEST
+
+/* ---- munmap -------------------------------------------------------------- */
+
+START_TEST(munmap_cases)
+{
+	struct vs_mm *mm = mm_new();
+
+	ck_assert_int_eq(vs_munmap(mm, A0 + 1, PG), -EINVAL);
+	ck_assert_int_eq(vs_munmap(mm, A0, 0), -EINVAL);
+	ck_assert_int_eq(vs_munmap(mm, A0, (size_t)-PG), -EINVAL);
+	ck_assert_int_eq(vs_munmap(mm, mm->end + PG, PG), -EINVAL);
+	ck_assert_int_eq(vs_munmap(NULL, A0, PG), -EINVAL);
+	ck_assert_int_eq(vs_munmap(mm, A0, PG), 0); /* a hole */
+	map_fixed(mm, A0, 10 * PG, RW, ANON | VS_MAP_POPULATE);
+	/* The middle: one VMA becomes two. */
+	ck_assert_int_eq(vs_munmap(mm, A0 + 3 * PG, 2 * PG - 7), 0);
+	expect(mm, 2, (unsigned long[]){ A0, A0 + 3 * PG, A0 + 5 * PG,
+					 A0 + 10 * PG });
+	ck_assert_int_eq(ptes(mm, A0, A0 + 10 * PG).pages, 8);
+	/* Across a hole: both ends trimmed. */
+	ck_assert_int_eq(vs_munmap(mm, A0 + 2 * PG, 4 * PG), 0);
+	expect(mm, 2, (unsigned long[]){ A0, A0 + 2 * PG, A0 + 6 * PG,
+					 A0 + 10 * PG });
+	check_rss(mm);
+	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 6);
+	/* Everything. */
+	ck_assert_int_eq(vs_munmap(mm, mm->start, mm->end - mm->start), 0);
+	ck_assert_int_eq(vmas(mm, NULL, 0), 0);
+	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 0);
+	vs_rcu_barrier(); /* table pages are freed after a grace period */
+	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), 1);
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- mprotect ------------------------------------------------------------ */
+
+START_TEST(mprotect_split_merge)
+{
+	struct vs_mm *mm = mm_new();
+	struct range r[4];
+	struct count c;
+
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 1, PG, RW), -EINVAL);
+	ck_assert_int_eq(vs_mprotect(mm, A0, 0, RW), 0);
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, 0x10), -EINVAL);
+	ck_assert_int_eq(vs_mprotect(mm, A0, (size_t)-PG, RW), -ENOMEM);
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW), -ENOMEM); /* unmapped */
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW | 0x03000000), -EINVAL);
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW | 0x01000000), -ENOMEM);
+	map_fixed(mm, A0, 8 * PG, RW, ANON | VS_MAP_POPULATE);
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW | 0x01000000), -EINVAL);
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW | 0x02000000), -EINVAL);
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 2 * PG, 2 * PG, VS_PROT_READ),
+			 0);
+	ck_assert_int_eq(vmas(mm, r, 4), 3);
+	ck_assert_uint_eq(r[1].start, A0 + 2 * PG);
+	ck_assert_uint_eq(r[1].end, A0 + 4 * PG);
+	ck_assert_uint_eq(r[1].flags, VMFL_RW & ~VS_VM_WRITE);
+	c = ptes(mm, A0, A0 + 8 * PG);
+	ck_assert_int_eq(c.pages, 8);
+	ck_assert_int_eq(c.writable, 6);
+	/* Back to RW: merges into one again; PTEs stay read-only. */
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 2 * PG, 2 * PG, RW), 0);
+	expect(mm, 1, (unsigned long[]){ A0, A0 + 8 * PG });
+	ck_assert_int_eq(ptes(mm, A0, A0 + 8 * PG).writable, 6);
+	/* The tail: two VMAs, then the head merges with nothing. */
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 6 * PG, 2 * PG, VS_PROT_NONE),
+			 0);
+	ck_assert_int_eq(vs_mprotect(mm, A0, 8 * PG, VS_PROT_READ), 0);
+	expect(mm, 1, (unsigned long[]){ A0, A0 + 8 * PG });
+	ck_assert_int_eq(ptes(mm, A0, A0 + 8 * PG).writable, 0);
+	check_rss(mm);
+	mm_done(mm);
+}
+END_TEST
+
+START_TEST(mprotect_hole)
+{
+	struct vs_mm *mm = mm_new();
+	struct range r[4];
+
+	map_fixed(mm, A0, 2 * PG, RW, ANON);
+	map_fixed(mm, A0 + 3 * PG, 2 * PG, RW, ANON);
+	/* Changed up to the hole, then -ENOMEM. */
+	ck_assert_int_eq(vs_mprotect(mm, A0 + PG, 3 * PG, VS_PROT_READ),
+			 -ENOMEM);
+	ck_assert_int_eq(vmas(mm, r, 4), 3);
+	ck_assert_uint_eq(r[1].start, A0 + PG);
+	ck_assert_uint_eq(r[1].flags & VS_VM_WRITE, 0);
+	ck_assert_uint_eq(r[2].flags & VS_VM_WRITE, VS_VM_WRITE);
+	/* The range starts in a hole: nothing changes. */
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 2 * PG, 3 * PG, VS_PROT_READ),
+			 -ENOMEM);
+	ck_assert_int_eq(vmas(mm, r, 4), 3);
+	ck_assert_uint_eq(r[2].flags & VS_VM_WRITE, VS_VM_WRITE);
+	/* A tail beyond the last VMA: changed, then -ENOMEM. */
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 3 * PG, 4 * PG, VS_PROT_READ),
+			 -ENOMEM);
+	ck_assert_int_eq(vmas(mm, r, 4), 3);
+	ck_assert_uint_eq(r[2].start, A0 + 3 * PG);
+	ck_assert_uint_eq(r[2].flags & VS_VM_WRITE, 0);
+	/* Closing the hole with the same flags merges all three. */
+	map_fixed(mm, A0 + 2 * PG, PG, VS_PROT_READ, ANON);
+	expect(mm, 2, (unsigned long[]){ A0, A0 + PG, A0 + PG, A0 + 5 * PG });
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- madvise ------------------------------------------------------------- */
+
+START_TEST(madvise_dontneed)
+{
+	struct vs_mm *mm = mm_new();
+
+	ck_assert_int_eq(vs_madvise(mm, A0, PG, 99), -EINVAL);
+	ck_assert_int_eq(vs_madvise(mm, A0 + 1, PG, VS_MADV_DONTNEED),
+			 -EINVAL);
+	ck_assert_int_eq(vs_madvise(mm, A0, 0, VS_MADV_DONTNEED), 0);
+	ck_assert_int_eq(vs_madvise(mm, A0, (size_t)-1, VS_MADV_DONTNEED),
+			 -EINVAL);
+	ck_assert_int_eq(vs_madvise(mm, A0, PG, VS_MADV_DONTNEED), -ENOMEM);
+	map_fixed(mm, A0, 4 * PG, RW, ANON | VS_MAP_POPULATE);
+	map_fixed(mm, A0 + 5 * PG, 4 * PG, RW, ANON | VS_MAP_POPULATE);
+	ck_assert_int_eq(vs_madvise(mm, A0 + PG, PG, VS_MADV_DONTNEED), 0);
+	ck_assert_int_eq(ptes(mm, A0, A0 + 9 * PG).pages, 7);
+	/* Over the hole: both sides zapped, VMAs kept, -ENOMEM. */
+	ck_assert_int_eq(vs_madvise(mm, A0 + 3 * PG, 3 * PG,
+				    VS_MADV_DONTNEED), -ENOMEM);
+	ck_assert_int_eq(ptes(mm, A0, A0 + 9 * PG).pages, 5);
+	ck_assert_int_eq(vmas(mm, NULL, 0), 2);
+	check_rss(mm);
+	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 5);
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- brk ----------------------------------------------------------------- */
+
+START_TEST(brk_grow_shrink)
+{
+	struct vs_mm *mm = mm_new();
+	unsigned long b0 = mm->start_brk;
+	struct range r[2];
+
+	ck_assert_uint_eq(b0 & ~VS_PAGE_MASK, 0);
+	ck_assert_uint_eq(vs_brk(mm, 0), b0);
+	ck_assert_uint_eq(vs_brk(mm, b0 - PG), b0); /* below: refused */
+	ck_assert_uint_eq(vs_brk(mm, b0 + 100), b0 + 100);
+	ck_assert_uint_eq(vs_brk(mm, b0 + 3 * PG), b0 + 3 * PG);
+	ck_assert_int_eq(vmas(mm, r, 2), 1);
+	ck_assert_uint_eq(r[0].start, b0);
+	ck_assert_uint_eq(r[0].end, b0 + 3 * PG);
+	ck_assert_uint_eq(r[0].flags, VMFL_RW);
+	ck_assert_uint_eq(vs_brk(mm, b0 + PG + 1), b0 + PG + 1);
+	expect(mm, 1, (unsigned long[]){ b0, b0 + 2 * PG });
+	/* A mapping in the way (with its guard page) refuses growth. */
+	map_fixed(mm, b0 + 4 * PG, PG, RW, ANON);
+	ck_assert_uint_eq(vs_brk(mm, b0 + 4 * PG), b0 + PG + 1);
+	ck_assert_uint_eq(vs_brk(mm, b0 + 3 * PG), b0 + 3 * PG);
+	/* The heap unmapped behind brk's back: shrinking is refused. */
+	ck_assert_int_eq(vs_munmap(mm, b0, 3 * PG), 0);
+	ck_assert_uint_eq(vs_brk(mm, b0), b0 + 3 * PG);
+	ck_assert_uint_eq(vs_brk(mm, b0 + 2 * PG + 5), b0 + 2 * PG + 5);
+	ck_assert_int_eq(vmas(mm, NULL, 0), 1);
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- dump ---------------------------------------------------------------- */
+
+START_TEST(mm_dump_format)
+{
+	struct vs_mm *mm = mm_new();
+	struct vs_file *f;
+	char buf[512];
+	FILE *out;
+
+	ck_assert_int_eq(vs_file_create(&f, mm->pool, 8 * PG, O_RDWR), 0);
+	map_fixed(mm, A0, 2 * PG, RW, ANON);
+	map_fixed(mm, A0 + 4 * PG, PG, VS_PROT_READ | VS_PROT_EXEC, SHANON);
+	ck_assert_int_eq(vs_mmap(mm, A0 + 8 * PG, PG, VS_PROT_READ,
+				 VS_MAP_PRIVATE | VS_MAP_FIXED, f, 2 * PG),
+			 (long)(A0 + 8 * PG));
+	vs_file_destroy(f);
+	memset(buf, 0, sizeof(buf));
+	out = fmemopen(buf, sizeof(buf) - 1, "w");
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(vs_mm_dump(mm, out), 0);
+	fclose(out);
+	ck_assert_str_eq(buf,
+			 "100000000-100002000 rw-p 00000000 00:00 0\n"
+			 "100004000-100005000 r-xs 00000000 00:00 0\n"
+			 "100008000-100009000 r--p 00002000 00:00 0\n");
+	ck_assert_int_eq(vs_mm_dump(NULL, stdout), -EINVAL);
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- files --------------------------------------------------------------- */
+
+START_TEST(file_mappings)
+{
+	struct vs_mm *mm = mm_new();
+	struct vs_file *ro, *rw;
+	struct count c;
+
+	ck_assert_int_eq(vs_file_create(NULL, mm->pool, PG, O_RDWR), -EINVAL);
+	ck_assert_int_eq(vs_file_create(&ro, mm->pool, PG, O_WRONLY),
+			 -EINVAL);
+	ck_assert_int_eq(vs_file_create(&ro, mm->pool, 4 * PG, O_RDONLY), 0);
+	ck_assert_int_eq(vs_file_create(&rw, mm->pool, 4 * PG, O_RDWR), 0);
+	/* A shared writable mapping of a read-only file. */
+	ck_assert_int_eq(vs_mmap(mm, A0, PG, RW, VS_MAP_SHARED | VS_MAP_FIXED,
+				 ro, 0), -EACCES);
+	/* Shared read-only of it: no VM_SHARED, no VM_MAYWRITE ... */
+	ck_assert_int_eq(vs_mmap(mm, A0, PG, VS_PROT_READ,
+				 VS_MAP_SHARED | VS_MAP_FIXED, ro, 0),
+			 (long)A0);
+	ck_assert_uint_eq(vs_vma_lookup(mm, A0)->vm_flags,
+			  VS_VM_READ | VS_VM_MAYREAD | VS_VM_MAYEXEC |
+				  VS_VM_MAYSHARE);
+	/* ... so mprotect cannot add write. */
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW), -EACCES);
+	/* Private writable of a read-only file is fine. */
+	ck_assert_int_eq(vs_mmap(mm, A0 + PG, PG, RW,
+				 VS_MAP_PRIVATE | VS_MAP_FIXED, ro, PG),
+			 (long)(A0 + PG));
+	/* Contiguous offsets of one file merge; others do not. */
+	ck_assert_int_eq(vs_mmap(mm, A0 + 8 * PG, 2 * PG, RW,
+				 VS_MAP_SHARED | VS_MAP_FIXED |
+					 VS_MAP_POPULATE, rw, 0),
+			 (long)(A0 + 8 * PG));
+	ck_assert_int_eq(vs_mmap(mm, A0 + 10 * PG, 2 * PG, RW,
+				 VS_MAP_SHARED | VS_MAP_FIXED |
+					 VS_MAP_POPULATE, rw, 2 * PG),
+			 (long)(A0 + 10 * PG));
+	ck_assert_int_eq(vs_mmap(mm, A0 + 12 * PG, PG, RW,
+				 VS_MAP_SHARED | VS_MAP_FIXED, rw, 0),
+			 (long)(A0 + 12 * PG));
+	expect(mm, 4, (unsigned long[]){ A0, A0 + PG, A0 + PG, A0 + 2 * PG,
+					 A0 + 8 * PG, A0 + 12 * PG,
+					 A0 + 12 * PG, A0 + 13 * PG });
+	c = ptes(mm, A0 + 8 * PG, A0 + 12 * PG);
+	ck_assert_int_eq(c.pages, 4);
+	ck_assert_int_eq(c.writable, 4);
+	ck_assert_int_eq(vs_read_once(&mm->rss_file), 4);
+	/* Past the end of the file: populate stops, mmap succeeds. */
+	ck_assert_int_eq(vs_mmap(mm, A0 + 16 * PG, 4 * PG, VS_PROT_READ,
+				 VS_MAP_PRIVATE | VS_MAP_FIXED |
+					 VS_MAP_POPULATE, rw, 2 * PG),
+			 (long)(A0 + 16 * PG));
+	c = ptes(mm, A0 + 16 * PG, A0 + 20 * PG);
+	ck_assert_int_eq(c.pages, 2);
+	ck_assert_int_eq(c.writable, 0);
+	check_rss(mm);
+	vs_file_destroy(ro);
+	vs_file_destroy(rw);
+	mm_done(mm);
+}
+END_TEST
+
+/* ---- mremap -------------------------------------------------------------- */
+
+START_TEST(mremap_cases)
+{
+	struct vs_mm *mm = mm_new();
+	struct count c;
+	long r;
+
+	ck_assert_int_eq(vs_mremap(mm, A0 + 1, PG, PG, 0, 0), -EINVAL);
+	ck_assert_int_eq(vs_mremap(mm, A0, PG, 0, 0, 0), -EINVAL);
+	ck_assert_int_eq(vs_mremap(mm, A0, PG, PG, 8, 0), -EINVAL);
+	ck_assert_int_eq(vs_mremap(mm, A0, PG, PG, VS_MREMAP_FIXED, A0 +
+				   PG), -EINVAL); /* FIXED needs MAYMOVE */
+	ck_assert_int_eq(vs_mremap(mm, A0, PG, PG, VS_MREMAP_FIXED |
+				   VS_MREMAP_MAYMOVE, A0 + 1), -EINVAL);
+	ck_assert_int_eq(vs_mremap(mm, A0, 2 * PG, PG, VS_MREMAP_FIXED |
+				   VS_MREMAP_MAYMOVE, A0 + PG), -EINVAL);
+	ck_assert_int_eq(vs_mremap(mm, A0, PG, PG, 0, 0), -EFAULT);
+	map_fixed(mm, A0, 4 * PG, RW, ANON | VS_MAP_POPULATE);
+	/* A shrink may reach past the VMA (6.18: only growths and moves
+	 * must stay inside). */
+	ck_assert_int_eq(vs_mremap(mm, A0, 5 * PG, 4 * PG, 0, 0), (long)A0);
+	ck_assert_int_eq(vs_mremap(mm, A0, 5 * PG, 6 * PG, 0, 0), -EFAULT);
+	ck_assert_int_eq(vs_mremap(mm, A0, 0, PG, VS_MREMAP_MAYMOVE, 0),
+			 -EINVAL); /* duplicating a private mapping */
+	ck_assert_int_eq(vs_mremap(mm, A0, 4 * PG, 4 * PG, 0, 0), (long)A0);
+	/* Shrink. */
+	ck_assert_int_eq(vs_mremap(mm, A0, 4 * PG, 3 * PG, 0, 0), (long)A0);
+	expect(mm, 1, (unsigned long[]){ A0, A0 + 3 * PG });
+	/* Grow in place. */
+	ck_assert_int_eq(vs_mremap(mm, A0, 3 * PG, 6 * PG, 0, 0), (long)A0);
+	expect(mm, 1, (unsigned long[]){ A0, A0 + 6 * PG });
+	/* Blocked: -ENOMEM without MAYMOVE, a move with it. */
+	map_fixed(mm, A0 + 6 * PG, PG, VS_PROT_READ, ANON);
+	ck_assert_int_eq(vs_mremap(mm, A0, 6 * PG, 8 * PG, 0, 0), -ENOMEM);
+	/* Growing only part of a VMA cannot be done in place either. */
+	ck_assert_int_eq(vs_mremap(mm, A0, 2 * PG, 3 * PG, 0, 0), -ENOMEM);
+	r = vs_mremap(mm, A0, 6 * PG, 8 * PG, VS_MREMAP_MAYMOVE, 0);
+	ck_assert_int_eq(r, (long)(mm->end - 8 * PG));
+	c = ptes(mm, (unsigned long)r, (unsigned long)r + 8 * PG);
+	ck_assert_int_eq(c.pages, 3);
+	ck_assert_int_eq(c.writable, 3);
+	ck_assert_int_eq(ptes(mm, A0, A0 + 8 * PG).pages, 0);
+	expect(mm, 2, (unsigned long[]){ A0 + 6 * PG, A0 + 7 * PG,
+					 (unsigned long)r, mm->end });
+	/* Fixed move over a mapping, shrinking on the way. */
+	map_fixed(mm, A0, 2 * PG, VS_PROT_READ, ANON);
+	ck_assert_int_eq(vs_mremap(mm, (unsigned long)r, 8 * PG, 2 * PG,
+				   VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED, A0),
+			 (long)A0);
+	c = ptes(mm, A0, A0 + 2 * PG);
+	ck_assert_int_eq(c.pages, 2);
+	ck_assert_int_eq(vmas(mm, NULL, 0), 2);
+	check_rss(mm);
+	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 2);
+	mm_done(mm);
+}
+END_TEST
+
+/* 6.18's batched move: every VMA of the range, holes kept. */
+START_TEST(mremap_multi_vma)
+{
+	struct vs_mm *mm = mm_new();
+
+	map_fixed(mm, A0, 4 * PG, VS_PROT_READ, ANON);
+	map_fixed(mm, A0 + 4 * PG, 2 * PG, RW, ANON | VS_MAP_POPULATE);
+	map_fixed(mm, A0 + 8 * PG, 2 * PG, RW, ANON);
+	/* The source must start in a VMA. */
+	ck_assert_int_eq(vs_mremap(mm, A0 + 6 * PG, 4 * PG, 4 * PG,
+				   VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED,
+				   A0 + 32 * PG), -EFAULT);
+	ck_assert_int_eq(vs_mremap(mm, A0 + 2 * PG, 8 * PG, 8 * PG,
+				   VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED,
+				   A0 + 32 * PG), (long)(A0 + 32 * PG));
+	expect(mm, 4, (unsigned long[]){ A0, A0 + 2 * PG, A0 + 32 * PG,
+					 A0 + 34 * PG, A0 + 34 * PG,
+					 A0 + 36 * PG, A0 + 38 * PG,
+					 A0 + 40 * PG });
+	ck_assert_int_eq(ptes(mm, A0 + 34 * PG, A0 + 36 * PG).pages, 2);
+	/* Never faulted: the moved VMA takes its new offset and merges
+	 * (copy_vma); the faulted one keeps its own and does not. */
+	map_fixed(mm, A0 + 36 * PG, 2 * PG, RW, ANON);
+	expect(mm, 4, (unsigned long[]){ A0, A0 + 2 * PG, A0 + 32 * PG,
+					 A0 + 34 * PG, A0 + 34 * PG,
+					 A0 + 36 * PG, A0 + 36 * PG,
+					 A0 + 40 * PG });
+	check_rss(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/* A shared anonymous mapping keeps its pages across fork and mremap. */
+START_TEST(shared_anon_pages)
+{
+	struct vs_mm *mm = mm_new(), *child;
+	struct vs_page *p1, *p2;
+	vs_atomic64_t *ptep;
+
+	map_fixed(mm, A0, 2 * PG, RW, SHANON | VS_MAP_POPULATE);
+	ptep = vs_pte_offset(&mm->pgtable, A0);
+	p1 = vs_pfn_to_page(mm->pool, vs_pte_pfn(vs_ptep_get_lockless(ptep)));
+	ck_assert_int_eq(vs_mremap(mm, A0, 2 * PG, 4 * PG, VS_MREMAP_MAYMOVE |
+				   VS_MREMAP_FIXED, A0 + 16 * PG),
+			 (long)(A0 + 16 * PG));
+	ptep = vs_pte_offset(&mm->pgtable, A0 + 16 * PG);
+	p2 = vs_pfn_to_page(mm->pool, vs_pte_pfn(vs_ptep_get_lockless(ptep)));
+	ck_assert_ptr_eq(p1, p2);
+	ck_assert_uint_eq(vs_page_count(p1), 2); /* cache + PTE */
+	ck_assert_int_eq(vs_fork(mm, &child), 0);
+	ck_assert_int_eq(vs_mmap(child, A0, PG, RW, VS_MAP_SHARED |
+				 VS_MAP_FIXED | VS_MAP_POPULATE,
+				 vs_vma_lookup(child, A0 + 16 * PG)->vm_file,
+				 0), (long)A0);
+	ptep = vs_pte_offset(&child->pgtable, A0);
+	ck_assert_ptr_eq(vs_pfn_to_page(mm->pool, vs_pte_pfn(
+				 vs_ptep_get_lockless(ptep))), p1);
+	ck_assert_uint_eq(vs_page_mapcount(p1), 2);
+	check_rss(child);
+	ck_assert_int_eq(vs_read_once(&child->rss_shmem), 1);
+	mm_done(mm);
+	mm_done(child);
+}
+END_TEST
+
+/* ---- fork ---------------------------------------------------------------- */
+
+START_TEST(fork_cow)
+{
+	struct vs_mm *mm = mm_new(), *child;
+	struct vs_page_pool *pool = mm->pool;
+	size_t free0 = vs_page_pool_free_pages(pool);
+	struct vs_page *page;
+	vs_atomic64_t *ptep;
+	struct count c;
+
+	ck_assert_int_eq(vs_fork(NULL, &child), -EINVAL);
+	map_fixed(mm, A0, 4 * PG, RW, ANON | VS_MAP_POPULATE);
+	map_fixed(mm, A0 + 8 * PG, 2 * PG, RW, SHANON | VS_MAP_POPULATE);
+	ck_assert_uint_eq(vs_brk(mm, mm->start_brk + PG), mm->start_brk + PG);
+	ck_assert_int_eq(vs_fork(mm, &child), 0);
+	ck_assert_ptr_eq(child->pool, pool);
+	ck_assert_uint_eq(child->brk, mm->brk);
+	ck_assert_int_eq(vmas(child, NULL, 0), 3);
+	/* Private: copied and write-protected in both. */
+	c = ptes(mm, A0, A0 + 4 * PG);
+	ck_assert_int_eq(c.pages, 4);
+	ck_assert_int_eq(c.writable, 0);
+	c = ptes(child, A0, A0 + 4 * PG);
+	ck_assert_int_eq(c.pages, 4);
+	ck_assert_int_eq(c.writable, 0);
+	ptep = vs_pte_offset(&child->pgtable, A0);
+	page = vs_pfn_to_page(pool, vs_pte_pfn(vs_ptep_get_lockless(ptep)));
+	ck_assert_uint_eq(vs_page_count(page), 2);
+	ck_assert_uint_eq(vs_page_mapcount(page), 2);
+	/* Shared: the child faults the shared pages in later. */
+	ck_assert_int_eq(ptes(child, A0 + 8 * PG, A0 + 10 * PG).pages, 0);
+	ck_assert_int_eq(ptes(mm, A0 + 8 * PG, A0 + 10 * PG).writable, 2);
+	check_rss(mm);
+	check_rss(child);
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	/* Unmapping in the parent leaves the child's pages. */
+	ck_assert_int_eq(vs_munmap(mm, A0, 4 * PG), 0);
+	ck_assert_uint_eq(vs_page_count(page), 1);
+	ck_assert_uint_eq(vs_page_mapcount(page), 1);
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+	/* The child's 4 pages, and the shmem file its VMA holds. */
+	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	ck_assert_int_eq(vs_mm_destroy(child), 0); /* frees the pool */
+}
+END_TEST
+
+/* ---- per-VMA readers against a writer ------------------------------------ */
+
+struct pervma_ctx {
+	struct vs_mm *mm;
+	vs_atomic32_t stop;
+	vs_atomic32_t bad;
+	vs_atomic_long_t hits;
+};
+
+/*
+ * A per-VMA reader (lock_vma_under_rcu): inside RCU, find the VMA,
+ * read-trylock it, back off if it is write-marked or detached.  Once
+ * in, its fields must not change until vma_end_read: every writer marks
+ * the VMA first (vs_vma_start_write), which waits for such readers.
+ */
+static void *pervma_reader(void *arg)
+{
+	struct pervma_ctx *c = arg;
+	unsigned long addr = A0 + 5 * PG, s, e, f;
+	struct vs_vma *vma;
+
+	vs_thread_attach();
+	while (!vs_load_acquire(&c->stop)) {
+		vs_rcu_read_lock();
+		vma = vs_vma_lookup(c->mm, addr);
+		if (vma && vs_down_read_trylock(&vma->vm_lock)) {
+			if (vs_load_acquire(&vma->vm_lock_seq) !=
+				    vs_load_acquire(&c->mm->mm_lock_seq) &&
+			    !vs_read_once(&vma->vm_detached)) {
+				s = vma->vm_start;
+				e = vma->vm_end;
+				f = vma->vm_flags;
+				vs_test_relax(50);
+				if (s != vma->vm_start || e != vma->vm_end ||
+				    f != vma->vm_flags)
+					vs_write_once(&c->bad, 1);
+				vs_fetch_add_relaxed(&c->hits, 1);
+			}
+			vs_up_read(&vma->vm_lock);
+		}
+		vs_rcu_read_unlock();
+		vs_rcu_quiescent_state(); /* urcu-qsbr */
+	}
+	return NULL;
+}
+
+/* Once per lock kind (_i). */
+START_TEST(pervma_readers_vs_writer)
+{
+	struct vs_mm_options o = { .lock_kind = vs_lock_kind_name(_i),
+				   .pool_pages = POOL, .ptl_per_mm = _i & 1 };
+	struct pervma_ctx c = { 0 };
+	int64_t end = vs_test_now_ns() + vs_test_run_ns(150);
+	pthread_t tid[2];
+	unsigned long i;
+
+	ck_assert_ptr_nonnull(o.lock_kind);
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	ck_assert_int_eq(vs_mm_create(&c.mm, &o), 0);
+	vs_atomic_init(&c.stop, 0);
+	vs_atomic_init(&c.bad, 0);
+	vs_atomic_init(&c.hits, 0);
+	map_fixed(c.mm, A0, 16 * PG, RW, ANON | VS_MAP_POPULATE);
+	vs_test_thread_create(&tid[0], pervma_reader, &c);
+	vs_test_thread_create(&tid[1], pervma_reader, &c);
+	for (i = 0; vs_test_now_ns() < end; i++) {
+		ck_assert_int_eq(vs_mprotect(c.mm, A0 + (i % 8) * PG, 2 * PG,
+					     i & 1 ? VS_PROT_READ : RW), 0);
+		ck_assert_int_eq(vs_munmap(c.mm, A0 + (i % 4) * PG, PG), 0);
+		map_fixed(c.mm, A0 + (i % 4) * PG, PG, RW, ANON);
+		/* One VMA again: every piece shares one anon_vma or none. */
+		ck_assert_int_eq(vs_mprotect(c.mm, A0, 16 * PG, RW), 0);
+		ck_assert_int_eq(vmas(c.mm, NULL, 0), 1);
+		ck_assert_int_eq(vs_mremap(c.mm, A0 + 4 * PG, 8 * PG, 8 * PG,
+					   VS_MREMAP_MAYMOVE |
+					   VS_MREMAP_FIXED, A0 + 32 * PG),
+				 (long)(A0 + 32 * PG));
+		ck_assert_int_eq(vs_mremap(c.mm, A0 + 32 * PG, 8 * PG, 8 * PG,
+					   VS_MREMAP_MAYMOVE |
+					   VS_MREMAP_FIXED, A0 + 4 * PG),
+				 (long)(A0 + 4 * PG));
+		ck_assert_int_eq(vmas(c.mm, NULL, 0), 1);
+	}
+	/* Quiet now: the readers must get in at least once. */
+	end = vs_test_now_ns() + VS_TEST_WAIT_NS;
+	while (!vs_read_once(&c.hits) && vs_test_now_ns() < end)
+		vs_test_nap(1000);
+	ck_assert_int_gt(vs_read_once(&c.hits), 0);
+	vs_test_set(&c.stop, 1);
+	vs_test_thread_join(tid[0]);
+	vs_test_thread_join(tid[1]);
+	ck_assert_int_eq(vs_read_once(&c.bad), 0);
+	check_rss(c.mm);
+	mm_done(c.mm);
+}
+END_TEST
+
+Suite *mm_suite(void)
+{
+	Suite *s = suite_create("mm");
+	TCase *tc = tcase_create("ops");
+	int n;
+
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	tcase_add_test(tc, mm_create_args);
+	tcase_add_test(tc, mm_lock_seq);
+	tcase_add_test(tc, mmap_errors);
+	tcase_add_test(tc, mmap_topdown_merge);
+	tcase_add_test(tc, mmap_hint_and_fixed);
+	tcase_add_test(tc, mmap_topdown_gaps);
+	tcase_add_test(tc, mmap_populate_accounting);
+	tcase_add_test(tc, mm_destroy_returns_pages);
+	tcase_add_test(tc, mm_destroy_busy);
+	tcase_add_test(tc, munmap_cases);
+	tcase_add_test(tc, mprotect_split_merge);
+	tcase_add_test(tc, mprotect_hole);
+	tcase_add_test(tc, madvise_dontneed);
+	tcase_add_test(tc, brk_grow_shrink);
+	tcase_add_test(tc, mm_dump_format);
+	tcase_add_test(tc, file_mappings);
+	tcase_add_test(tc, mremap_cases);
+	tcase_add_test(tc, mremap_multi_vma);
+	tcase_add_test(tc, shared_anon_pages);
+	tcase_add_test(tc, fork_cow);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("concurrent");
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	for (n = 0; vs_lock_kind_name(n); n++)
+		;
+	tcase_add_loop_test(tc, pervma_readers_vs_writer, 0, n);
+	suite_add_tcase(s, tc);
+	return s;
+}

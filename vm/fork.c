@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/fork.c - vs_fork, after kernel/fork.c dup_mmap() and mm/memory.c
+ * copy_page_range().
+ *
+ * Every VMA is copied.  PTEs are copied only for VMAs with an anon_vma,
+ * and for private anonymous ones (copy_page_range: "don't copy ptes
+ * where a page fault will fill them correctly"), so shared and file
+ * mappings never written privately start empty in the child and fault
+ * the shared pages in.
+ * A copied PTE takes a reference and a mapcount on its page and counts
+ * in the child's RSS; in a private VMA a writable PTE is
+ * write-protected in both mms, so the first write copies (COW).
+ * The child shares the parent's page pool and anon_vmas (the model
+ * keeps no anon_vma chain).
+ */
+#include "internal.h"
+
+struct copy_ctx {
+	struct vs_mm *dst;
+	int cow;
+	int err;
+};
+
+/*
+ * copy_pte: one present PTE.  Context: called by vs_pgtable_walk()
+ * under the parent's PTL; takes the child's PTL inside it (no one else
+ * can see the child yet, so the nesting cannot deadlock).
+ */
+static int copy_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
+{
+	struct copy_ctx *c = arg;
+	uint64_t v = vs_ptep_get(ptep);
+	struct vs_page *page = vs_pfn_to_page(c->dst->pool, vs_pte_pfn(v));
+	vs_atomic64_t *dptep = vs_pte_alloc(&c->dst->pgtable, addr);
+	vs_spinlock_t *ptl;
+
+	if (!dptep || !page) {
+		c->err = -ENOMEM;
+		return 1;
+	}
+	if (c->cow && vs_pte_write(v)) {
+		/* A cmpxchg: a lockless A/D setter may race (its bits
+		 * stay). */
+		while (!vs_cmpxchg(ptep, &v, vs_pte_wrprotect(v)))
+			;
+		v = vs_pte_wrprotect(v);
+	}
+	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
+		vs_get_page(page);
+		vs_page_add_mapcount(page);
+		vs__mm_add_rss(c->dst, page, 1);
+	}
+	ptl = vs_pte_lockptr(&c->dst->pgtable, addr);
+	vs_spin_lock(ptl);
+	vs_set_pte(dptep, v);
+	vs_spin_unlock(ptl);
+	return 0;
+}
+
+/* dup one VMA into @child.  Context: both mmap_locks held for write. */
+static int dup_vma(struct vs_mm *mm, struct vs_mm *child, struct vs_vma *vma)
+{
+	struct vs_vma *new = vs__vma_dup(child, vma);
+	/* is_cow_mapping(): may become writable, and is not shared. */
+	struct copy_ctx c = { child, (vma->vm_flags & (VS_VM_SHARED |
+						       VS_VM_MAYWRITE)) ==
+					     VS_VM_MAYWRITE, 0 };
+	int err;
+
+	if (!new)
+		return -ENOMEM;
+	err = vs__vma_insert(child, new);
+	if (err) {
+		vs__vma_free(new);
+		return err;
+	}
+	/* Private anonymous VMAs are copied even without an anon_vma (then
+	 * only zero-page PTEs), in case a fault path mapped a page without
+	 * preparing one. */
+	if (!vs_read_once(&vma->anon_vma) &&
+	    (vma->vm_file || (vma->vm_flags & VS_VM_SHARED)))
+		return 0;
+	/* The parent's COW write-protect must stop its per-VMA and
+	 * speculative faults from racing the copy. */
+	vs_vma_start_write(vma);
+	vs_vm_write_begin(vma);
+	err = vs_pgtable_walk(&mm->pgtable, vma->vm_start, vma->vm_end,
+			      copy_pte, &c);
+	vs_vm_write_end(vma);
+	return c.err ? c.err : err;
+}
+
+int vs_fork(struct vs_mm *mm, struct vs_mm **childp)
+{
+	struct vs_mm *child;
+	struct vs_vma *vma;
+	int err;
+
+	if (!mm || !childp)
+		return -EINVAL;
+	err = vs__mm_alloc(&child, mm->mmap_lock.kind->name,
+			   !mm->pgtable.split_ptl, mm->start, mm->end,
+			   mm->pool_ref);
+	if (err)
+		return err;
+	vs_mmap_write_lock(mm);
+	vs_mmap_write_lock(child);
+	child->start_brk = mm->start_brk;
+	child->brk = mm->brk;
+	for (vma = vs_find_vma(mm, 0); vma && !err;
+	     vma = vs_find_vma(mm, vma->vm_end))
+		err = dup_vma(mm, child, vma);
+	vs_mmap_write_unlock(child);
+	vs_mmap_write_unlock(mm);
+	if (err) {
+		(void)vs_mm_destroy(child);
+		return err;
+	}
+	*childp = child;
+	return 0;
+}

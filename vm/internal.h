@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/internal.h - what the files of vm/ share and nobody else uses.
+ *
+ * Page accounting, the convention every file of vm/ and fault/ follows:
+ *
+ *   - A PTE that maps a page other than the zero page holds one
+ *     reference on it and one mapcount, and counts once in the mm's RSS:
+ *     rss_anon for VS_PG_ANON pages, rss_shmem for pages of a shmem file
+ *     (anonymous shared mappings), rss_file for other file pages.
+ *   - A PTE that maps the zero page holds nothing and counts nowhere
+ *     (the kernel's special zero-page PTE: vm_normal_page() is NULL).
+ *
+ * vs__mm_map_page() and vs__zap_pte() are the two halves of that rule.
+ */
+#ifndef VS_VM_INTERNAL_H
+#define VS_VM_INTERNAL_H
+
+#include "file.h"
+#include "mm.h"
+
+#define VS__PAGE_ALIGN(x) (((x) + VS_PAGE_SIZE - 1) & VS_PAGE_MASK)
+
+/*
+ * struct vs_anon_vma - the anonymous memory of a VMA (and of the VMAs
+ * split from it or forked from it), reference counted.  It stands for
+ * the kernel's anon_vma in merge decisions and as page->mapping of
+ * anonymous pages; the model keeps no reverse map.  Freed through RCU.
+ */
+struct vs_anon_vma {
+	vs_atomic_long_t refcount;
+	struct vs_rcu_head rcu;
+};
+
+/* struct vs__pool_ref - a page pool shared by an mm and its children. */
+struct vs__pool_ref {
+	struct vs_page_pool *pool;
+	vs_atomic_long_t refs;
+};
+
+/* ---- vm/vma.c ---------------------------------------------------------- */
+
+struct vs_vma *vs__vma_alloc(struct vs_mm *mm);
+struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma);
+void vs__vma_free(struct vs_vma *vma);
+int vs__vma_insert(struct vs_mm *mm, struct vs_vma *vma);
+void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap);
+int vs__vma_split(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
+		  struct vs_vma **newp);
+int vs__vma_mergeable(const struct vs_vma *a, const struct vs_vma *b);
+struct vs_vma *vs__vma_merge_neighbours(struct vs_mm *mm, struct vs_vma *vma);
+int vs__vma_set_range(struct vs_mm *mm, struct vs_vma *vma,
+		      unsigned long start, unsigned long end,
+		      unsigned long pgoff);
+struct vs_vma *vs__vma_next(struct vs_mm *mm, struct vs_vma *vma);
+struct vs_vma *vs__vma_prev(struct vs_mm *mm, struct vs_vma *vma);
+
+struct vs_anon_vma *vs__anon_vma_alloc(void);
+void vs__anon_vma_get(struct vs_anon_vma *av);
+void vs__anon_vma_put(struct vs_anon_vma *av);
+int vs__anon_vma_prepare(struct vs_vma *vma);
+
+/* ---- vm/mm.c ------------------------------------------------------------ */
+
+void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta);
+void vs__zap_pte(uint64_t pte, unsigned long addr, void *arg);
+int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
+		    struct vs_page *page, int writable);
+int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
+		 unsigned long start, unsigned long end,
+		 struct vs__pool_ref *pool_ref);
+
+/* ---- vm/mmap.c ---------------------------------------------------------- */
+
+void vs__unmap_region(struct vs_mm *mm, unsigned long start,
+		      unsigned long end);
+int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end);
+unsigned long vs__get_unmapped_area(struct vs_mm *mm, unsigned long hint,
+				    unsigned long len);
+int vs__populate(struct vs_mm *mm, struct vs_vma *vma, unsigned long start,
+		 unsigned long end);
+int vs__range_has_vma(struct vs_mm *mm, unsigned long start,
+		      unsigned long end);
+
+#endif /* VS_VM_INTERNAL_H */

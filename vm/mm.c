@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/mm.c - struct vs_mm: creation, teardown, the mmap_lock wrappers,
+ * VMA lookup, per-VMA write marking, page accounting and the
+ * /proc/pid/maps dump.
+ *
+ * The program break: vs_mm_create() puts start_brk at mm->start plus a
+ * quarter of the range, at most 16 MiB, rounded down to a page (the
+ * kernel puts it after the binary's bss, at a random offset; a fixed
+ * spot keeps the model deterministic).  Mappings chosen top-down start
+ * at mm->end, so they meet the heap only when the range is full.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sync/thread.h"
+#include "internal.h"
+
+#define DEFAULT_POOL_PAGES 4096
+#define DEFAULT_START 0x10000UL
+#define DEFAULT_END (1UL << 47)
+#define BRK_OFFSET_MAX (16UL << 20)
+
+/* ---- the mmap_lock ------------------------------------------------------- */
+
+void vs_mmap_read_lock(struct vs_mm *mm)
+{
+	vs_lock_read_lock(&mm->mmap_lock);
+}
+
+int vs_mmap_read_trylock(struct vs_mm *mm)
+{
+	return vs_lock_read_trylock(&mm->mmap_lock);
+}
+
+void vs_mmap_read_unlock(struct vs_mm *mm)
+{
+	vs_lock_read_unlock(&mm->mmap_lock);
+}
+
+void vs_mmap_write_lock(struct vs_mm *mm)
+{
+	vs_lock_write_lock(&mm->mmap_lock);
+}
+
+/*
+ * vma_end_write_all: advance mm_lock_seq, unmarking every VMA marked
+ * under this write lock.  Release: the VMA changes made under the lock
+ * are visible to a per-VMA reader that sees the new sequence (pairs with
+ * the acquire load of mm_lock_seq in vma_start_read).
+ * Context: mmap_lock held for write.
+ */
+static void vma_end_write_all(struct vs_mm *mm)
+{
+	vs_store_release(&mm->mm_lock_seq,
+			 vs_read_once(&mm->mm_lock_seq) + 1);
+}
+
+void vs_mmap_write_unlock(struct vs_mm *mm)
+{
+	vma_end_write_all(mm);
+	vs_lock_write_unlock(&mm->mmap_lock);
+}
+
+void vs_mmap_write_downgrade(struct vs_mm *mm)
+{
+	vma_end_write_all(mm);
+	vs_lock_downgrade_write(&mm->mmap_lock);
+}
+
+/* ---- lookup -------------------------------------------------------------- */
+
+struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr)
+{
+	return vs_vma_tree_find(&mm->mm_mt, addr, NULL, NULL);
+}
+
+struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr)
+{
+	return vs_vma_tree_lookup(&mm->mm_mt, addr);
+}
+
+/**
+ * vs_vma_start_write - mark @vma for the current mmap write section
+ *
+ * As the kernel's vma_start_write(): the store to vm_lock_seq is made
+ * holding vm_lock for write, which first waits out the per-VMA readers
+ * inside @vma.  A reader that read-locks vm_lock afterwards sees the
+ * new vm_lock_seq (the rwsem's release/acquire) equal to mm_lock_seq
+ * and backs off.
+ * Context: mmap_lock held for write.  May sleep.
+ */
+void vs_vma_start_write(struct vs_vma *vma)
+{
+	uint32_t seq = vs_read_once(&vma->vm_mm->mm_lock_seq);
+
+	if (vs_read_once(&vma->vm_lock_seq) == seq)
+		return; /* already marked under this write lock */
+	vs_down_write(&vma->vm_lock);
+	/* Release: pairs with the acquire load in vma_start_read, so a
+	 * reader that sees the mark also sees what came before it. */
+	vs_store_release(&vma->vm_lock_seq, seq);
+	vs_up_write(&vma->vm_lock);
+}
+
+/* ---- page accounting (see vm/internal.h) --------------------------------- */
+
+/* Context: the PTL of the PTE that maps or mapped @page. */
+void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta)
+{
+	struct vs_file *f;
+
+	if (vs_page_test_flags(page, VS_PG_ANON)) {
+		vs_fetch_add_relaxed(&mm->rss_anon, delta);
+		return;
+	}
+	f = page->mapping;
+	if (f && f->shmem)
+		vs_fetch_add_relaxed(&mm->rss_shmem, delta);
+	else
+		vs_fetch_add_relaxed(&mm->rss_file, delta);
+}
+
+/**
+ * vs__zap_pte - drop what a cleared PTE held: mapcount, RSS, reference
+ * @arg: the mm
+ * Context: called by vs_zap_range() under the PTL, after the clear.
+ */
+void vs__zap_pte(uint64_t pte, unsigned long addr, void *arg)
+{
+	struct vs_mm *mm = arg;
+	struct vs_page *page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+
+	(void)addr;
+	if (!page || vs_page_test_flags(page, VS_PG_ZERO))
+		return;
+	if (vs_pte_dirty(pte))
+		vs_page_set_flags(page, VS_PG_DIRTY);
+	vs__mm_add_rss(mm, page, -1);
+	vs_page_remove_mapcount(page);
+	vs_put_page(mm->pool, page);
+}
+
+/**
+ * vs__mm_map_page - map @page at @addr if the PTE is still empty
+ * @page: the caller's reference passes to the PTE on success; the zero
+ *        page takes none
+ * @writable: set the WRITE bit (and DIRTY)
+ *
+ * Context: mmap_lock held; no PTL held (takes it).
+ * Return: 0 mapped; -EEXIST (a PTE was there: the caller keeps its
+ * reference); -ENOMEM (no page table).
+ */
+int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
+		    struct vs_page *page, int writable)
+{
+	uint64_t flags = VS_PTE_PRESENT | VS_PTE_USER | VS_PTE_ACCESSED;
+	vs_spinlock_t *ptl;
+	vs_atomic64_t *ptep;
+
+	(void)vma;
+	if (!vs_pte_alloc(&mm->pgtable, addr))
+		return -ENOMEM;
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
+	if (!ptep)
+		return -ENOMEM;
+	if (!vs_pte_none(vs_ptep_get(ptep))) {
+		vs_pte_unmap_unlock(ptl);
+		return -EEXIST;
+	}
+	if (writable)
+		flags |= VS_PTE_WRITE | VS_PTE_DIRTY;
+	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
+		vs_page_add_mapcount(page);
+		vs__mm_add_rss(mm, page, 1);
+	}
+	/* Release: the page's contents before the PTE (see vs_set_pte). */
+	vs_set_pte(ptep, vs_mk_pte(vs_page_to_pfn(mm->pool, page), flags));
+	vs_pte_unmap_unlock(ptl);
+	return 0;
+}
+
+/* ---- create and destroy -------------------------------------------------- */
+
+static void pool_ref_put(struct vs__pool_ref *ref, int *busy)
+{
+	if (vs_fetch_sub(&ref->refs, 1) != 1)
+		return;
+	if (vs_page_pool_destroy(ref->pool) == -EBUSY) {
+		/* A page is referenced from outside (a file's cache):
+		 * keep the pool, report it. */
+		vs_fetch_add(&ref->refs, 1);
+		*busy = 1;
+		return;
+	}
+	free(ref);
+}
+
+/*
+ * vs__mm_alloc - an empty mm on @pool_ref (a reference is taken), or a
+ * new pool of @pool_pages when @pool_ref is NULL (vs_fork passes the
+ * parent's).  Context: any.
+ */
+int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
+		 unsigned long start, unsigned long end,
+		 struct vs__pool_ref *pool_ref)
+{
+	struct vs_mm *mm = calloc(1, sizeof(*mm));
+	int err = -ENOMEM;
+
+	if (!mm)
+		return -ENOMEM;
+	(void)vs_thread_attach();
+	err = vs_lock_init(&mm->mmap_lock, lock_kind, "mmap_lock");
+	if (err)
+		goto out_free;
+	err = vs_pgtable_init(&mm->pgtable, !ptl_per_mm);
+	if (err)
+		goto out_lock;
+	(void)vs_vma_tree_init(&mm->mm_mt);
+	vs_atomic_init(&mm->mm_lock_seq, 0);
+	vs_atomic_init(&mm->rss_anon, 0);
+	vs_atomic_init(&mm->rss_file, 0);
+	vs_atomic_init(&mm->rss_shmem, 0);
+	vs_fetch_add_relaxed(&pool_ref->refs, 1);
+	mm->pool_ref = pool_ref;
+	mm->pool = pool_ref->pool;
+	mm->start = start;
+	mm->end = end;
+	*mmp = mm;
+	return 0;
+out_lock:
+	(void)vs_lock_destroy(&mm->mmap_lock);
+out_free:
+	free(mm);
+	return err;
+}
+
+static int mm_check_options(const struct vs_mm_options *o)
+{
+	if (o->start >= o->end || (o->start & ~VS_PAGE_MASK) ||
+	    (o->end & ~VS_PAGE_MASK) || o->end > VS_TASK_SIZE)
+		return -EINVAL;
+	if (o->pool_pages < 1 || o->pool_pages > VS_PAGE_POOL_MAX_PAGES)
+		return -EINVAL;
+	if (!vs_lock_kind_ops(o->lock_kind))
+		return -EINVAL;
+	return 0;
+}
+
+int vs_mm_create(struct vs_mm **mmp, const struct vs_mm_options *opt)
+{
+	struct vs_mm_options o = { "rwsem", 0, DEFAULT_POOL_PAGES,
+				   DEFAULT_START, DEFAULT_END };
+	struct vs__pool_ref *ref;
+	unsigned long off;
+	int err, busy = 0;
+
+	if (!mmp)
+		return -EINVAL;
+	if (opt) {
+		o.lock_kind = opt->lock_kind ? opt->lock_kind : o.lock_kind;
+		o.ptl_per_mm = opt->ptl_per_mm;
+		o.pool_pages = opt->pool_pages ? opt->pool_pages : o.pool_pages;
+		o.start = opt->start ? opt->start : o.start;
+		o.end = opt->end ? opt->end : o.end;
+	}
+	err = mm_check_options(&o);
+	if (err)
+		return err;
+	ref = calloc(1, sizeof(*ref));
+	if (!ref)
+		return -ENOMEM;
+	err = vs_page_pool_create(&ref->pool, o.pool_pages);
+	if (err) {
+		free(ref);
+		return err;
+	}
+	vs_atomic_init(&ref->refs, 1);
+	err = vs__mm_alloc(mmp, o.lock_kind, o.ptl_per_mm, o.start, o.end, ref);
+	if (err == 0) {
+		off = (o.end - o.start) / 4;
+		if (off > BRK_OFFSET_MAX)
+			off = BRK_OFFSET_MAX;
+		(*mmp)->start_brk = (o.start + off) & VS_PAGE_MASK;
+		(*mmp)->brk = (*mmp)->start_brk;
+	}
+	/* vs__mm_alloc took its own reference (none on failure). */
+	pool_ref_put(ref, &busy);
+	return err;
+}
+
+/*
+ * Unmap every VMA.  Context: mmap_lock held for write.
+ */
+static void mm_unmap_all(struct vs_mm *mm)
+{
+	struct vs_vma *vma;
+
+	while ((vma = vs_find_vma(mm, 0)))
+		(void)vs__do_munmap(mm, vma->vm_start, vma->vm_end);
+}
+
+int vs_mm_destroy(struct vs_mm *mm)
+{
+	int busy = 0;
+
+	if (!mm)
+		return -EINVAL;
+	vs_mmap_write_lock(mm);
+	mm_unmap_all(mm);
+	vs_mmap_write_unlock(mm);
+	/* The VMAs' RCU frees drop file references, which free page-cache
+	 * pages: wait for them before the pool is checked. */
+	vs_rcu_barrier();
+	pool_ref_put(mm->pool_ref, &busy);
+	if (busy)
+		return -EBUSY; /* the mm stays, empty; call again later */
+	vs_pgtable_destroy(&mm->pgtable);
+	vs_vma_tree_destroy(&mm->mm_mt);
+	(void)vs_lock_destroy(&mm->mmap_lock);
+	free(mm);
+	return 0;
+}
+
+/* ---- /proc/pid/maps ------------------------------------------------------ */
+
+/*
+ * One line per VMA, as show_map_vma() prints it (the device and inode
+ * are always 00:00 0 and no path is printed).  Context: takes mmap_lock
+ * for read.
+ */
+int vs_mm_dump(struct vs_mm *mm, FILE *out)
+{
+	unsigned long s, e, f, off;
+	struct vs_vma *vma;
+	int err = 0;
+
+	if (!mm || !out)
+		return -EINVAL;
+	vs_mmap_read_lock(mm);
+	for (vma = vs_vma_tree_find(&mm->mm_mt, 0, &s, &e); vma;
+	     vma = vs_vma_tree_find(&mm->mm_mt, e, &s, &e)) {
+		f = vma->vm_flags;
+		off = vma->vm_file ? vma->vm_pgoff << VS_PAGE_SHIFT : 0;
+		if (fprintf(out, "%08lx-%08lx %c%c%c%c %08lx 00:00 0\n",
+			    vma->vm_start, vma->vm_end,
+			    f & VS_VM_READ ? 'r' : '-',
+			    f & VS_VM_WRITE ? 'w' : '-',
+			    f & VS_VM_EXEC ? 'x' : '-',
+			    f & VS_VM_MAYSHARE ? 's' : 'p', off) < 0) {
+			err = -EIO;
+			break;
+		}
+	}
+	vs_mmap_read_unlock(mm);
+	return err;
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/mm.h - the address space: struct vs_mm, struct vs_vma, and the
+ * operations with the kernel's semantics and error codes.
+ *
+ * The rule every change to a VMA follows (the kernel's, with Dufour's
+ * vm_sequence from the speculative page fault series):
+ *
+ *   1. the mm's mmap_lock is held for write (vs_mmap_write_lock());
+ *   2. vs_vma_start_write(vma) marks the VMA: its vm_lock_seq becomes the
+ *      mm's mm_lock_seq, so per-VMA readers that check vm_lock_seq back
+ *      off, and it waits for per-VMA readers already inside;
+ *   3. vs_vm_write_begin(vma) makes vm_sequence odd; the fields change;
+ *      vs_vm_write_end(vma) makes it even again, so a speculative reader
+ *      that sampled vm_sequence before the change sees it moved;
+ *   4. the VMA index is updated (one published step per VMA);
+ *   5. a VMA that leaves the index is freed with vs_call_rcu(), as are
+ *      page-table pages: a lockless reader never touches freed memory;
+ *   6. vs_mmap_write_unlock() advances mm_lock_seq, which unmarks every
+ *      VMA marked in step 2 at once.
+ *
+ * Lock table (struct vs_vma):
+ *
+ *	field                 read                         write
+ *	vm_start, vm_end,     mmap_lock (either), or RCU   mmap_lock write +
+ *	vm_flags, vm_pgoff,   + vm_sequence revalidation,  vma_start_write +
+ *	vm_file, anon_vma     or the per-VMA read lock     vm_write_begin/end
+ *	vm_sequence           any (seqcount)               as above
+ *	vm_lock_seq           any (acquire)                mmap_lock write
+ *	vm_lock               the per-VMA lock itself
+ *	anon_vma (first set)  as above                     page fault, under
+ *	                                                   mmap_lock read or
+ *	                                                   the per-VMA lock,
+ *	                                                   with a cmpxchg
+ *
+ * Lock table (struct vs_mm): mm_lock_seq is written only by the mmap_lock
+ * writer (release) and read by anyone (acquire); the VMA index as in
+ * vm/vma_tree.h; RSS counters are atomics; brk fields under mmap_lock.
+ */
+#ifndef VS_VM_MM_H
+#define VS_VM_MM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../sync/atomic.h"
+#include "../sync/common.h"
+#include "../sync/lock.h"
+#include "../sync/rcu.h"
+#include "../sync/rwsem.h"
+#include "../sync/seqcount.h"
+#include "page.h"
+#include "pgtable.h"
+#include "vma_tree.h"
+
+/* mmap(2) and friends: the Linux values, so a test can pass either. */
+#define VS_PROT_NONE 0x0
+#define VS_PROT_READ 0x1
+#define VS_PROT_WRITE 0x2
+#define VS_PROT_EXEC 0x4
+
+#define VS_MAP_SHARED 0x01
+#define VS_MAP_PRIVATE 0x02
+#define VS_MAP_FIXED 0x10
+#define VS_MAP_ANONYMOUS 0x20
+#define VS_MAP_POPULATE 0x8000
+#define VS_MAP_FIXED_NOREPLACE 0x100000
+
+#define VS_MADV_DONTNEED 4
+
+#define VS_MREMAP_MAYMOVE 1
+#define VS_MREMAP_FIXED 2
+
+/* vm_flags: the kernel's bits. */
+#define VS_VM_READ 0x00000001UL
+#define VS_VM_WRITE 0x00000002UL
+#define VS_VM_EXEC 0x00000004UL
+#define VS_VM_SHARED 0x00000008UL
+#define VS_VM_MAYREAD 0x00000010UL
+#define VS_VM_MAYWRITE 0x00000020UL
+#define VS_VM_MAYEXEC 0x00000040UL
+#define VS_VM_MAYSHARE 0x00000080UL
+
+struct vs_file;
+struct vs_anon_vma;
+struct vs__pool_ref;	/* private: vm/internal.h */
+
+/**
+ * struct vs_vma - one mapping, [vm_start, vm_end)
+ *
+ * Allocated by the operations, freed through RCU; never embedded.
+ */
+struct vs_vma {
+	/* see the lock table above */
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_flags;
+	unsigned long vm_pgoff;          /* file offset, in pages */
+	struct vs_file *vm_file;         /* NULL: anonymous */
+	VS_ATOMIC(struct vs_anon_vma *) anon_vma; /* NULL until first
+						   * anonymous page */
+	struct vs_mm *vm_mm;             /* read-only */
+	vs_seqcount_t vm_sequence;
+	vs_atomic32_t vm_lock_seq;
+	struct vs_rwsem vm_lock;         /* the per-VMA lock */
+	struct vs_rcu_head rcu;          /* private */
+	vs_atomic32_t vm_detached;       /* private: 1 once out of the index
+					  * (set inside vm_write_begin/end,
+					  * read by speculative walkers) */
+};
+
+/**
+ * struct vs_mm_options - vs_mm_create() settings; zero means default
+ * @lock_kind: mmap_lock kind (sync/lock.h), default "rwsem"
+ * @ptl_per_mm: 1 for one page-table lock per mm; 0 (default) for a
+ *              lock per PTE page (split PTL)
+ * @pool_pages: page pool size, default 4096 (16 MiB)
+ * @start, @end: the address range the mm manages, page aligned; default
+ *               [0x10000, 1 << 47)
+ */
+struct vs_mm_options {
+	const char *lock_kind;
+	int ptl_per_mm;
+	size_t pool_pages;
+	unsigned long start;
+	unsigned long end;
+};
+
+/**
+ * struct vs_mm - an address space
+ */
+struct vs_mm {
+	/* read-only after vs_mm_create() */
+	unsigned long start, end;
+	struct vs_page_pool *pool;
+	/* the mmap_lock, and the sequence that unmarks VMAs at unlock */
+	struct vs_lock mmap_lock;
+	vs_atomic32_t mm_lock_seq;
+	/* the VMAs and the page tables */
+	struct vs_vma_tree mm_mt;
+	struct vs_pgtable pgtable;
+	/* statistics (atomics) */
+	vs_atomic_long_t rss_anon;
+	vs_atomic_long_t rss_file;
+	vs_atomic_long_t rss_shmem;
+	/* brk, under mmap_lock */
+	unsigned long start_brk, brk;
+	/* private */
+	unsigned long map_count;
+	struct vs__pool_ref *pool_ref;   /* private: the pool, shared with
+					  * forked children (vm/internal.h) */
+};
+
+/**
+ * vs_mm_create - a new, empty address space
+ * @mmp: receives the mm
+ * @opt: settings, or NULL for the defaults
+ *
+ * Return: 0; -EINVAL for a NULL @mmp, an unknown lock kind, or a range
+ * that is empty, unaligned or beyond VS_TASK_SIZE; -ENOMEM.
+ */
+VS_EXTERN int vs_mm_create(struct vs_mm **mmp,
+			   const struct vs_mm_options *opt);
+
+/**
+ * vs_mm_destroy - unmap everything and free the mm
+ *
+ * Context: no other thread uses @mm; may sleep (waits for RCU frees).
+ * Return: 0; -EINVAL for NULL; -EBUSY if a page is still referenced
+ * from outside the mm (nothing is freed then).
+ */
+VS_EXTERN int vs_mm_destroy(struct vs_mm *mm);
+
+/*
+ * The mmap_lock, as include/linux/mmap_lock.h names it.  Write unlock
+ * and downgrade advance mm_lock_seq (release), unmarking every VMA that
+ * vs_vma_start_write() marked under this write lock.
+ */
+VS_EXTERN void vs_mmap_read_lock(struct vs_mm *mm);
+VS_EXTERN int vs_mmap_read_trylock(struct vs_mm *mm);
+VS_EXTERN void vs_mmap_read_unlock(struct vs_mm *mm);
+VS_EXTERN void vs_mmap_write_lock(struct vs_mm *mm);
+VS_EXTERN void vs_mmap_write_unlock(struct vs_mm *mm);
+VS_EXTERN void vs_mmap_write_downgrade(struct vs_mm *mm);
+
+/**
+ * vs_find_vma - the first VMA with vm_end > @addr, or NULL
+ * Context: mmap_lock held (either side), or inside vs_rcu_read_lock()
+ * (then the VMA is a snapshot to revalidate with vm_sequence).
+ */
+VS_EXTERN struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr);
+
+/* vs_vma_lookup - the VMA containing @addr, or NULL.  Context: as above. */
+VS_EXTERN struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr);
+
+/**
+ * vs_vma_start_write - mark @vma as being changed (per-VMA locks)
+ * Context: mmap_lock held for write.  May sleep until per-VMA readers
+ * inside @vma leave.
+ */
+VS_EXTERN void vs_vma_start_write(struct vs_vma *vma);
+
+/* vm_sequence write side.  Context: after vs_vma_start_write(). */
+static inline void vs_vm_write_begin(struct vs_vma *vma)
+{
+	vs_write_seqcount_begin(&vma->vm_sequence);
+}
+
+static inline void vs_vm_write_end(struct vs_vma *vma)
+{
+	vs_write_seqcount_end(&vma->vm_sequence);
+}
+
+/*
+ * The operations.  Each takes mmap_lock for write itself.  Errors are the
+ * kernel's for the same arguments: -EINVAL (bad flags, length 0 where the
+ * kernel refuses it, misaligned address, overflow), -ENOMEM (no room, a
+ * hole where the kernel requires a mapping, or the range outside the
+ * mm), -EEXIST (MAP_FIXED_NOREPLACE over a mapping), -EACCES (a
+ * protection the file's open mode forbids).  Changes the kernel makes
+ * before it fails (mprotect and madvise stopping at a hole) are made
+ * here too.
+ */
+
+/**
+ * vs_mmap - map [addr, addr + len)
+ * @file: NULL for MAP_ANONYMOUS, else an in-memory file (vm/file.h)
+ * @off: file offset in bytes, page aligned
+ *
+ * Without MAP_FIXED / MAP_FIXED_NOREPLACE, @addr is a hint; the range is
+ * chosen top-down within the mm's range like the kernel's
+ * get_unmapped_area().  MAP_POPULATE faults the pages in.
+ * Return: the address mapped, or a negative errno.
+ */
+VS_EXTERN long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len,
+		       int prot, int flags, struct vs_file *file, off_t off);
+
+/* vs_munmap - unmap [addr, addr + len); a hole is not an error. */
+VS_EXTERN int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len);
+
+/* vs_mprotect - change the protection of [addr, addr + len), splitting
+ * and merging VMAs. */
+VS_EXTERN int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len,
+			  int prot);
+
+/* vs_madvise - MADV_DONTNEED zaps the pages and keeps the VMAs. */
+VS_EXTERN int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len,
+			 int advice);
+
+/**
+ * vs_mremap - grow, shrink or move a mapping
+ * Return: the new address, or a negative errno.
+ */
+VS_EXTERN long vs_mremap(struct vs_mm *mm, unsigned long old_addr,
+			 size_t old_len, size_t new_len, int flags,
+			 unsigned long new_addr);
+
+/**
+ * vs_fork - copy @mm (dup_mmap): private anonymous PTEs become
+ * write-protected in both for copy-on-write; shared mappings are shared
+ * Return: 0 and *@child, or a negative errno.
+ */
+VS_EXTERN int vs_fork(struct vs_mm *mm, struct vs_mm **child);
+
+/**
+ * vs_brk - move the program break
+ * Return: the new break, or the old one when the move is refused (the
+ * kernel's brk(2) convention).
+ */
+VS_EXTERN unsigned long vs_brk(struct vs_mm *mm, unsigned long brk);
+
+/**
+ * vs_mm_dump - print the VMAs as /proc/pid/maps lines
+ * Return: 0, -EINVAL for NULL, -EIO on a write error.
+ */
+VS_EXTERN int vs_mm_dump(struct vs_mm *mm, FILE *out);
+
+#endif /* VS_VM_MM_H */

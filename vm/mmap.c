@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/mmap.c - vs_mmap, vs_munmap, vs_brk, and the pieces they share:
+ * get_unmapped_area (top-down), unmapping a range, populating one.
+ *
+ * Errors follow mm/mmap.c (do_mmap, __get_unmapped_area,
+ * do_vmi_munmap, brk) with the model's range [mm->start, mm->end)
+ * standing for [mmap_min_addr, TASK_SIZE).
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define MAP_TYPE 0x0f
+#define MAP_SHARED_VALIDATE 0x03
+/* The flags MAP_SHARED accepts silently (LEGACY_MAP_MASK, as far as
+ * the model has them). */
+#define LEGACY_MAP_MASK                                                 \
+	(VS_MAP_SHARED | VS_MAP_PRIVATE | VS_MAP_FIXED | VS_MAP_ANONYMOUS | \
+	 VS_MAP_POPULATE)
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Does any VMA intersect [start, end)?  Context: mmap_lock held. */
+int vs__range_has_vma(struct vs_mm *mm, unsigned long start,
+		      unsigned long end)
+{
+	struct vs_vma *vma = vs_find_vma(mm, start);
+
+	return vma && vma->vm_start < end;
+}
+
+/**
+ * vs__get_unmapped_area - a free range of @len bytes
+ * @hint: used, rounded up to a page (and up to mm->start), when the
+ *        range there is free
+ *
+ * Otherwise the highest gap of [mm->start, mm->end) that fits (the
+ * kernel's vm_unmapped_area() top-down from mmap_base).
+ * Context: mmap_lock held.
+ * Return: the address, or -ENOMEM (as unsigned long).
+ */
+unsigned long vs__get_unmapped_area(struct vs_mm *mm, unsigned long hint,
+				    unsigned long len)
+{
+	unsigned long top = mm->end, s, e;
+
+	if (len > mm->end - mm->start)
+		return (unsigned long)-ENOMEM;
+	if (hint) {
+		/* round_hint_to_min: a low hint moves up to the floor. */
+		hint = hint < mm->start ? mm->start : VS__PAGE_ALIGN(hint);
+		if (hint >= mm->start && hint <= mm->end - len &&
+		    !vs__range_has_vma(mm, hint, hint + len))
+			return hint;
+	}
+	for (;;) {
+		if (!vs_vma_tree_prev(&mm->mm_mt, top, &s, &e))
+			e = mm->start;
+		if (e < mm->start)
+			e = mm->start;
+		if (top >= e && top - e >= len)
+			return top - len;
+		if (e <= mm->start)
+			return (unsigned long)-ENOMEM;
+		top = s;
+	}
+}
+
+/**
+ * vs__unmap_region - free the page tables left empty around a range
+ * whose VMAs are gone (free_pgtables), with floor and ceiling from the
+ * neighbouring VMAs.
+ * Context: mmap_lock held for write.
+ */
+void vs__unmap_region(struct vs_mm *mm, unsigned long start,
+		      unsigned long end)
+{
+	unsigned long floor = 0, ceiling = 0, s, e;
+
+	if (vs_vma_tree_prev(&mm->mm_mt, start, &s, &e))
+		floor = e;
+	if (vs_vma_tree_find(&mm->mm_mt, end, &s, &e))
+		ceiling = s;
+	(void)vs_free_pgd_range(&mm->pgtable, start, end, floor, ceiling);
+}
+
+/**
+ * vs__do_munmap - unmap [start, end), splitting the VMAs at both ends
+ * (do_vmi_align_munmap)
+ * Context: mmap_lock held for write; the range is page aligned.
+ * Return: 0, -ENOMEM (a split failed; the other end may be split).
+ */
+int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
+{
+	struct vs_vma *vma = vs_find_vma(mm, start), *new;
+	int err;
+
+	if (!vma || vma->vm_start >= end)
+		return 0;
+	if (vma->vm_start < start) {
+		err = vs__vma_split(mm, vma, start, &new);
+		if (err)
+			return err;
+	}
+	vma = vs_find_vma(mm, end - 1);
+	if (vma && vma->vm_start < end && vma->vm_end > end) {
+		err = vs__vma_split(mm, vma, end, &new);
+		if (err)
+			return err;
+	}
+	while ((vma = vs_find_vma(mm, start)) && vma->vm_start < end)
+		vs__vma_remove(mm, vma, 1);
+	vs__unmap_region(mm, start, end);
+	return 0;
+}
+
+int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
+{
+	int err;
+
+	if (!mm || (addr & ~VS_PAGE_MASK) || addr > mm->end ||
+	    len > mm->end - addr)
+		return -EINVAL;
+	len = VS__PAGE_ALIGN(len);
+	if (!len)
+		return -EINVAL;
+	vs_mmap_write_lock(mm);
+	err = vs__do_munmap(mm, addr, addr + len);
+	vs_mmap_write_unlock(mm);
+	return err;
+}
+
+/* ---- populate ------------------------------------------------------------ */
+
+/*
+ * The page to map at @addr of @vma, with a reference for the PTE, and
+ * whether the PTE is writable.  Private writable memory gets an
+ * anonymous page (a copy of the file page, as a write fault would make);
+ * private read-only anonymous memory the zero page; the rest the file's
+ * page.  Context: mmap_lock held.
+ * Return: 0; -EFAULT past the end of the file; -ENOMEM.
+ */
+static int populate_page(struct vs_mm *mm, struct vs_vma *vma,
+			 unsigned long addr, struct vs_page **pgp, int *wr)
+{
+	unsigned long pgoff = vma->vm_pgoff +
+			      ((addr - vma->vm_start) >> VS_PAGE_SHIFT);
+	struct vs_page *fpage = NULL, *page;
+	int err, priv = !(vma->vm_flags & VS_VM_SHARED);
+
+	*wr = (vma->vm_flags & VS_VM_WRITE) != 0;
+	if (vma->vm_file) {
+		err = vs_file_get_page(vma->vm_file, pgoff, &fpage);
+		if (err)
+			return err;
+		if (!priv || !*wr) {
+			*pgp = fpage;
+			return 0;
+		}
+	} else if (!*wr) {
+		*pgp = vs_zero_page(mm->pool);
+		return 0;
+	}
+	if (vs__anon_vma_prepare(vma) ||
+	    !(page = vs_alloc_page(mm->pool))) {
+		if (fpage)
+			vs_put_page(mm->pool, fpage);
+		return -ENOMEM;
+	}
+	if (fpage) {
+		vs_copy_page(page, fpage);
+		vs_put_page(mm->pool, fpage);
+	} else {
+		vs_clear_page(page);
+	}
+	vs_page_set_flags(page, VS_PG_ANON);
+	page->mapping = vs_read_once(&vma->anon_vma);
+	*pgp = page;
+	return 0;
+}
+
+/**
+ * vs__populate - fault in [start, end) of @vma (MAP_POPULATE)
+ *
+ * PROT_NONE VMAs are skipped; errors stop the loop and are otherwise
+ * ignored, as mm_populate()'s are.
+ * Context: mmap_lock held.
+ */
+int vs__populate(struct vs_mm *mm, struct vs_vma *vma, unsigned long start,
+		 unsigned long end)
+{
+	struct vs_page *page;
+	vs_atomic64_t *ptep;
+	unsigned long a;
+	int wr;
+
+	if (!(vma->vm_flags & (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC)))
+		return 0;
+	for (a = start; a < end; a += VS_PAGE_SIZE) {
+		ptep = vs_pte_offset(&mm->pgtable, a);
+		if (ptep && !vs_pte_none(vs_ptep_get_lockless(ptep)))
+			continue;
+		if (populate_page(mm, vma, a, &page, &wr))
+			return -ENOMEM;
+		if (vs__mm_map_page(mm, vma, a, page, wr) &&
+		    !vs_page_test_flags(page, VS_PG_ZERO))
+			vs_put_page(mm->pool, page);
+	}
+	return 0;
+}
+
+/* ---- mmap ---------------------------------------------------------------- */
+
+static unsigned long calc_vm_prot_bits(int prot)
+{
+	return (prot & VS_PROT_READ ? VS_VM_READ : 0) |
+	       (prot & VS_PROT_WRITE ? VS_VM_WRITE : 0) |
+	       (prot & VS_PROT_EXEC ? VS_VM_EXEC : 0);
+}
+
+/*
+ * The checks of do_mmap() after the address is known: the mapping type
+ * and the file's open mode.  Sets *@vm_flags and *@pgoff.
+ */
+static int mmap_check_type(unsigned long addr, int prot, int flags,
+			   struct vs_file *file, unsigned long *vm_flags,
+			   unsigned long *pgoff)
+{
+	if (file) {
+		switch (flags & MAP_TYPE) {
+		case VS_MAP_SHARED:
+		case MAP_SHARED_VALIDATE:
+			if ((flags & MAP_TYPE) == MAP_SHARED_VALIDATE &&
+			    (flags & ~LEGACY_MAP_MASK))
+				return -EOPNOTSUPP;
+			if ((prot & VS_PROT_WRITE) && file->mode != O_RDWR)
+				return -EACCES;
+			*vm_flags |= VS_VM_SHARED | VS_VM_MAYSHARE;
+			if (file->mode != O_RDWR)
+				*vm_flags &= ~(VS_VM_MAYWRITE | VS_VM_SHARED);
+			return 0;
+		case VS_MAP_PRIVATE:
+			return 0; /* both modes can read */
+		default:
+			return -EINVAL;
+		}
+	}
+	switch (flags & MAP_TYPE) {
+	case VS_MAP_SHARED:
+		*pgoff = 0;
+		*vm_flags |= VS_VM_SHARED | VS_VM_MAYSHARE;
+		return 0;
+	case VS_MAP_PRIVATE:
+		*pgoff = addr >> VS_PAGE_SHIFT;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * mmap_region: replace what is at [addr, addr + len) by a new VMA,
+ * merged with its neighbours where possible.
+ * Context: mmap_lock held for write.
+ */
+static long mmap_region(struct vs_mm *mm, unsigned long addr,
+			unsigned long len, unsigned long vm_flags,
+			unsigned long pgoff, struct vs_file *file, int flags)
+{
+	struct vs_vma *vma;
+	int err;
+
+	if ((flags & VS_MAP_FIXED) &&
+	    (err = vs__do_munmap(mm, addr, addr + len)))
+		return err;
+	vma = vs__vma_alloc(mm);
+	if (!vma)
+		return -ENOMEM;
+	vma->vm_start = addr;
+	vma->vm_end = addr + len;
+	vma->vm_flags = vm_flags;
+	vma->vm_pgoff = pgoff;
+	if (file) {
+		vs_file_get(file);
+	} else if (vm_flags & VS_VM_SHARED) {
+		/* shmem_zero_setup: anonymous shared memory is a file. */
+		err = vs_file_create(&file, mm->pool, len, O_RDWR);
+		if (err) {
+			vs__vma_free(vma);
+			return err;
+		}
+		file->shmem = 1;
+	}
+	vma->vm_file = file;
+	err = vs__vma_insert(mm, vma);
+	if (err) {
+		vs__vma_free(vma);
+		return err;
+	}
+	vma = vs__vma_merge_neighbours(mm, vma);
+	if (flags & VS_MAP_POPULATE)
+		(void)vs__populate(mm, vma, addr, addr + len);
+	return (long)addr;
+}
+
+/* The address checks of __get_unmapped_area() for a fixed mapping. */
+static long mmap_fixed_addr(struct vs_mm *mm, unsigned long addr,
+			    unsigned long len)
+{
+	if (len > mm->end - mm->start || addr > mm->end - len ||
+	    addr < mm->start)
+		return -ENOMEM;
+	if (addr & ~VS_PAGE_MASK)
+		return -EINVAL;
+	return (long)addr;
+}
+
+long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
+	     int flags, struct vs_file *file, off_t off)
+{
+	unsigned long vm_flags, pgoff, uoff = (unsigned long)off;
+	long ret;
+
+	if (!mm || (uoff & ~VS_PAGE_MASK))
+		return -EINVAL;
+	if (flags & VS_MAP_ANONYMOUS)
+		file = NULL;
+	else if (!file)
+		return -EBADF;
+	if (file && file->pool != mm->pool)
+		return -EINVAL; /* the model's limit: one pool per mm */
+	if (!len)
+		return -EINVAL;
+	len = VS__PAGE_ALIGN(len);
+	if (!len)
+		return -ENOMEM;
+	pgoff = uoff >> VS_PAGE_SHIFT;
+	if (pgoff + (len >> VS_PAGE_SHIFT) < pgoff)
+		return -EOVERFLOW;
+	if (flags & VS_MAP_FIXED_NOREPLACE)
+		flags |= VS_MAP_FIXED;
+	vm_flags = calc_vm_prot_bits(prot) | VS_VM_MAYREAD | VS_VM_MAYWRITE |
+		   VS_VM_MAYEXEC;
+
+	vs_mmap_write_lock(mm);
+	if (flags & VS_MAP_FIXED)
+		ret = mmap_fixed_addr(mm, addr, len);
+	else
+		ret = (long)vs__get_unmapped_area(mm, addr, len);
+	if (ret < 0)
+		goto out;
+	addr = (unsigned long)ret;
+	if ((flags & VS_MAP_FIXED_NOREPLACE) &&
+	    vs__range_has_vma(mm, addr, addr + len)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	ret = mmap_check_type(addr, prot, flags, file, &vm_flags, &pgoff);
+	if (ret == 0)
+		ret = mmap_region(mm, addr, len, vm_flags, pgoff, file, flags);
+out:
+	vs_mmap_write_unlock(mm);
+	return ret;
+}
+
+/* ---- brk ----------------------------------------------------------------- */
+
+/*
+ * Grow the heap over [oldbrk, newbrk) (do_brk_flags): a private
+ * anonymous read-write mapping, merged with the heap below.
+ * Context: mmap_lock held for write.
+ */
+static int do_brk(struct vs_mm *mm, unsigned long oldbrk,
+		  unsigned long newbrk)
+{
+	struct vs_vma *next = vs_find_vma(mm, oldbrk);
+	long ret;
+
+	/* One page of guard gap to the next mapping, as the kernel keeps. */
+	if (newbrk > mm->end || (next && newbrk + VS_PAGE_SIZE >
+						 next->vm_start))
+		return -ENOMEM;
+	ret = mmap_region(mm, oldbrk, newbrk - oldbrk,
+			  VS_VM_READ | VS_VM_WRITE | VS_VM_MAYREAD |
+				  VS_VM_MAYWRITE | VS_VM_MAYEXEC,
+			  oldbrk >> VS_PAGE_SHIFT, NULL, 0);
+	return ret < 0 ? (int)ret : 0;
+}
+
+/*
+ * Shrink the heap to @newbrk: only if a VMA lies in [newbrk, oldbrk)
+ * (the kernel refuses when the heap was unmapped by other means).
+ * Context: mmap_lock held for write.
+ */
+static int brk_shrink(struct vs_mm *mm, unsigned long newbrk,
+		      unsigned long oldbrk)
+{
+	struct vs_vma *vma = vs_find_vma(mm, newbrk);
+
+	if (!vma || vma->vm_start >= oldbrk)
+		return -ENOMEM;
+	return vs__do_munmap(mm, newbrk, oldbrk);
+}
+
+/*
+ * Context: takes mmap_lock for write.  Like brk(2): below start_brk or
+ * past the range, or when the heap cannot move, the old break stays.
+ */
+unsigned long vs_brk(struct vs_mm *mm, unsigned long brk)
+{
+	unsigned long newbrk, oldbrk, ret;
+
+	if (!mm)
+		return 0;
+	vs_mmap_write_lock(mm);
+	ret = mm->brk;
+	if (brk < mm->start_brk || brk > mm->end)
+		goto out;
+	newbrk = VS__PAGE_ALIGN(brk);
+	oldbrk = VS__PAGE_ALIGN(mm->brk);
+	if (newbrk == oldbrk ||
+	    (brk <= mm->brk && !brk_shrink(mm, newbrk, oldbrk)) ||
+	    (brk > mm->brk && !do_brk(mm, oldbrk, newbrk)))
+		mm->brk = brk;
+	ret = mm->brk;
+out:
+	vs_mmap_write_unlock(mm);
+	return ret;
+}

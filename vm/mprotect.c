@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/mprotect.c - vs_mprotect, after mm/mprotect.c (do_mprotect_pkey,
+ * mprotect_fixup, change_protection).
+ *
+ * PTEs: removing PROT_WRITE write-protects the present PTEs; PROT_NONE
+ * also clears their USER bit (x86's PAGE_NONE has no _PAGE_USER), so a
+ * simulated user access faults; making the range accessible again sets
+ * USER back.  Adding PROT_WRITE leaves PTEs read-only: the next write
+ * faults and upgrades them (the kernel may make some writable at once;
+ * the difference is one fault).
+ */
+#include "internal.h"
+
+#define PROT_SEM 0x8
+#define PROT_GROWSDOWN 0x01000000
+#define PROT_GROWSUP 0x02000000
+#define VM_ACCESS_FLAGS (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC)
+
+struct prot_walk {
+	int wrprotect;
+	int user;
+};
+
+/* Context: called by vs_pgtable_walk() under the PTL. */
+static int change_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
+{
+	struct prot_walk *w = arg;
+	uint64_t v = vs_ptep_get(ptep), n;
+
+	(void)addr;
+	do {
+		n = w->wrprotect ? vs_pte_wrprotect(v) : v;
+		n = w->user ? n | VS_PTE_USER : n & ~VS_PTE_USER;
+		/* A cmpxchg, not a store: a lockless ACCESSED/DIRTY setter
+		 * (vs_ptep_set_flags) may race; its bits are kept. */
+	} while (n != v && !vs_cmpxchg(ptep, &v, n));
+	return 0;
+}
+
+/*
+ * mprotect_fixup: give [start, end) of @vma the flags @newflags,
+ * splitting and merging.  Context: mmap_lock held for write.
+ * Return: 0 or -ENOMEM; *@endp: the end of the VMA that now holds the
+ * range (merged, it may reach past @end).
+ */
+static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
+			  unsigned long start, unsigned long end,
+			  unsigned long newflags, unsigned long *endp)
+{
+	struct prot_walk w;
+	struct vs_vma *new;
+	int err;
+
+	*endp = vma->vm_end;
+	if (newflags == vma->vm_flags)
+		return 0;
+	if (start > vma->vm_start) {
+		err = vs__vma_split(mm, vma, start, &new);
+		if (err)
+			return err;
+		vma = new;
+	}
+	if (end < vma->vm_end) {
+		err = vs__vma_split(mm, vma, end, &new);
+		if (err)
+			return err;
+	}
+	w.wrprotect = !(newflags & VS_VM_WRITE);
+	w.user = (newflags & VM_ACCESS_FLAGS) != 0;
+	vs_vma_start_write(vma);
+	vs_vm_write_begin(vma);
+	vma->vm_flags = newflags;
+	vs_vm_write_end(vma);
+	(void)vs_pgtable_walk(&mm->pgtable, start, end, change_pte, &w);
+	*endp = vs__vma_merge_neighbours(mm, vma)->vm_end;
+	return 0;
+}
+
+/*
+ * The loop of do_mprotect_pkey: VMA by VMA up to the first hole.
+ * Context: mmap_lock held for write.
+ */
+static int mprotect_range(struct vs_mm *mm, unsigned long start,
+			  unsigned long end, unsigned long bits, int grows)
+{
+	unsigned long tmp = start, newflags;
+	struct vs_vma *vma = vs_find_vma(mm, start);
+	int err = 0;
+
+	if (!vma || vma->vm_start >= end)
+		return -ENOMEM;
+	/* No VMA of the model grows (no VM_GROWSDOWN/UP stacks). */
+	if (grows & PROT_GROWSDOWN)
+		return -EINVAL;
+	if (vma->vm_start > start)
+		return -ENOMEM;
+	if (grows)
+		return -EINVAL;
+	tmp = vma->vm_start;
+	for (; vma && vma->vm_start < end; vma = vs_find_vma(mm, tmp)) {
+		if (vma->vm_start != tmp)
+			return -ENOMEM;
+		newflags = (vma->vm_flags & ~VM_ACCESS_FLAGS) | bits;
+		/* Each VM_x needs its VM_MAYx, four bits up. */
+		if ((newflags & ~(newflags >> 4)) & VM_ACCESS_FLAGS)
+			return -EACCES;
+		tmp = vma->vm_end < end ? vma->vm_end : end;
+		err = mprotect_fixup(mm, vma, start > vma->vm_start ?
+					     start : vma->vm_start,
+				     tmp, newflags, &tmp);
+		if (err)
+			return err;
+	}
+	return tmp < end ? -ENOMEM : 0;
+}
+
+int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len, int prot)
+{
+	int err, grows = prot & (PROT_GROWSDOWN | PROT_GROWSUP);
+	unsigned long end, bits;
+
+	prot &= ~grows;
+	if (!mm || grows == (PROT_GROWSDOWN | PROT_GROWSUP) ||
+	    (addr & ~VS_PAGE_MASK))
+		return -EINVAL;
+	if (!len)
+		return 0;
+	len = VS__PAGE_ALIGN(len);
+	end = addr + len;
+	if (end <= addr)
+		return -ENOMEM;
+	if (prot & ~(VS_PROT_READ | VS_PROT_WRITE | VS_PROT_EXEC | PROT_SEM))
+		return -EINVAL;
+	bits = (prot & VS_PROT_READ ? VS_VM_READ : 0) |
+	       (prot & VS_PROT_WRITE ? VS_VM_WRITE : 0) |
+	       (prot & VS_PROT_EXEC ? VS_VM_EXEC : 0);
+	vs_mmap_write_lock(mm);
+	err = mprotect_range(mm, addr, end, bits, grows);
+	vs_mmap_write_unlock(mm);
+	return err;
+}

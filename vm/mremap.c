@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/mremap.c - vs_mremap, after mm/mremap.c of Linux 6.18
+ * (check_mremap_params, check_prep_vma, mremap_to, expand in place,
+ * move_vma).
+ *
+ * Not modelled: MREMAP_DONTUNMAP (-EINVAL, like any unknown flag).
+ * Modelled from 6.18: a move with MREMAP_FIXED and old_len == new_len
+ * moves every VMA of the source range (remap_move), and an old_len of 0
+ * duplicates a shared mapping (private ones: -EINVAL).
+ */
+#include "internal.h"
+
+/*
+ * Move the PTEs of [old, old + len) to [new, new + len), page by page
+ * (move_ptes): the page, its reference, mapcount and RSS go with the
+ * PTE.  Each PTL is taken alone, so a per-mm PTL is no self-deadlock.
+ * Context: mmap_lock held for write; both VMAs write-marked.
+ * Return: 0, -ENOMEM (no table at the target: the rest stays).
+ */
+static int move_ptes(struct vs_mm *mm, unsigned long old, unsigned long new,
+		     unsigned long len)
+{
+	vs_atomic64_t *src, *dst;
+	vs_spinlock_t *ptl;
+	unsigned long i;
+	uint64_t v;
+
+	for (i = 0; i < len; i += VS_PAGE_SIZE) {
+		src = vs_pte_offset(&mm->pgtable, old + i);
+		if (!src || vs_pte_none(vs_ptep_get_lockless(src)))
+			continue;
+		if (!vs_pte_alloc(&mm->pgtable, new + i))
+			return -ENOMEM;
+		src = vs_pte_offset_map_lock(&mm->pgtable, old + i, &ptl);
+		if (!src)
+			continue;
+		v = vs_ptep_get_and_clear(src);
+		vs_pte_unmap_unlock(ptl);
+		if (!vs_pte_present(v))
+			continue;
+		dst = vs_pte_offset_map_lock(&mm->pgtable, new + i, &ptl);
+		/* The target VMA is new and in a write section: empty. */
+		vs_set_pte(dst, v);
+		vs_pte_unmap_unlock(ptl);
+	}
+	return 0;
+}
+
+/*
+ * move_vma: map [new_addr, new_addr + new_len) like the old range, move
+ * the pages, unmap the old range.  Context: mmap_lock held for write.
+ * Return: new_addr or a negative errno.
+ */
+static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
+		     unsigned long addr, unsigned long old_len,
+		     unsigned long new_len, unsigned long new_addr)
+{
+	struct vs_vma *new = vs__vma_dup(mm, vma);
+	int err;
+
+	if (!new)
+		return -ENOMEM;
+	new->vm_start = new_addr;
+	new->vm_end = new_addr + new_len;
+	new->vm_pgoff += (addr - vma->vm_start) >> VS_PAGE_SHIFT;
+	/* copy_vma: anonymous memory never faulted takes the offset of its
+	 * new place, so it can merge there. */
+	if (!vma->vm_file && !vs_read_once(&vma->anon_vma))
+		new->vm_pgoff = new_addr >> VS_PAGE_SHIFT;
+	/*
+	 * The new VMA enters the index inside a write section, which ends
+	 * once the PTEs are in place: a speculative fault finds vm_sequence
+	 * odd and falls back instead of filling a PTE that move_ptes()
+	 * would overwrite.
+	 */
+	vs_vm_write_begin(new);
+	err = vs__vma_insert(mm, new);
+	if (err) {
+		vs_vm_write_end(new);
+		vs__vma_free(new);
+		return err;
+	}
+	/* Stop speculative faults on the old range before its PTEs move:
+	 * they revalidate vm_sequence under the PTL. */
+	vs_vma_start_write(vma);
+	vs_vm_write_begin(vma);
+	vs_vm_write_end(vma);
+	err = move_ptes(mm, addr, new_addr, old_len < new_len ? old_len :
+							       new_len);
+	vs_vm_write_end(new);
+	if (old_len) /* 0: a duplicate of a shared mapping */
+		(void)vs__do_munmap(mm, addr, addr + old_len);
+	if (err)
+		return err;
+	new = vs_vma_lookup(mm, new_addr);
+	if (new)
+		(void)vs__vma_merge_neighbours(mm, new);
+	return (long)new_addr;
+}
+
+/* Can @vma grow by @delta in place (vma_expandable)? */
+static int vma_expandable(struct vs_mm *mm, struct vs_vma *vma,
+			  unsigned long delta)
+{
+	unsigned long end = vma->vm_end + delta;
+
+	return end > vma->vm_end && end <= mm->end &&
+	       !vs__range_has_vma(mm, vma->vm_end, end);
+}
+
+static int check_params(struct vs_mm *mm, unsigned long addr,
+			unsigned long old_len, unsigned long new_len,
+			int flags, unsigned long new_addr)
+{
+	if (!mm || (flags & ~(VS_MREMAP_FIXED | VS_MREMAP_MAYMOVE)) ||
+	    (addr & ~VS_PAGE_MASK) || !new_len)
+		return -EINVAL;
+	if (new_len > mm->end)
+		return -EINVAL;
+	if (!(flags & VS_MREMAP_FIXED))
+		return 0;
+	if (new_addr > mm->end - new_len || (new_addr & ~VS_PAGE_MASK) ||
+	    !(flags & VS_MREMAP_MAYMOVE))
+		return -EINVAL;
+	/* The target must not overlap the source. */
+	if (new_addr < addr + old_len && addr < new_addr + new_len)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * check_prep_vma: the VMA must hold @addr; an operation that maps new
+ * space (a growth, a move) must stay inside it (the part that moves),
+ * must not duplicate a private mapping, and must not overflow the file
+ * offset.
+ */
+static int check_vma(struct vs_vma *vma, unsigned long addr,
+		     unsigned long old_len, unsigned long new_len, int fixed)
+{
+	unsigned long pgoff;
+
+	if (!vma)
+		return -EFAULT;
+	if (new_len <= old_len && !fixed)
+		return 0;
+	if (!old_len && !(vma->vm_flags & (VS_VM_SHARED | VS_VM_MAYSHARE)))
+		return -EINVAL;
+	/* A fixed move that shrinks unmaps the tail first: only what is
+	 * left must lie inside the VMA. */
+	if ((new_len < old_len ? new_len : old_len) > vma->vm_end - addr)
+		return -EFAULT;
+	if (new_len <= old_len)
+		return 0;
+	pgoff = vma->vm_pgoff + ((addr - vma->vm_start) >> VS_PAGE_SHIFT);
+	if (pgoff + (new_len >> VS_PAGE_SHIFT) < pgoff)
+		return -EINVAL;
+	return 0;
+}
+
+/* mremap_to: MREMAP_FIXED.  Context: mmap_lock held for write. */
+static long mremap_to(struct vs_mm *mm, unsigned long addr,
+		      unsigned long old_len, unsigned long new_len,
+		      unsigned long new_addr)
+{
+	struct vs_vma *vma;
+	int err;
+
+	if (new_addr < mm->start)
+		return -ENOMEM;
+	err = vs__do_munmap(mm, new_addr, new_addr + new_len);
+	if (err)
+		return err;
+	if (old_len > new_len) {
+		err = vs__do_munmap(mm, addr + new_len, addr + old_len);
+		if (err)
+			return err;
+		old_len = new_len;
+	}
+	vma = vs_vma_lookup(mm, addr);
+	if (!vma)
+		return -EFAULT;
+	return move_vma(mm, vma, addr, old_len, new_len, new_addr);
+}
+
+/*
+ * remap_move: MREMAP_FIXED with equal lengths moves each VMA of
+ * [addr, addr + len) to the same offset from @new_addr; holes stay
+ * holes.  Context: mmap_lock held for write.
+ */
+static long remap_move(struct vs_mm *mm, unsigned long start,
+		       unsigned long len, unsigned long new_addr)
+{
+	unsigned long end = start + len, a = start, l;
+	struct vs_vma *vma = vs_vma_lookup(mm, start);
+	long ret;
+
+	/* The first VMA must hold @start (check_prep_vma). */
+	if (!vma)
+		return -EFAULT;
+	while ((vma = vs_find_vma(mm, a)) && vma->vm_start < end) {
+		a = vma->vm_start > a ? vma->vm_start : a;
+		l = (vma->vm_end < end ? vma->vm_end : end) - a;
+		ret = check_vma(vma, a, l, l, 1);
+		if (!ret)
+			ret = mremap_to(mm, a, l, l, new_addr + (a - start));
+		if (ret < 0)
+			return ret;
+		a += l;
+	}
+	return (long)new_addr;
+}
+
+/* Context: mmap_lock held for write. */
+static long do_mremap(struct vs_mm *mm, unsigned long addr,
+		      unsigned long old_len, unsigned long new_len, int flags,
+		      unsigned long new_addr)
+{
+	int fixed = (flags & VS_MREMAP_FIXED) != 0;
+	struct vs_vma *vma;
+	unsigned long na;
+	long ret;
+
+	if (fixed && old_len == new_len)
+		return remap_move(mm, addr, old_len, new_addr);
+	vma = vs_vma_lookup(mm, addr);
+	ret = check_vma(vma, addr, old_len, new_len, fixed);
+	if (ret)
+		return ret;
+	if (fixed)
+		return mremap_to(mm, addr, old_len, new_len, new_addr);
+	if (old_len >= new_len) {
+		if (old_len > new_len)
+			ret = vs__do_munmap(mm, addr + new_len,
+					    addr + old_len);
+		return ret ? ret : (long)addr;
+	}
+	if (old_len == vma->vm_end - addr &&
+	    vma_expandable(mm, vma, new_len - old_len)) {
+		ret = vs__vma_set_range(mm, vma, vma->vm_start,
+					vma->vm_end + new_len - old_len,
+					vma->vm_pgoff);
+		if (ret)
+			return ret;
+		(void)vs__vma_merge_neighbours(mm, vma);
+		return (long)addr;
+	}
+	if (!(flags & VS_MREMAP_MAYMOVE))
+		return -ENOMEM;
+	na = vs__get_unmapped_area(mm, 0, new_len);
+	if ((long)na < 0)
+		return (long)na;
+	return move_vma(mm, vma, addr, old_len, new_len, na);
+}
+
+long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
+	       size_t new_len, int flags, unsigned long new_addr)
+{
+	long ret;
+
+	old_len = VS__PAGE_ALIGN(old_len);
+	new_len = VS__PAGE_ALIGN(new_len);
+	ret = check_params(mm, old_addr, old_len, new_len, flags, new_addr);
+	if (ret)
+		return ret;
+	vs_mmap_write_lock(mm);
+	ret = do_mremap(mm, old_addr, old_len, new_len, flags, new_addr);
+	vs_mmap_write_unlock(mm);
+	return ret;
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/vma.c - VMA allocation, RCU freeing, split and merge.
+ *
+ * Every function here is called with the mm's mmap_lock held for write
+ * and follows the rule of vm/mm.h: vs_vma_start_write(), then the fields
+ * change inside vs_vm_write_begin()/vs_vm_write_end(), then one update
+ * of the VMA index per VMA.  Between two updates a lockless reader may
+ * miss a range (a split's upper half not yet inserted, a merge's upper
+ * neighbour already erased); it then falls back to the mmap_lock, which
+ * the writer holds, as it does for any miss.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* ---- anon_vma ------------------------------------------------------------ */
+
+struct vs_anon_vma *vs__anon_vma_alloc(void)
+{
+	struct vs_anon_vma *av = calloc(1, sizeof(*av));
+
+	if (av)
+		vs_atomic_init(&av->refcount, 1);
+	return av;
+}
+
+void vs__anon_vma_get(struct vs_anon_vma *av)
+{
+	vs_fetch_add_relaxed(&av->refcount, 1);
+}
+
+static void anon_vma_free_rcu(struct vs_rcu_head *head)
+{
+	free((char *)head - offsetof(struct vs_anon_vma, rcu));
+}
+
+/*
+ * vs__anon_vma_put - drop a reference; freed after a grace period, since
+ * a lockless fault may still read vma->anon_vma of a VMA being freed.
+ */
+void vs__anon_vma_put(struct vs_anon_vma *av)
+{
+	if (av && vs_fetch_sub(&av->refcount, 1) == 1)
+		vs_call_rcu(&av->rcu, anon_vma_free_rcu);
+}
+
+/**
+ * vs__anon_vma_prepare - give @vma an anon_vma if it has none
+ *
+ * Context: mmap_lock held (either side) or @vma's per-VMA read lock;
+ * a racing preparer loses the cmpxchg and frees its copy (the kernel's
+ * __anon_vma_prepare under page_table_lock).
+ * Return: 0 or -ENOMEM.
+ */
+int vs__anon_vma_prepare(struct vs_vma *vma)
+{
+	struct vs_anon_vma *av, *old = NULL;
+
+	/* Acquire: pairs with the cmpxchg below. */
+	if (vs_load_acquire(&vma->anon_vma))
+		return 0;
+	av = vs__anon_vma_alloc();
+	if (!av)
+		return -ENOMEM;
+	/* Fully ordered: the initialised anon_vma before the pointer. */
+	if (!vs_cmpxchg(&vma->anon_vma, &old, av))
+		free(av);
+	return 0;
+}
+
+/* ---- allocation ---------------------------------------------------------- */
+
+/**
+ * vs__vma_alloc - a zeroed VMA of @mm, marked write-locked
+ *
+ * Its vm_lock_seq is the current mm_lock_seq, so it is already marked
+ * by the write lock its creator holds (the kernel write-locks a new VMA
+ * before it enters the tree).
+ * Context: mmap_lock held for write.
+ */
+struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
+{
+	struct vs_vma *vma = calloc(1, sizeof(*vma));
+
+	if (!vma)
+		return NULL;
+	vma->vm_mm = mm;
+	vs_atomic_init(&vma->anon_vma, NULL);
+	vs_seqcount_init(&vma->vm_sequence);
+	vs_atomic_init(&vma->vm_lock_seq, vs_read_once(&mm->mm_lock_seq));
+	vs_atomic_init(&vma->vm_detached, 0);
+	if (vs_rwsem_init(&vma->vm_lock)) {
+		free(vma);
+		return NULL;
+	}
+	return vma;
+}
+
+/**
+ * vs__vma_dup - a copy of @vma for @mm (same range, flags, backing),
+ * holding its own references on the file and the anon_vma
+ * Context: mmap_lock of @mm held for write.
+ */
+struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
+{
+	struct vs_vma *new = vs__vma_alloc(mm);
+	struct vs_anon_vma *av;
+
+	if (!new)
+		return NULL;
+	new->vm_start = vma->vm_start;
+	new->vm_end = vma->vm_end;
+	new->vm_flags = vma->vm_flags;
+	new->vm_pgoff = vma->vm_pgoff;
+	new->vm_file = vma->vm_file;
+	if (new->vm_file)
+		vs_file_get(new->vm_file);
+	av = vs_read_once((VS_ATOMIC(struct vs_anon_vma *) *)&vma->anon_vma);
+	if (av)
+		vs__anon_vma_get(av);
+	vs_atomic_init(&new->anon_vma, av);
+	return new;
+}
+
+/* vs__vma_free - free a VMA no reader has seen, and its references. */
+void vs__vma_free(struct vs_vma *vma)
+{
+	if (vma->vm_file)
+		vs_file_put(vma->vm_file);
+	vs__anon_vma_put(vs_read_once(&vma->anon_vma));
+	(void)vs_rwsem_destroy(&vma->vm_lock);
+	free(vma);
+}
+
+static void vma_free_rcu(struct vs_rcu_head *head)
+{
+	vs__vma_free((struct vs_vma *)((char *)head -
+				       offsetof(struct vs_vma, rcu)));
+}
+
+/* ---- the index ----------------------------------------------------------- */
+
+/**
+ * vs__vma_insert - publish a new VMA in the index
+ * Context: mmap_lock held for write; no VMA overlaps @vma.
+ * Return: 0, -ENOMEM (then @vma is not published).
+ */
+int vs__vma_insert(struct vs_mm *mm, struct vs_vma *vma)
+{
+	int err = vs_vma_tree_insert(&mm->mm_mt, vma->vm_start, vma->vm_end,
+				     vma);
+
+	if (!err)
+		mm->map_count++;
+	return err == -EEXIST ? -ENOMEM : err;
+}
+
+/**
+ * vs__vma_remove - take @vma out of the index and free it after a grace
+ * period
+ * @zap: also clear its PTEs (munmap); 0 for a merge, whose pages stay
+ *
+ * vm_detached is set inside the write section and before the zap: a
+ * speculative fault that sampled vm_sequence before sees it move when
+ * it revalidates under the PTL, one that samples it after sees
+ * vm_detached, so none can install a PTE behind the zap.  The page
+ * tables left empty are the caller's (vs__unmap_region()).  The VMA
+ * keeps its file, which RSS accounting reads, until the grace period.
+ * Context: mmap_lock held for write.
+ */
+void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
+{
+	vs_vma_start_write(vma);
+	vs_vm_write_begin(vma);
+	vs_write_once(&vma->vm_detached, 1);
+	vs_vm_write_end(vma);
+	if (zap)
+		(void)vs_zap_range(&mm->pgtable, vma->vm_start, vma->vm_end,
+				   vs__zap_pte, mm);
+	/* An erase needs a path copy; on -ENOMEM keep trying: the range
+	 * must not stay mapped. */
+	while (vs_vma_tree_erase(&mm->mm_mt, vma->vm_start) == -ENOMEM)
+		;
+	mm->map_count--;
+	vs_call_rcu(&vma->rcu, vma_free_rcu);
+}
+
+/**
+ * vs__vma_set_range - move @vma to [@start, @end) at file page @pgoff
+ *
+ * The new range may overlap only @vma's old one.
+ * Context: mmap_lock held for write.
+ * Return: 0, -ENOMEM (nothing changed).
+ */
+int vs__vma_set_range(struct vs_mm *mm, struct vs_vma *vma,
+		      unsigned long start, unsigned long end,
+		      unsigned long pgoff)
+{
+	unsigned long os = vma->vm_start, oe = vma->vm_end;
+	unsigned long op = vma->vm_pgoff;
+	int err;
+
+	vs_vma_start_write(vma);
+	vs_vm_write_begin(vma);
+	vma->vm_start = start;
+	vma->vm_end = end;
+	vma->vm_pgoff = pgoff;
+	vs_vm_write_end(vma);
+	err = vs_vma_tree_replace(&mm->mm_mt, os, start, end, vma);
+	if (err) {
+		vs_vm_write_begin(vma);
+		vma->vm_start = os;
+		vma->vm_end = oe;
+		vma->vm_pgoff = op;
+		vs_vm_write_end(vma);
+	}
+	return err == -EEXIST ? -ENOMEM : err;
+}
+
+/**
+ * vs__vma_split - split @vma at @addr (__split_vma)
+ * @newp: receives the upper part, [@addr, old end); @vma keeps the lower
+ *
+ * Context: mmap_lock held for write; vm_start < @addr < vm_end, aligned.
+ * Return: 0, -ENOMEM (nothing changed).
+ */
+int vs__vma_split(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
+		  struct vs_vma **newp)
+{
+	unsigned long end = vma->vm_end;
+	struct vs_vma *new;
+	int err;
+
+	new = vs__vma_dup(mm, vma);
+	if (!new)
+		return -ENOMEM;
+	new->vm_start = addr;
+	new->vm_pgoff += (addr - vma->vm_start) >> VS_PAGE_SHIFT;
+	err = vs__vma_set_range(mm, vma, vma->vm_start, addr, vma->vm_pgoff);
+	if (!err) {
+		err = vs__vma_insert(mm, new);
+		if (err)
+			(void)vs__vma_set_range(mm, vma, vma->vm_start, end,
+						vma->vm_pgoff);
+	}
+	if (err) {
+		vs__vma_free(new);
+		return err;
+	}
+	*newp = new;
+	return 0;
+}
+
+/* ---- neighbours and merging ---------------------------------------------- */
+
+/* The VMA after @vma, or NULL.  Context: mmap_lock held. */
+struct vs_vma *vs__vma_next(struct vs_mm *mm, struct vs_vma *vma)
+{
+	return vs_vma_tree_find(&mm->mm_mt, vma->vm_end, NULL, NULL);
+}
+
+/* The VMA before @vma, or NULL.  Context: mmap_lock held. */
+struct vs_vma *vs__vma_prev(struct vs_mm *mm, struct vs_vma *vma)
+{
+	return vs_vma_tree_prev(&mm->mm_mt, vma->vm_start, NULL, NULL);
+}
+
+/*
+ * Anonymous memory is compatible when one side has none yet or both
+ * share one anon_vma (is_mergeable_anon_vma; the model does not track
+ * anon_vma chains, so a forked VMA is treated like any other).
+ */
+static int anon_vma_compatible(const struct vs_vma *a, const struct vs_vma *b)
+{
+	struct vs_anon_vma *x, *y;
+
+	x = vs_read_once((VS_ATOMIC(struct vs_anon_vma *) *)&a->anon_vma);
+	y = vs_read_once((VS_ATOMIC(struct vs_anon_vma *) *)&b->anon_vma);
+	return !x || !y || x == y;
+}
+
+/**
+ * vs__vma_mergeable - can @a and the VMA @b right above it become one?
+ *
+ * Adjacent, same flags, same file at contiguous offsets (anonymous
+ * private VMAs carry vm_pgoff = address >> PAGE_SHIFT, so one moved by
+ * mremap no longer merges, as in the kernel), compatible anon_vma.
+ * Anonymous shared mappings each have a shmem file of their own and so
+ * never merge.  Context: mmap_lock held.
+ */
+int vs__vma_mergeable(const struct vs_vma *a, const struct vs_vma *b)
+{
+	return a->vm_end == b->vm_start && a->vm_flags == b->vm_flags &&
+	       a->vm_file == b->vm_file &&
+	       a->vm_pgoff + ((a->vm_end - a->vm_start) >> VS_PAGE_SHIFT) ==
+		       b->vm_pgoff &&
+	       anon_vma_compatible(a, b);
+}
+
+/*
+ * Merge @b into @a, its lower neighbour: @b leaves the index, then @a
+ * grows over its range.  @a inherits @b's anon_vma if it had none.
+ * Context: mmap_lock held for write; vs__vma_mergeable(a, b).
+ */
+static int vma_merge_pair(struct vs_mm *mm, struct vs_vma *a,
+			  struct vs_vma *b)
+{
+	struct vs_anon_vma *av = vs_read_once(&b->anon_vma);
+	unsigned long end = b->vm_end;
+
+	vs_vma_start_write(a);
+	if (av && !vs_read_once(&a->anon_vma)) {
+		vs__anon_vma_get(av);
+		vs_vm_write_begin(a);
+		vs_write_once(&a->anon_vma, av);
+		vs_vm_write_end(a);
+	}
+	vs__vma_remove(mm, b, 0);
+	/* The range is now free above @a: the replace cannot collide, and
+	 * a failure would leave a hole where pages are mapped; retry. */
+	while (vs__vma_set_range(mm, a, a->vm_start, end, a->vm_pgoff))
+		;
+	return 0;
+}
+
+/**
+ * vs__vma_merge_neighbours - merge @vma with its neighbours where the
+ * kernel's vma_merge() would: the previous one first, then the next.
+ * Context: mmap_lock held for write.
+ * Return: the VMA that now covers @vma's range.
+ */
+struct vs_vma *vs__vma_merge_neighbours(struct vs_mm *mm, struct vs_vma *vma)
+{
+	struct vs_vma *prev = vs__vma_prev(mm, vma);
+	struct vs_vma *next = vs__vma_next(mm, vma);
+
+	if (prev && vs__vma_mergeable(prev, vma)) {
+		vma_merge_pair(mm, prev, vma);
+		vma = prev;
+	}
+	if (next && vs__vma_mergeable(vma, next))
+		vma_merge_pair(mm, vma, next);
+	return vma;
+}
