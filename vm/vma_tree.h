@@ -2,20 +2,22 @@
 /*
  * vm/vma_tree.h - the RCU-safe VMA index of an mm.
  *
- * A persistent weight-balanced binary tree keyed by address ranges, after
- * the Bonsai tree of Clements, Kaashoek and Zeldovich ("Scalable Address
- * Spaces Using RCU Balanced Trees", ASPLOS 2012).  Entries are
- * [start, end) ranges that never overlap, each with a struct vs_vma
- * pointer that the tree stores but never dereferences.
+ * A persistent B+tree keyed by address ranges, updated by path copying
+ * as the Bonsai tree of Clements, Kaashoek and Zeldovich ("Scalable
+ * Address Spaces Using RCU Balanced Trees", ASPLOS 2012) is, but with
+ * fat, cache-line-aligned nodes so that a lookup in a large tree touches
+ * few cache lines.  Entries are [start, end) ranges that never overlap,
+ * each with a struct vs_vma pointer that the tree stores but never
+ * dereferences.
  *
  * Readers take no lock: inside vs_rcu_read_lock() they load the root and
  * walk down.  Writers are serialized by the caller (the mm's mmap_lock
  * held for write).  An update never changes a node that readers can
- * reach: it copies the path from the root to the change (and the nodes a
- * rotation moves), publishes the new root with one release store, and
- * frees the replaced nodes with one vs_call_rcu() per update.  A reader
- * therefore sees the whole tree before or the whole tree after each
- * update, never a mix.
+ * reach: it copies the path from the root to the change (and a sibling
+ * that a merge or rebalance involves), publishes the new root with one
+ * release store, and frees the replaced nodes with one vs_call_rcu() per
+ * update.  A reader therefore sees the whole tree before or the whole
+ * tree after each update, never a mix.
  *
  * Locking:
  *
@@ -181,8 +183,9 @@ VS_EXTERN int vs_vma_tree_replace(struct vs_vma_tree *t,
  * vs__vma_tree_check - private: verify every invariant of @t
  * @t: the tree
  *
- * Order and disjointness of the ranges, subtree sizes, the weight
- * balance of every node, the height bound and @t->count.  For tests.
+ * Order and disjointness of the ranges, the separator keys, the fill
+ * bounds of every node, all leaves at the same depth, the height bound
+ * and @t->count.  For tests.
  *
  * Context: caller holds the writer's lock.
  * Return: 0 when the tree is sound, -EINVAL otherwise.
@@ -192,12 +195,12 @@ VS_EXTERN int vs__vma_tree_check(struct vs_vma_tree *t);
 /* Private, for tests and benchmarks: the height of @t (writer's lock). */
 VS_EXTERN int vs__vma_tree_height(struct vs_vma_tree *t);
 
-/* Private: bytes of one tree node. */
+/* Private: bytes of one tree node (a leaf, the larger kind). */
 VS_EXTERN unsigned long vs__vma_tree_node_size(void);
 
 /*
  * Private test hooks.  vs__vma_tree_live_nodes: nodes allocated and not
- * yet freed, in all trees (after vs_rcu_barrier(), the entries of the
+ * yet freed, in all trees (after vs_rcu_barrier(), the nodes of the
  * live trees).  vs__vma_tree_fail_alloc: make the allocation @nth from
  * now fail (0: the next one), -1: none; writers only.
  */

@@ -57,6 +57,14 @@
  *     (it faults), MAP_GROWSDOWN, file mappings other than shmem, and
  *     madvise advice other than MADV_DONTNEED (an unknown advice value
  *     is generated, for EINVAL).
+ *
+ * The kernel's version is state too: vm/ follows Linux 6.18, where
+ * mremap() looks the VMA up before a shrink (check_prep_vma()), a pure
+ * MREMAP_FIXED move may span several VMAs and gaps (remap_move(), 6.17)
+ * and mprotect() drops VM_ACCOUNT of an unfaulted VMA (6.2).  Older
+ * kernels differ on exactly those operations; this test is meant for a
+ * kernel at least as new as the one vm/ follows, and a difference on an
+ * older one should be read against that list first.
  */
 #include <check.h>
 #include <errno.h>
