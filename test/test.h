@@ -51,6 +51,7 @@ Suite *page_suite(void);
 Suite *pgtable_suite(void);
 Suite *mm_suite(void);
 Suite *diff_suite(void);
+const char *diff_unsupported(void);
 
 /**
  * vs_test_scale - scale an iteration count by VS_TEST_SCALE

@@ -76,6 +76,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "sync/error.h"
@@ -1077,6 +1078,28 @@ START_TEST(diff_random)
 	run_seed(seed);
 }
 END_TEST
+
+/*
+ * The kernel semantics vm/ follows are Linux 6.18's (see the list above);
+ * an older kernel differs on exactly those operations, so the suite does
+ * not run there.  Return: NULL when the running kernel is new enough,
+ * else why not.
+ */
+const char *diff_unsupported(void)
+{
+	static char why[160];
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return "cannot read the kernel version (uname)";
+	if (major > 6 || (major == 6 && minor >= 18))
+		return NULL;
+	snprintf(why, sizeof(why), "kernel %d.%d is older than 6.18, whose "
+		 "mremap/mprotect semantics vm/ follows (docs/vm.md)",
+		 major, minor);
+	return why;
+}
 
 Suite *diff_suite(void)
 {
