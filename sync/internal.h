@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* sync/internal.h - shared inside sync/ only. */
+/*
+ * sync/internal.h - shared inside the library only (sync/, and the
+ * planted-bug switch and vs__die for vm/ and fault/).
+ */
 #ifndef VS_SYNC_INTERNAL_H
 #define VS_SYNC_INTERNAL_H
 
@@ -20,6 +23,8 @@ enum {
 	VS__BROKEN_prwlock_reader_ignores_flag,
 	VS__BROKEN_brlock_writer_skips_shared_slot,
 	VS__BROKEN_rcu_no_grace_period,
+	VS__BROKEN_vma_no_write_mark,
+	VS__BROKEN_vma_free_no_rcu,
 };
 #ifndef VS_BROKEN_ID
 #define VS_BROKEN_ID VS__BROKEN_none

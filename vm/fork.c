@@ -108,6 +108,8 @@ int vs_fork(struct vs_mm *mm, struct vs_mm **childp)
 	vs_mmap_write_lock(child);
 	child->start_brk = mm->start_brk;
 	child->brk = mm->brk;
+	vs_write_once(&child->fault_strategy,
+		      vs_read_once(&mm->fault_strategy));
 	for (vma = vs_find_vma(mm, 0); vma && !err;
 	     vma = vs_find_vma(mm, vma->vm_end))
 		err = dup_vma(mm, child, vma);

@@ -9,10 +9,11 @@
  * including ones the kernel accepts (MADV_FREE, MADV_COLD, ...),
  * returns -EINVAL here.
  *
- * The kernel zaps under the mmap_lock for read; the model takes it for
- * write and write-marks each VMA it zaps, because vs_zap_range() also
- * frees the page tables wholly inside the range, which a per-VMA fault
- * (not inside an RCU section) must not be walking.
+ * As the kernel's, MADV_DONTNEED zaps under the mmap_lock for read and
+ * marks no VMA: faults of every strategy run beside it.  That is safe
+ * because vs_zap_range() clears each PTE page under its PTL and frees
+ * no table (a fault that walks the range finds the same tables), and
+ * the VMAs cannot change while the read lock is held.
  */
 #include "internal.h"
 
@@ -27,7 +28,7 @@ static int madvise_valid(int advice)
 
 /*
  * madvise_walk_vmas: apply @advice to the mapped parts of [start, end).
- * Context: mmap_lock held for write.
+ * Context: mmap_lock held for read.
  * Return: 0, or -ENOMEM when part of the range was unmapped.
  */
 static int madvise_walk(struct vs_mm *mm, unsigned long start,
@@ -47,11 +48,9 @@ static int madvise_walk(struct vs_mm *mm, unsigned long start,
 				break;
 		}
 		tmp = vma->vm_end < end ? vma->vm_end : end;
-		if (advice == VS_MADV_DONTNEED) {
-			vs_vma_start_write(vma);
+		if (advice == VS_MADV_DONTNEED)
 			(void)vs_zap_range(&mm->pgtable, start, tmp,
 					   vs__zap_pte, mm);
-		}
 		start = tmp;
 		if (start >= end)
 			break;
@@ -75,8 +74,8 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 		return -EINVAL;
 	if (end == addr)
 		return 0;
-	vs_mmap_write_lock(mm);
+	vs_mmap_read_lock(mm);
 	err = madvise_walk(mm, addr, end, advice);
-	vs_mmap_write_unlock(mm);
+	vs_mmap_read_unlock(mm);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sync/internal.h"
 #include "../sync/thread.h"
 #include "internal.h"
 
@@ -95,6 +96,8 @@ void vs_vma_start_write(struct vs_vma *vma)
 {
 	uint32_t seq = vs_read_once(&vma->vm_mm->mm_lock_seq);
 
+	if (VS_BROKEN(vma_no_write_mark))
+		return;
 	if (vs_read_once(&vma->vm_lock_seq) == seq)
 		return; /* already marked under this write lock */
 	vs_down_write(&vma->vm_lock);
@@ -220,6 +223,7 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 		goto out_lock;
 	(void)vs_vma_tree_init(&mm->mm_mt);
 	vs_atomic_init(&mm->mm_lock_seq, 0);
+	vs_atomic_init(&mm->fault_strategy, 0);
 	vs_atomic_init(&mm->rss_anon, 0);
 	vs_atomic_init(&mm->rss_file, 0);
 	vs_atomic_init(&mm->rss_shmem, 0);

@@ -28,6 +28,7 @@
  *	vm_sequence           any (seqcount)               as above
  *	vm_lock_seq           any (acquire)                mmap_lock write
  *	vm_lock               the per-VMA lock itself
+ *	vm_detached           any (atomic)                 as vm_start
  *	anon_vma (first set)  as above                     page fault, under
  *	                                                   mmap_lock read or
  *	                                                   the per-VMA lock,
@@ -35,7 +36,8 @@
  *
  * Lock table (struct vs_mm): mm_lock_seq is written only by the mmap_lock
  * writer (release) and read by anyone (acquire); the VMA index as in
- * vm/vma_tree.h; RSS counters are atomics; brk fields under mmap_lock.
+ * vm/vma_tree.h; RSS counters are atomics; brk fields under mmap_lock;
+ * fault_strategy is an atomic any thread may read or set.
  */
 #ifndef VS_VM_MM_H
 #define VS_VM_MM_H
@@ -90,25 +92,32 @@ struct vs__pool_ref;	/* private: vm/internal.h */
 /**
  * struct vs_vma - one mapping, [vm_start, vm_end)
  *
- * Allocated by the operations, freed through RCU; never embedded.
+ * Allocated by the operations, freed through RCU; never embedded.  The
+ * fields a speculative fault snapshots are atomics, so that its reads
+ * beside a writer are reads of whole values (the writer's vm_sequence
+ * tells it whether they belong together); writers under the lock rule
+ * above may use them as plain lvalues.
  */
 struct vs_vma {
 	/* see the lock table above */
-	unsigned long vm_start;
-	unsigned long vm_end;
-	unsigned long vm_flags;
-	unsigned long vm_pgoff;          /* file offset, in pages */
-	struct vs_file *vm_file;         /* NULL: anonymous */
+	VS_ATOMIC(unsigned long) vm_start;
+	VS_ATOMIC(unsigned long) vm_end;
+	VS_ATOMIC(unsigned long) vm_flags;
+	VS_ATOMIC(unsigned long) vm_pgoff; /* file offset, in pages */
+	VS_ATOMIC(struct vs_file *) vm_file; /* NULL: anonymous */
 	VS_ATOMIC(struct vs_anon_vma *) anon_vma; /* NULL until first
 						   * anonymous page */
 	struct vs_mm *vm_mm;             /* read-only */
 	vs_seqcount_t vm_sequence;
 	vs_atomic32_t vm_lock_seq;
+	/*
+	 * 1 once the VMA left the index (set between vm_write_begin and
+	 * vm_write_end, never cleared): a per-VMA or speculative fault
+	 * that found it before checks this after locking or snapshotting.
+	 */
+	vs_atomic32_t vm_detached;
 	struct vs_rwsem vm_lock;         /* the per-VMA lock */
 	struct vs_rcu_head rcu;          /* private */
-	vs_atomic32_t vm_detached;       /* private: 1 once out of the index
-					  * (set inside vm_write_begin/end,
-					  * read by speculative walkers) */
 };
 
 /**
@@ -147,6 +156,8 @@ struct vs_mm {
 	vs_atomic_long_t rss_shmem;
 	/* brk, under mmap_lock */
 	unsigned long start_brk, brk;
+	/* how faults are resolved (fault/fault.h); atomic, any context */
+	vs_atomic32_t fault_strategy;
 	/* private */
 	unsigned long map_count;
 	struct vs__pool_ref *pool_ref;   /* private: the pool, shared with

@@ -416,7 +416,6 @@ unsigned long vs_zap_range(struct vs_pgtable *pt, unsigned long start,
 		return 0;
 	walk_range(pt, vs_load_acquire(&pt->pgd), LEVEL_PGD, start, end,
 		   zap_pte_page, &c);
-	vs_free_pgd_range(pt, start, end, start, end);
 	return c.nr;
 }
 

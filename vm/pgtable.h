@@ -340,17 +340,17 @@ static inline void vs_pte_unmap_unlock(vs_spinlock_t *ptl)
 }
 
 /**
- * vs_zap_range - clear the PTEs of [@start, @end), free emptied tables
+ * vs_zap_range - clear the PTEs of [@start, @end) (zap_page_range)
  * @zap: called for each present PTE, under its PTL, after the PTE was
  *       cleared: the caller drops mapcount, refcount and RSS (may be NULL)
  *
- * Table pages wholly inside [@start, @end) are then unlinked and freed
- * after a grace period (free_pgtables with floor = @start and ceiling
- * = @end); a table that also covers addresses outside the range stays.
- * @start and @end are rounded out to pages.
+ * The table pages stay, as the kernel's MADV_DONTNEED leaves them:
+ * unmapping frees them afterwards with vs_free_pgd_range().  @start and
+ * @end are rounded out to pages.
  *
- * Context: mmap_lock held for write (and the VMAs of the range
- * write-locked): no one faults inside [@start, @end).  Takes the PTLs.
+ * Context: mmap_lock held.  Faults may run beside it (MADV_DONTNEED
+ * holds mmap_lock for read): each PTE page is cleared under its PTL,
+ * and a fault that installs a PTE after the zap passed it keeps it.
  * Return: the number of present PTEs cleared; 0 for an invalid range.
  */
 VS_EXTERN unsigned long vs_zap_range(struct vs_pgtable *pt,

@@ -11,7 +11,9 @@
  * the writer holds, as it does for any miss.
  */
 #include <stdlib.h>
+#include <string.h>
 
+#include "../sync/internal.h"
 #include "internal.h"
 
 /* ---- anon_vma ------------------------------------------------------------ */
@@ -123,13 +125,19 @@ struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
 	return new;
 }
 
-/* vs__vma_free - free a VMA no reader has seen, and its references. */
+/*
+ * vs__vma_free - free a VMA no reader can reach any more, and its
+ * references.  The memory is poisoned first (0x6b, the kernel's
+ * POISON_FREE: an odd vm_sequence, an empty range), so that a reader that broke the RCU rule sees
+ * a VMA no check accepts even before ASan names the access.
+ */
 void vs__vma_free(struct vs_vma *vma)
 {
 	if (vma->vm_file)
 		vs_file_put(vma->vm_file);
 	vs__anon_vma_put(vs_read_once(&vma->anon_vma));
 	(void)vs_rwsem_destroy(&vma->vm_lock);
+	memset(vma, 0x6b, sizeof(*vma));
 	free(vma);
 }
 
@@ -183,7 +191,10 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 	while (vs_vma_tree_erase(&mm->mm_mt, vma->vm_start) == -ENOMEM)
 		;
 	mm->map_count--;
-	vs_call_rcu(&vma->rcu, vma_free_rcu);
+	if (VS_BROKEN(vma_free_no_rcu))
+		vs__vma_free(vma);
+	else
+		vs_call_rcu(&vma->rcu, vma_free_rcu);
 }
 
 /**

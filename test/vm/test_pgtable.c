@@ -173,8 +173,18 @@ static void zap_cb(uint64_t pte, unsigned long addr, void *arg)
 		log->bad++;
 }
 
-/* zap calls back for each present PTE, clears it, and frees the table
- * pages wholly inside the range after a grace period. */
+/* zap calls back for each present PTE and clears it, keeping the
+ * tables; free_pgd_range then frees the table pages wholly inside the
+ * range after a grace period. */
+static unsigned long zap_free(struct vs_pgtable *pt, unsigned long s,
+			      unsigned long e, struct zap_log *log)
+{
+	unsigned long n = vs_zap_range(pt, s, e, zap_cb, log);
+
+	ck_assert_int_eq(vs_free_pgd_range(pt, s, e, s, e), 0);
+	return n;
+}
+
 START_TEST(pgtable_zap_frees_tables)
 {
 	struct zap_log log = { 0, 0 };
@@ -198,11 +208,17 @@ START_TEST(pgtable_zap_frees_tables)
 	ck_assert_uint_ne(vs_test_read64(vs_pte_offset(&pt, BASE + 64 *
 							VS_PAGE_SIZE)), 0);
 
-	/* The second PTE page, exactly: it is freed. */
+	/* The second PTE page, exactly: zap alone keeps it, the free
+	 * that follows frees it. */
 	log.nr = 0;
 	ck_assert_uint_eq(vs_zap_range(&pt, BASE + VS_PMD_SIZE,
 				       BASE + 2 * VS_PMD_SIZE, zap_cb, &log),
 			  64);
+	ck_assert_ptr_nonnull(vs_pte_offset(&pt, BASE + VS_PMD_SIZE));
+	ck_assert_int_eq(vs_free_pgd_range(&pt, BASE + VS_PMD_SIZE,
+					   BASE + 2 * VS_PMD_SIZE,
+					   BASE + VS_PMD_SIZE,
+					   BASE + 2 * VS_PMD_SIZE), 0);
 	ck_assert_int_eq(log.nr, 64);
 	ck_assert_ptr_null(vs_pte_offset(&pt, BASE + VS_PMD_SIZE));
 	ck_assert_ptr_null(vs_pte_lockptr(&pt, BASE + VS_PMD_SIZE));
@@ -211,8 +227,8 @@ START_TEST(pgtable_zap_frees_tables)
 
 	/* Everything in the PGD entry: PTE, PMD and PUD pages go. */
 	log.nr = 0;
-	ck_assert_uint_eq(vs_zap_range(&pt, BASE, BASE + VS_PGDIR_SIZE,
-				       zap_cb, &log), 2 * 64 - 8);
+	ck_assert_uint_eq(zap_free(&pt, BASE, BASE + VS_PGDIR_SIZE, &log),
+			  2 * 64 - 8);
 	ck_assert_int_eq(log.bad, 0);
 	vs_rcu_barrier();
 	ck_assert_uint_eq(vs_pgtable_pages(&pt), 1);
@@ -437,6 +453,8 @@ static int spec_writer(struct spec_test *t)
 			set_pte(&t->pt, t->addr[i]);
 		ck_assert_uint_eq(vs_zap_range(&t->pt, BASE, end, NULL, NULL),
 				  NR_ADDRS);
+		ck_assert_int_eq(vs_free_pgd_range(&t->pt, BASE, end, BASE,
+						   end), 0);
 		vs_rcu_quiescent_state();
 		if (vs_test_now_ns() > deadline)
 			break;
