@@ -9,6 +9,7 @@
 #ifndef VMSIM_H
 #define VMSIM_H
 
+#include "fault/fault.h"
 #include "sync/atomic.h"
 #include "sync/brlock.h"
 #include "sync/error.h"

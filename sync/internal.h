@@ -25,6 +25,9 @@ enum {
 	VS__BROKEN_rcu_no_grace_period,
 	VS__BROKEN_vma_no_write_mark,
 	VS__BROKEN_vma_free_no_rcu,
+	VS__BROKEN_spf_skip_seq_revalidate,
+	VS__BROKEN_pervma_ignore_lock_seq,
+	VS__BROKEN_fault_no_pte_same,
 };
 #ifndef VS_BROKEN_ID
 #define VS_BROKEN_ID VS__BROKEN_none

@@ -1,13 +1,14 @@
 #!/bin/sh
-# teeth.sh SRC BUILD NAME SUITE: build vmsim with the planted bug NAME
-# (-DVS_BROKEN=NAME) in BUILD/teeth and run SUITE of vmsim-test there.
-# Passes only if the suite fails: a suite that cannot catch the bug it
-# exists for has no teeth.
+# teeth.sh SRC BUILD NAME SUITE [SANITIZE]: build vmsim with the planted
+# bug NAME (-DVS_BROKEN=NAME, and -DVS_SANITIZE=SANITIZE if given) in
+# BUILD/teeth[-SANITIZE] and run SUITE of vmsim-test there.  Passes only
+# if the suite fails: a suite that cannot catch the bug it exists for
+# has no teeth.
 set -u
-src=$1 build=$2 name=$3 suite=$4
-dir=$build/teeth
+src=$1 build=$2 name=$3 suite=$4 sanitize=${5:-}
+dir=$build/teeth${sanitize:+-$sanitize}
 cmake -S "$src" -B "$dir" -DVS_BROKEN="$name" -DVS_BUILD_TOOLS=OFF \
-	-DVS_WERROR=OFF >/dev/null || exit 1
+	-DVS_SANITIZE="$sanitize" -DVS_WERROR=OFF >/dev/null || exit 1
 cmake --build "$dir" --target vmsim-test -j2 >/dev/null || exit 1
 if CK_RUN_SUITE=$suite CK_VERBOSITY=silent timeout 240 \
 	"$dir/test/vmsim-test" >/dev/null 2>&1; then

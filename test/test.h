@@ -37,7 +37,7 @@
 #define VS_TEST_NS_PER_MS INT64_C(1000000)
 #define VS_TEST_NS_PER_SEC INT64_C(1000000000)
 
-/* The suites, one per file in test/sync/. */
+/* The suites, one per file in test/sync/, test/vm/ and test/fault/. */
 Suite *error_suite(void);
 Suite *wait_suite(void);
 Suite *spinlock_suite(void);
@@ -51,6 +51,8 @@ Suite *page_suite(void);
 Suite *pgtable_suite(void);
 Suite *mm_suite(void);
 Suite *diff_suite(void);
+Suite *fault_suite(void);
+Suite *stress_suite(void);
 const char *diff_unsupported(void);
 
 /**

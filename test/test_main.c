@@ -43,6 +43,8 @@ static const struct {
 	{ "pgtable", pgtable_suite, NULL },
 	{ "mm", mm_suite, NULL },
 	{ "diff", diff_suite, diff_unsupported },
+	{ "fault", fault_suite, NULL },
+	{ "stress", stress_suite, NULL },
 };
 
 static int known_suite(const char *name)

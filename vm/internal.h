@@ -11,7 +11,7 @@
  *   - A PTE that maps the zero page holds nothing and counts nowhere
  *     (the kernel's special zero-page PTE: vm_normal_page() is NULL).
  *
- * vs__mm_map_page() and vs__zap_pte() are the two halves of that rule.
+ * vs__mm_map_page() and vs__zap() are the two halves of that rule.
  */
 #ifndef VS_VM_INTERNAL_H
 #define VS_VM_INTERNAL_H
@@ -63,7 +63,7 @@ int vs__anon_vma_prepare(struct vs_vma *vma);
 /* ---- vm/mm.c ------------------------------------------------------------ */
 
 void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta);
-void vs__zap_pte(uint64_t pte, unsigned long addr, void *arg);
+void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end);
 int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 		    struct vs_page *page, int writable);
 int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,

@@ -49,8 +49,7 @@ static int madvise_walk(struct vs_mm *mm, unsigned long start,
 		}
 		tmp = vma->vm_end < end ? vma->vm_end : end;
 		if (advice == VS_MADV_DONTNEED)
-			(void)vs_zap_range(&mm->pgtable, start, tmp,
-					   vs__zap_pte, mm);
+			vs__zap(mm, start, tmp);
 		start = tmp;
 		if (start >= end)
 			break;

@@ -109,40 +109,76 @@ void vs_vma_start_write(struct vs_vma *vma)
 
 /* ---- page accounting (see vm/internal.h) --------------------------------- */
 
-/* Context: the PTL of the PTE that maps or mapped @page. */
-void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta)
+/* The RSS counter @page counts in. */
+static vs_atomic_long_t *mm_rss_counter(struct vs_mm *mm,
+					struct vs_page *page)
 {
 	struct vs_file *f;
 
-	if (vs_page_test_flags(page, VS_PG_ANON)) {
-		vs_fetch_add_relaxed(&mm->rss_anon, delta);
-		return;
-	}
+	if (vs_page_test_flags(page, VS_PG_ANON))
+		return &mm->rss_anon;
 	f = page->mapping;
-	if (f && f->shmem)
-		vs_fetch_add_relaxed(&mm->rss_shmem, delta);
-	else
-		vs_fetch_add_relaxed(&mm->rss_file, delta);
+	return f && f->shmem ? &mm->rss_shmem : &mm->rss_file;
 }
 
-/**
- * vs__zap_pte - drop what a cleared PTE held: mapcount, RSS, reference
- * @arg: the mm
+/* Context: the PTL of the PTE that maps or mapped @page. */
+void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta)
+{
+	vs_fetch_add_relaxed(mm_rss_counter(mm, page), delta);
+}
+
+/* What a zap gathers: the RSS it drops, applied once at the end. */
+struct zap_ctx {
+	struct vs_mm *mm;
+	long anon, file, shmem;
+};
+
+/*
+ * Drop what a cleared PTE held: mapcount, reference, and (gathered)
+ * RSS.  A file page remembers a dirty PTE (set_page_dirty); an
+ * anonymous page has nowhere to write it back, so no flag is set.
  * Context: called by vs_zap_range() under the PTL, after the clear.
  */
-void vs__zap_pte(uint64_t pte, unsigned long addr, void *arg)
+static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
 {
-	struct vs_mm *mm = arg;
-	struct vs_page *page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+	struct zap_ctx *z = arg;
+	struct vs_page *page = vs_pfn_to_page(z->mm->pool, vs_pte_pfn(pte));
+	vs_atomic_long_t *rss;
 
 	(void)addr;
 	if (!page || vs_page_test_flags(page, VS_PG_ZERO))
 		return;
-	if (vs_pte_dirty(pte))
-		vs_page_set_flags(page, VS_PG_DIRTY);
-	vs__mm_add_rss(mm, page, -1);
+	rss = mm_rss_counter(z->mm, page);
+	if (rss == &z->mm->rss_anon) {
+		z->anon++;
+	} else {
+		if (vs_pte_dirty(pte))
+			vs_page_set_flags(page, VS_PG_DIRTY);
+		if (rss == &z->mm->rss_shmem)
+			z->shmem++;
+		else
+			z->file++;
+	}
 	vs_page_remove_mapcount(page);
-	vs_put_page(mm->pool, page);
+	vs_put_page(z->mm->pool, page);
+}
+
+/**
+ * vs__zap - clear the PTEs of [@start, @end) and drop what they held,
+ * with the RSS changes applied once (the kernel's add_mm_rss_vec)
+ * Context: mmap_lock held (see vs_zap_range()).
+ */
+void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end)
+{
+	struct zap_ctx z = { mm, 0, 0, 0 };
+
+	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
+	if (z.anon)
+		vs_fetch_add_relaxed(&mm->rss_anon, -z.anon);
+	if (z.file)
+		vs_fetch_add_relaxed(&mm->rss_file, -z.file);
+	if (z.shmem)
+		vs_fetch_add_relaxed(&mm->rss_shmem, -z.shmem);
 }
 
 /**

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault/fault.c - the fault entry and its three strategies (see
+ * fault/fault.h), after arch/x86/mm/fault.c's do_user_addr_fault(),
+ * mm/memory.c's lock_vma_under_rcu(), and the speculative page fault
+ * series (Zijlstra 2010/2014, Dufour 2017-2019).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define FAULT_FLAGS (VS_FAULT_FLAG_WRITE | VS_FAULT_FLAG_USER | \
+		     VS_FAULT_FLAG_INSTRUCTION | VS_FAULT_FLAG_NO_FALLBACK)
+
+struct vs__fault_slot vs__fault_stats[VS_SLOT_ARRAY];
+
+static const char *const strategy_names[VS_FAULT_NR_STRATEGIES] = {
+	"locked", "spf", "pervma"
+};
+
+static const char *const abort_names[VS_SPF_ABORT_NR] = {
+	"no_vma", "seq_odd", "vma_write", "seq_changed", "seq_ptl", "no_table",
+	"pte_changed", "anon_vma", "nomem"
+};
+
+/*
+ * access_error (arch/x86/mm/fault.c): a write needs VM_WRITE, an
+ * instruction fetch VM_EXEC, a read any access at all.
+ */
+static int access_error(unsigned int flags, unsigned long vm_flags)
+{
+	if (flags & VS_FAULT_FLAG_WRITE)
+		return !(vm_flags & VS_VM_WRITE);
+	if (flags & VS_FAULT_FLAG_INSTRUCTION)
+		return !(vm_flags & VS_VM_EXEC);
+	return !(vm_flags & (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC));
+}
+
+/*
+ * Read the VMA's fields into @f.  Context: the VMA is stable (mmap_lock
+ * or its read lock), or inside vs_rcu_read_lock() between a vm_sequence
+ * sample and its retry check (then they are a snapshot).
+ */
+static void fault_read_vma(struct vs__fault *f, struct vs_vma *vma)
+{
+	f->vma = vma;
+	f->start = vs_read_once(&vma->vm_start);
+	f->end = vs_read_once(&vma->vm_end);
+	f->vm_flags = vs_read_once(&vma->vm_flags);
+	f->pgoff = vs_read_once(&vma->vm_pgoff);
+	f->file = vs_read_once(&vma->vm_file);
+	/* Acquire: pairs with anon_vma_prepare's cmpxchg, so the anon_vma
+	 * is initialised when seen. */
+	f->anon_vma = vs_load_acquire(&vma->anon_vma);
+}
+
+/* Count how the fault ended.  Context: any. */
+static int fault_done(int ret)
+{
+	if (ret & VS_VM_FAULT_SIGSEGV)
+		vs__fault_count(VS__FS_SIGSEGV);
+	if (ret & VS_VM_FAULT_SIGBUS)
+		vs__fault_count(VS__FS_SIGBUS);
+	if (ret & VS_VM_FAULT_OOM)
+		vs__fault_count(VS__FS_OOM);
+	return ret;
+}
+
+/* The classic path.  Context: no lock of @mm held. */
+static int fault_locked(struct vs__fault *f)
+{
+	struct vs_vma *vma;
+	int ret;
+
+	vs__fault_count(VS__FS_LOCKED);
+	f->strategy = VS_FAULT_LOCKED;
+	vs_mmap_read_lock(f->mm);
+	vma = vs_find_vma(f->mm, f->address);
+	if (!vma || f->address < vs_read_once(&vma->vm_start)) {
+		vs_mmap_read_unlock(f->mm);
+		return VS_VM_FAULT_SIGSEGV;
+	}
+	fault_read_vma(f, vma);
+	ret = access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
+		vs__handle_pte_fault(f);
+	vs_mmap_read_unlock(f->mm);
+	return ret;
+}
+
+/*
+ * The speculative path: the VMA found under RCU, snapshotted between a
+ * vm_sequence sample and its check, and revalidated under the PTL.
+ * Return: as the fault, or VM_FAULT_RETRY with f->abort.
+ * Context: inside vs_rcu_read_lock().
+ */
+static int spf_fault(struct vs__fault *f)
+{
+	struct vs_vma *vma = vs_vma_lookup(f->mm, f->address);
+
+	f->abort = VS_SPF_ABORT_NO_VMA;
+	if (!vma)
+		return VS_VM_FAULT_RETRY;
+	if (!vs_raw_seqcount_try_begin(&vma->vm_sequence, &f->seq)) {
+		f->abort = VS_SPF_ABORT_SEQ_ODD;
+		return VS_VM_FAULT_RETRY;
+	}
+	fault_read_vma(f, vma);
+	/* Read inside the section: a detach is made between
+	 * vm_write_begin and vm_write_end. */
+	if (vs_read_once(&vma->vm_detached)) {
+		f->abort = VS_SPF_ABORT_NO_VMA;
+		return VS_VM_FAULT_RETRY;
+	}
+	/*
+	 * A VMA the current mmap_lock writer marked may sit between two
+	 * write sections of one operation (mremap moved its PTEs and has
+	 * yet to unmap it): its fields are consistent but stale.  The mark
+	 * is stored before the writer's vm_write_begin, so a fault that
+	 * reads it unmarked here and then finds vm_sequence unchanged
+	 * under the PTL ran wholly before the operation's first section.
+	 * Acquire on mm_lock_seq: pairs with vs_mmap_write_unlock().
+	 */
+	if (vs_read_once(&vma->vm_lock_seq) ==
+	    vs_load_acquire(&f->mm->mm_lock_seq)) {
+		f->abort = VS_SPF_ABORT_VMA_WRITE;
+		return VS_VM_FAULT_RETRY;
+	}
+	if (vs_read_seqcount_retry(&vma->vm_sequence, f->seq)) {
+		f->abort = VS_SPF_ABORT_SEQ_CHANGED;
+		return VS_VM_FAULT_RETRY;
+	}
+	/* A consistent snapshot of a live VMA: the VMA moved away from
+	 * the address after the lookup, or forbids the access. */
+	if (f->address < f->start || f->address >= f->end)
+		return VS_VM_FAULT_RETRY;	/* no_vma */
+	if (access_error(f->flags, f->vm_flags))
+		return VS_VM_FAULT_SIGSEGV;
+	return vs__handle_pte_fault(f);
+}
+
+static int fault_spf(struct vs__fault *f)
+{
+	int ret;
+
+	f->strategy = VS_FAULT_SPF;
+	vs_rcu_read_lock();
+	ret = spf_fault(f);
+	vs_rcu_read_unlock();
+	if (!(ret & VS_VM_FAULT_RETRY)) {
+		vs__fault_count(VS__FS_SPF_SUCCESS);
+		return ret;
+	}
+	vs__fault_count(VS__FS_SPF_ABORT + f->abort);
+	if (f->flags & VS_FAULT_FLAG_NO_FALLBACK)
+		return VS_VM_FAULT_RETRY;
+	return fault_locked(f);
+}
+
+/*
+ * vma_start_read - read-lock @vma unless an mmap_lock writer marked it
+ *
+ * The first check is a cheap early exit; the one after the trylock is
+ * the real one: vs_vma_start_write() stores vm_lock_seq holding
+ * vm_lock for write, so a reader that got the read lock after that
+ * sees the mark, and mm_lock_seq (acquire; pairs with the release in
+ * vs_mmap_write_unlock) tells whether the mark is current.
+ * Context: inside vs_rcu_read_lock() (@vma may be detached, not freed).
+ */
+static int vma_start_read(struct vs_vma *vma)
+{
+	struct vs_mm *mm = vma->vm_mm;
+	int ignore = VS_BROKEN(pervma_ignore_lock_seq);
+
+	if (!ignore && vs_read_once(&vma->vm_lock_seq) ==
+		       vs_read_once(&mm->mm_lock_seq))
+		return 0;
+	if (!vs_down_read_trylock(&vma->vm_lock))
+		return 0;
+	if (!ignore && vs_read_once(&vma->vm_lock_seq) ==
+		       vs_load_acquire(&mm->mm_lock_seq)) {
+		vs_up_read(&vma->vm_lock);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * lock_vma_under_rcu - the VMA containing @addr, read-locked, or NULL
+ * (counted as vma_lock_abort; a detached VMA is vma_lock_miss and the
+ * lookup is retried, as mainline does).
+ */
+static struct vs_vma *lock_vma_under_rcu(struct vs_mm *mm,
+					 unsigned long addr)
+{
+	struct vs_vma *vma;
+
+	vs_rcu_read_lock();
+retry:
+	vma = vs_vma_lookup(mm, addr);
+	if (!vma || !vma_start_read(vma))
+		goto inval;
+	if (vs_read_once(&vma->vm_detached)) {
+		vs_up_read(&vma->vm_lock);
+		vs__fault_count(VS__FS_VMA_LOCK_MISS);
+		goto retry;
+	}
+	/* vm_start and vm_end may have changed before the lock. */
+	if (addr < vs_read_once(&vma->vm_start) ||
+	    addr >= vs_read_once(&vma->vm_end)) {
+		vs_up_read(&vma->vm_lock);
+		goto inval;
+	}
+	vs_rcu_read_unlock();
+	return vma;
+inval:
+	vs_rcu_read_unlock();
+	vs__fault_count(VS__FS_VMA_LOCK_ABORT);
+	return NULL;
+}
+
+static int fault_pervma(struct vs__fault *f)
+{
+	struct vs_vma *vma = lock_vma_under_rcu(f->mm, f->address);
+	int ret;
+
+	f->strategy = VS_FAULT_PERVMA;
+	if (!vma)
+		goto fallback;
+	fault_read_vma(f, vma);
+	ret = access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
+		vs__handle_pte_fault(f);
+	vs_up_read(&vma->vm_lock);	/* vma_end_read */
+	if (!(ret & VS_VM_FAULT_RETRY)) {
+		vs__fault_count(VS__FS_VMA_LOCK_SUCCESS);
+		return ret;
+	}
+	vs__fault_count(VS__FS_VMA_LOCK_RETRY);
+fallback:
+	if (f->flags & VS_FAULT_FLAG_NO_FALLBACK)
+		return VS_VM_FAULT_RETRY;
+	return fault_locked(f);
+}
+
+int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
+			  unsigned int flags, int strategy)
+{
+	struct vs__fault f;
+
+	if (!mm || (flags & ~FAULT_FLAGS) || strategy < 0 ||
+	    strategy >= VS_FAULT_NR_STRATEGIES)
+		return -EINVAL;
+	vs__fault_count(VS__FS_FAULTS);
+	if (addr < mm->start || addr >= mm->end)
+		return fault_done(VS_VM_FAULT_SIGSEGV);
+	memset(&f, 0, sizeof(f));
+	f.mm = mm;
+	f.address = addr & VS_PAGE_MASK;
+	f.flags = flags;
+	switch (strategy) {
+	case VS_FAULT_SPF:
+		return fault_done(fault_spf(&f));
+	case VS_FAULT_PERVMA:
+		return fault_done(fault_pervma(&f));
+	default:
+		return fault_done(fault_locked(&f));
+	}
+}
+
+int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
+		       unsigned int flags)
+{
+	if (!mm)
+		return -EINVAL;
+	return vs_handle_mm_fault_as(mm, addr, flags,
+				     (int)vs_read_once(&mm->fault_strategy));
+}
+
+int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy)
+{
+	if (!mm || strategy < 0 || strategy >= VS_FAULT_NR_STRATEGIES)
+		return -EINVAL;
+	vs_write_once(&mm->fault_strategy, (uint32_t)strategy);
+	return 0;
+}
+
+int vs_mm_fault_strategy(struct vs_mm *mm)
+{
+	return mm ? (int)vs_read_once(&mm->fault_strategy) : VS_FAULT_LOCKED;
+}
+
+int vs_fault_strategy_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < VS_FAULT_NR_STRATEGIES; i++)
+		if (strcmp(name, strategy_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+const char *vs_fault_strategy_name(int strategy)
+{
+	if (strategy < 0 || strategy >= VS_FAULT_NR_STRATEGIES)
+		return NULL;
+	return strategy_names[strategy];
+}
+
+const char *vs_spf_abort_name(int reason)
+{
+	if (reason < 0 || reason >= VS_SPF_ABORT_NR)
+		return NULL;
+	return abort_names[reason];
+}
+
+/* ---- counters ------------------------------------------------------------ */
+
+static unsigned long stat_sum(int what)
+{
+	unsigned long sum = 0;
+	int s;
+
+	/* Acquire: pairs with the release in vs__slot_add(). */
+	for (s = 0; s < VS_SLOT_ARRAY; s++)
+		sum += (unsigned long)vs_load_acquire(
+			&vs__fault_stats[s].c[what]);
+	return sum;
+}
+
+int vs_fault_stats_get(struct vs_fault_stats *st)
+{
+	int i;
+
+	if (!st)
+		return -EINVAL;
+	st->faults = stat_sum(VS__FS_FAULTS);
+	st->locked = stat_sum(VS__FS_LOCKED);
+	st->spf_success = stat_sum(VS__FS_SPF_SUCCESS);
+	for (i = 0; i < VS_SPF_ABORT_NR; i++)
+		st->spf_abort[i] = stat_sum(VS__FS_SPF_ABORT + i);
+	st->vma_lock_success = stat_sum(VS__FS_VMA_LOCK_SUCCESS);
+	st->vma_lock_abort = stat_sum(VS__FS_VMA_LOCK_ABORT);
+	st->vma_lock_retry = stat_sum(VS__FS_VMA_LOCK_RETRY);
+	st->vma_lock_miss = stat_sum(VS__FS_VMA_LOCK_MISS);
+	st->sigsegv = stat_sum(VS__FS_SIGSEGV);
+	st->sigbus = stat_sum(VS__FS_SIGBUS);
+	st->oom = stat_sum(VS__FS_OOM);
+	return 0;
+}
+
+void vs_fault_stats_reset(void)
+{
+	int s, i;
+
+	for (s = 0; s < VS_SLOT_ARRAY; s++)
+		for (i = 0; i < VS__FS_NR; i++)
+			vs_write_once(&vs__fault_stats[s].c[i], 0);
+}

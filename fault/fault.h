@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault/fault.h - the page fault: one entry, three strategies, and the
+ * simulated CPU that raises faults.
+ *
+ * vs_handle_mm_fault() is the model's do_user_addr_fault() plus
+ * handle_mm_fault(): it resolves a fault at @addr the way the mm's
+ * strategy says, and returns the kernel's VM_FAULT_* bits.
+ *
+ *   locked  mmap_read_lock, find_vma, access check, handle, unlock.
+ *   spf     the speculative page fault (seeds 003 and 004, Dufour's
+ *           series): under rcu_read_lock, look the VMA up, sample its
+ *           vm_sequence (odd: abort), snapshot its fields (a VMA that
+ *           the current mmap_lock writer marked: abort), check access,
+ *           walk the page tables (a missing table: abort), allocate and
+ *           clear the page with no lock held, take the PTL and
+ *           revalidate vm_sequence there (pte_map_lock), install.  Any
+ *           abort counts its reason and falls back to locked.
+ *   pervma  mainline since 6.4: lock_vma_under_rcu (RCU lookup, then
+ *           vma_start_read: read-trylock vm_lock, and back off when
+ *           vm_lock_seq equals mm_lock_seq), fault under the VMA read
+ *           lock, vma_end_read.  Falls back to locked on failure, or
+ *           when the handler needs the mmap_lock (VM_FAULT_RETRY, e.g.
+ *           no anon_vma yet).
+ *
+ * Fault handling (mm/memory.c): an anonymous read maps the zero page;
+ * an anonymous write allocates and clears a page; a write to a
+ * read-only PTE of a writable VMA copies (the zero page, a page shared
+ * after vs_fork, a private file page) or reuses (an anonymous page
+ * mapped once) or, in a shared file mapping, makes the page-cache page
+ * writable and dirty.  File read faults map the page-cache page
+ * read-only; private file write faults copy it.  Every PTE follows the
+ * accounting rule of vm/internal.h.
+ *
+ * Errors: VM_FAULT_SIGSEGV for an address outside every VMA or an
+ * access the VMA forbids (no stack expansion: the model has no
+ * VM_GROWSDOWN), VM_FAULT_SIGBUS for a file page beyond the end of the
+ * file, VM_FAULT_OOM when the page pool is empty.  Bad arguments (NULL
+ * mm, unknown flags or strategy) return a negative errno instead.
+ */
+#ifndef VS_FAULT_FAULT_H
+#define VS_FAULT_FAULT_H
+
+#include <stddef.h>
+
+#include "../sync/common.h"
+#include "../vm/mm.h"
+
+/* Fault flags: the kernel's FAULT_FLAG_* values. */
+#define VS_FAULT_FLAG_WRITE 0x0001
+#define VS_FAULT_FLAG_USER 0x0040
+#define VS_FAULT_FLAG_INSTRUCTION 0x0100
+/*
+ * Model only: return VM_FAULT_RETRY where spf or pervma would fall back
+ * to locked, instead of falling back (the arch code's retry, made
+ * visible to tests).  No effect on locked.
+ */
+#define VS_FAULT_FLAG_NO_FALLBACK 0x10000
+
+/* Return bits: the kernel's VM_FAULT_* values. */
+#define VS_VM_FAULT_OOM 0x0001
+#define VS_VM_FAULT_SIGBUS 0x0002
+#define VS_VM_FAULT_MAJOR 0x0004
+#define VS_VM_FAULT_SIGSEGV 0x0040
+#define VS_VM_FAULT_NOPAGE 0x0100
+#define VS_VM_FAULT_RETRY 0x0400
+#define VS_VM_FAULT_ERROR \
+	(VS_VM_FAULT_OOM | VS_VM_FAULT_SIGBUS | VS_VM_FAULT_SIGSEGV)
+
+/* How faults are resolved. */
+enum vs_fault_strategy {
+	VS_FAULT_LOCKED,
+	VS_FAULT_SPF,
+	VS_FAULT_PERVMA,
+	VS_FAULT_NR_STRATEGIES
+};
+
+/*
+ * Why a speculative fault gave up (each counted, then locked retries):
+ *
+ *   no_vma       the RCU lookup found no VMA containing the address
+ *   seq_odd      vm_sequence was odd at the start: a writer is inside
+ *   vma_write    the VMA is marked by the current mmap_lock writer
+ *                (vm_lock_seq == mm_lock_seq): it may be between two
+ *                steps of one operation, e.g. mremap has moved its PTEs
+ *                but not yet unmapped it
+ *   seq_changed  vm_sequence moved while the VMA was snapshotted, or
+ *                before the PTL was taken
+ *   seq_ptl      vm_sequence moved, seen under the PTL (pte_map_lock)
+ *   no_table     a page-table level is missing (pte_alloc needs the
+ *                mmap_lock)
+ *   pte_changed  the PTE under the PTL is not the one the fault saw
+ *   anon_vma     an anonymous write needs an anon_vma and the VMA has
+ *                none yet (anon_vma_prepare needs the mmap_lock)
+ *   nomem        the page pool was empty
+ */
+enum vs_spf_abort {
+	VS_SPF_ABORT_NO_VMA,
+	VS_SPF_ABORT_SEQ_ODD,
+	VS_SPF_ABORT_VMA_WRITE,
+	VS_SPF_ABORT_SEQ_CHANGED,
+	VS_SPF_ABORT_SEQ_PTL,
+	VS_SPF_ABORT_NO_TABLE,
+	VS_SPF_ABORT_PTE_CHANGED,
+	VS_SPF_ABORT_ANON_VMA,
+	VS_SPF_ABORT_NOMEM,
+	VS_SPF_ABORT_NR
+};
+
+/**
+ * struct vs_fault_stats - process-wide fault counters (like vmstat)
+ * @faults: vs_handle_mm_fault() calls
+ * @locked: faults handled under the mmap_lock, fallbacks included
+ * @spf_success: speculative faults that completed without the mmap_lock
+ *               (a SIGSEGV decided on the validated snapshot included)
+ * @spf_abort: speculative faults that gave up, per reason
+ * @vma_lock_success: pervma faults completed under the VMA lock
+ * @vma_lock_abort: lock_vma_under_rcu failed (no VMA, VMA being
+ *                  written, address moved out of it)
+ * @vma_lock_retry: the handler returned VM_FAULT_RETRY under the VMA lock
+ * @vma_lock_miss: the VMA was detached after it was locked
+ * @sigsegv, @sigbus, @oom: faults that ended with that error
+ */
+struct vs_fault_stats {
+	unsigned long faults;
+	unsigned long locked;
+	unsigned long spf_success;
+	unsigned long spf_abort[VS_SPF_ABORT_NR];
+	unsigned long vma_lock_success;
+	unsigned long vma_lock_abort;
+	unsigned long vma_lock_retry;
+	unsigned long vma_lock_miss;
+	unsigned long sigsegv;
+	unsigned long sigbus;
+	unsigned long oom;
+};
+
+/**
+ * vs_handle_mm_fault - resolve a fault at @addr with the mm's strategy
+ * @flags: VS_FAULT_FLAG_*
+ *
+ * Context: the calling thread holds no lock of @mm and is not inside
+ * vs_rcu_read_lock(); it is attached (vs_thread_attach()) or becomes so.
+ * Return: 0 (the PTE now allows the access, or another thread's fault
+ * made it so), or VM_FAULT_* error bits, or VS_VM_FAULT_RETRY with
+ * VS_FAULT_FLAG_NO_FALLBACK; -EINVAL for a NULL @mm or unknown @flags.
+ */
+VS_EXTERN int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
+				 unsigned int flags);
+
+/**
+ * vs_handle_mm_fault_as - the same with the strategy given per call
+ * Return: as vs_handle_mm_fault(); -EINVAL for an unknown @strategy.
+ */
+VS_EXTERN int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
+				    unsigned int flags, int strategy);
+
+/**
+ * vs_mm_set_fault_strategy - choose how @mm's faults are resolved
+ *
+ * Takes effect for faults that start afterwards.  Context: any.
+ * Return: 0; -EINVAL for a NULL @mm or an unknown @strategy.
+ */
+VS_EXTERN int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy);
+
+/* vs_mm_fault_strategy - @mm's strategy (VS_FAULT_LOCKED for NULL). */
+VS_EXTERN int vs_mm_fault_strategy(struct vs_mm *mm);
+
+/**
+ * vs_fault_strategy_parse - "locked", "spf" or "pervma" to its value
+ * Return: the strategy, or -EINVAL for NULL or an unknown name.
+ */
+VS_EXTERN int vs_fault_strategy_parse(const char *name);
+
+/* vs_fault_strategy_name - the name, or NULL for an unknown value. */
+VS_EXTERN const char *vs_fault_strategy_name(int strategy);
+
+/* vs_spf_abort_name - "no_vma" ..., or NULL for an unknown reason. */
+VS_EXTERN const char *vs_spf_abort_name(int reason);
+
+/**
+ * vs_fault_stats_get - sum the counters of every thread into @st
+ *
+ * Exact when no fault is in flight; a snapshot otherwise.
+ * Return: 0, -EINVAL for NULL.
+ */
+VS_EXTERN int vs_fault_stats_get(struct vs_fault_stats *st);
+
+/* vs_fault_stats_reset - zero the counters.  Context: no fault in flight. */
+VS_EXTERN void vs_fault_stats_reset(void);
+
+/*
+ * The simulated CPU.  Each page of [addr, addr + len) is accessed as
+ * user code would: the page tables are walked without a lock (inside
+ * vs_rcu_read_lock(), as the MMU walks them), and a missing PTE, or
+ * one whose USER or WRITE bit forbids the access, raises
+ * vs_handle_mm_fault() and the access is retried.  A successful access
+ * sets ACCESSED (and DIRTY for a write) in the PTE.
+ *
+ * Context: as vs_handle_mm_fault().
+ * Return: 0; -EFAULT when a fault ends in SIGSEGV or SIGBUS (bytes
+ * before the faulting page were accessed, as with a real copy); -ENOMEM
+ * on VM_FAULT_OOM; -EINVAL for a NULL @mm, a NULL buffer with @len > 0,
+ * or a range that wraps.  @len 0 accesses nothing and returns 0.
+ */
+
+/* vs_access - touch [addr, addr + len); @write: 1 for a store. */
+VS_EXTERN int vs_access(struct vs_mm *mm, unsigned long addr, size_t len,
+			int write);
+
+/*
+ * vs_read, vs_write - copy bytes out of, into the model's memory.  The
+ * copy to or from each page is made under that page's PTL, so it never
+ * lands in a page being freed: a copy racing a zap either completes
+ * before it or faults the page in again.
+ */
+VS_EXTERN int vs_read(struct vs_mm *mm, unsigned long addr, void *buf,
+		      size_t len);
+VS_EXTERN int vs_write(struct vs_mm *mm, unsigned long addr,
+		       const void *buf, size_t len);
+
+#endif /* VS_FAULT_FAULT_H */
