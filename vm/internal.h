@@ -6,8 +6,9 @@
  *
  *   - A PTE that maps a page other than the zero page holds one
  *     reference on it and one mapcount, and counts once in the mm's RSS:
- *     rss_anon for VS_PG_ANON pages, rss_shmem for pages of a shmem file
- *     (anonymous shared mappings), rss_file for other file pages.
+ *     VS_MM_ANONPAGES for VS_PG_ANON pages, VS_MM_SHMEMPAGES for pages
+ *     of a shmem file (anonymous shared mappings), VS_MM_FILEPAGES for
+ *     other file pages.
  *   - A PTE that maps the zero page holds nothing and counts nowhere
  *     (the kernel's special zero-page PTE: vm_normal_page() is NULL).
  *
@@ -30,6 +31,11 @@
 struct vs_anon_vma {
 	vs_atomic_long_t refcount;
 	struct vs_rcu_head rcu;
+};
+
+/* One thread slot's RSS counters, a cache line of their own. */
+struct vs__mm_rss {
+	VS_CACHELINE_ALIGNED vs_atomic_long_t count[VS_NR_MM_COUNTERS];
 };
 
 /* struct vs__pool_ref - a page pool shared by an mm and its children. */

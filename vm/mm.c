@@ -110,27 +110,47 @@ void vs_vma_start_write(struct vs_vma *vma)
 /* ---- page accounting (see vm/internal.h) --------------------------------- */
 
 /* The RSS counter @page counts in. */
-static vs_atomic_long_t *mm_rss_counter(struct vs_mm *mm,
-					struct vs_page *page)
+static int mm_counter(struct vs_page *page)
 {
 	struct vs_file *f;
 
 	if (vs_page_test_flags(page, VS_PG_ANON))
-		return &mm->rss_anon;
+		return VS_MM_ANONPAGES;
 	f = page->mapping;
-	return f && f->shmem ? &mm->rss_shmem : &mm->rss_file;
+	return f && f->shmem ? VS_MM_SHMEMPAGES : VS_MM_FILEPAGES;
+}
+
+/* Add @delta to the calling thread's slot of counter @member. */
+static void mm_add_counter(struct vs_mm *mm, int member, long delta)
+{
+	unsigned int slot = vs__thread_slot();
+
+	vs__slot_add(&mm->rss[slot].count[member], slot, delta);
 }
 
 /* Context: the PTL of the PTE that maps or mapped @page. */
 void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta)
 {
-	vs_fetch_add_relaxed(mm_rss_counter(mm, page), delta);
+	mm_add_counter(mm, mm_counter(page), delta);
+}
+
+long vs_get_mm_counter(struct vs_mm *mm, int member)
+{
+	long sum = 0;
+	int s;
+
+	if (!mm || member < 0 || member >= VS_NR_MM_COUNTERS)
+		return -EINVAL;
+	/* Acquire: pairs with the release in vs__slot_add(). */
+	for (s = 0; s < VS_SLOT_ARRAY; s++)
+		sum += vs_load_acquire(&mm->rss[s].count[member]);
+	return sum < 0 ? 0 : sum;
 }
 
 /* What a zap gathers: the RSS it drops, applied once at the end. */
 struct zap_ctx {
 	struct vs_mm *mm;
-	long anon, file, shmem;
+	long rss[VS_NR_MM_COUNTERS];
 };
 
 /*
@@ -143,22 +163,15 @@ static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
 {
 	struct zap_ctx *z = arg;
 	struct vs_page *page = vs_pfn_to_page(z->mm->pool, vs_pte_pfn(pte));
-	vs_atomic_long_t *rss;
+	int member;
 
 	(void)addr;
 	if (!page || vs_page_test_flags(page, VS_PG_ZERO))
 		return;
-	rss = mm_rss_counter(z->mm, page);
-	if (rss == &z->mm->rss_anon) {
-		z->anon++;
-	} else {
-		if (vs_pte_dirty(pte))
-			vs_page_set_flags(page, VS_PG_DIRTY);
-		if (rss == &z->mm->rss_shmem)
-			z->shmem++;
-		else
-			z->file++;
-	}
+	member = mm_counter(page);
+	if (member != VS_MM_ANONPAGES && vs_pte_dirty(pte))
+		vs_page_set_flags(page, VS_PG_DIRTY);
+	z->rss[member]++;
 	vs_page_remove_mapcount(page);
 	vs_put_page(z->mm->pool, page);
 }
@@ -170,15 +183,13 @@ static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
  */
 void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end)
 {
-	struct zap_ctx z = { mm, 0, 0, 0 };
+	struct zap_ctx z = { mm, { 0 } };
+	int i;
 
 	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
-	if (z.anon)
-		vs_fetch_add_relaxed(&mm->rss_anon, -z.anon);
-	if (z.file)
-		vs_fetch_add_relaxed(&mm->rss_file, -z.file);
-	if (z.shmem)
-		vs_fetch_add_relaxed(&mm->rss_shmem, -z.shmem);
+	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
+		if (z.rss[i])
+			mm_add_counter(mm, i, -z.rss[i]);
 }
 
 /**
@@ -245,11 +256,16 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 		 unsigned long start, unsigned long end,
 		 struct vs__pool_ref *pool_ref)
 {
+	size_t rss_size = VS_SLOT_ARRAY * sizeof(struct vs__mm_rss);
 	struct vs_mm *mm = calloc(1, sizeof(*mm));
 	int err = -ENOMEM;
 
 	if (!mm)
 		return -ENOMEM;
+	mm->rss = aligned_alloc(VS_CACHELINE, rss_size);
+	if (!mm->rss)
+		goto out_free;
+	memset(mm->rss, 0, rss_size);
 	(void)vs_thread_attach();
 	err = vs_lock_init(&mm->mmap_lock, lock_kind, "mmap_lock");
 	if (err)
@@ -260,9 +276,6 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 	(void)vs_vma_tree_init(&mm->mm_mt);
 	vs_atomic_init(&mm->mm_lock_seq, 0);
 	vs_atomic_init(&mm->fault_strategy, 0);
-	vs_atomic_init(&mm->rss_anon, 0);
-	vs_atomic_init(&mm->rss_file, 0);
-	vs_atomic_init(&mm->rss_shmem, 0);
 	vs_fetch_add_relaxed(&pool_ref->refs, 1);
 	mm->pool_ref = pool_ref;
 	mm->pool = pool_ref->pool;
@@ -273,6 +286,7 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 out_lock:
 	(void)vs_lock_destroy(&mm->mmap_lock);
 out_free:
+	free(mm->rss);
 	free(mm);
 	return err;
 }
@@ -360,6 +374,7 @@ int vs_mm_destroy(struct vs_mm *mm)
 	vs_pgtable_destroy(&mm->pgtable);
 	vs_vma_tree_destroy(&mm->mm_mt);
 	(void)vs_lock_destroy(&mm->mmap_lock);
+	free(mm->rss);
 	free(mm);
 	return 0;
 }

@@ -36,7 +36,8 @@
  *
  * Lock table (struct vs_mm): mm_lock_seq is written only by the mmap_lock
  * writer (release) and read by anyone (acquire); the VMA index as in
- * vm/vma_tree.h; RSS counters are atomics; brk fields under mmap_lock;
+ * vm/vma_tree.h; RSS counters are per thread slot (vs_get_mm_counter());
+ * brk fields under mmap_lock;
  * fault_strategy is an atomic any thread may read or set.
  */
 #ifndef VS_VM_MM_H
@@ -88,6 +89,13 @@
 struct vs_file;
 struct vs_anon_vma;
 struct vs__pool_ref;	/* private: vm/internal.h */
+struct vs__mm_rss;	/* private: vm/internal.h */
+
+/* RSS counters: the kernel's mm_counter members. */
+#define VS_MM_FILEPAGES 0	/* pages of a file other than shmem */
+#define VS_MM_ANONPAGES 1	/* anonymous pages */
+#define VS_MM_SHMEMPAGES 2	/* pages of anonymous shared mappings */
+#define VS_NR_MM_COUNTERS 3
 
 /**
  * struct vs_vma - one mapping, [vm_start, vm_end)
@@ -150,15 +158,13 @@ struct vs_mm {
 	/* the VMAs and the page tables */
 	struct vs_vma_tree mm_mt;
 	struct vs_pgtable pgtable;
-	/* statistics (atomics) */
-	vs_atomic_long_t rss_anon;
-	vs_atomic_long_t rss_file;
-	vs_atomic_long_t rss_shmem;
-	/* brk, under mmap_lock */
-	unsigned long start_brk, brk;
 	/* how faults are resolved (fault/fault.h); atomic, any context */
 	vs_atomic32_t fault_strategy;
+	/* brk, under mmap_lock */
+	unsigned long start_brk, brk;
 	/* private */
+	struct vs__mm_rss *rss;          /* per-slot RSS counters: read them
+					  * with vs_get_mm_counter() */
 	unsigned long map_count;
 	struct vs__pool_ref *pool_ref;   /* private: the pool, shared with
 					  * forked children (vm/internal.h) */
@@ -174,6 +180,19 @@ struct vs_mm {
  */
 VS_EXTERN int vs_mm_create(struct vs_mm **mmp,
 			   const struct vs_mm_options *opt);
+
+/**
+ * vs_get_mm_counter - resident pages of one kind (get_mm_counter)
+ * @member: VS_MM_FILEPAGES, VS_MM_ANONPAGES or VS_MM_SHMEMPAGES
+ *
+ * The counters are kept per thread slot, as the kernel keeps them per
+ * CPU, so that faulting threads do not share a cache line; this sums
+ * them.  Exact when no fault or zap is in flight (or, for a PTE range,
+ * under its PTL), a snapshot otherwise; never below 0.
+ * Context: any.
+ * Return: the count; -EINVAL for a NULL @mm or an unknown @member.
+ */
+VS_EXTERN long vs_get_mm_counter(struct vs_mm *mm, int member);
 
 /**
  * vs_mm_destroy - unmap everything and free the mm

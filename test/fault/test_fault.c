@@ -118,18 +118,18 @@ static void *anon_vma_of(struct vs_mm *mm, unsigned long addr)
 
 static long rss_anon(struct vs_mm *mm)
 {
-	return vs_read_once(&mm->rss_anon);
+	return vs_get_mm_counter(mm, VS_MM_ANONPAGES);
 }
 
 static long rss_file(struct vs_mm *mm)
 {
-	return vs_read_once(&mm->rss_file);
+	return vs_get_mm_counter(mm, VS_MM_FILEPAGES);
 }
 
 static long rss_all(struct vs_mm *mm)
 {
-	return vs_read_once(&mm->rss_anon) + vs_read_once(&mm->rss_file) +
-	       vs_read_once(&mm->rss_shmem);
+	return vs_get_mm_counter(mm, VS_MM_ANONPAGES) + vs_get_mm_counter(mm, VS_MM_FILEPAGES) +
+	       vs_get_mm_counter(mm, VS_MM_SHMEMPAGES);
 }
 
 static size_t free_pages(struct vs_mm *mm)
@@ -288,6 +288,9 @@ START_TEST(fault_bad_args)
 	int i;
 
 	map(mm, A0, 1, RW, ANON, NULL, 0);
+	ck_assert_int_eq(vs_get_mm_counter(NULL, VS_MM_ANONPAGES), -EINVAL);
+	ck_assert_int_eq(vs_get_mm_counter(mm, -1), -EINVAL);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_NR_MM_COUNTERS), -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault(NULL, A0, U), -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, U | 0x2), -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, UW | 0x80000000u),
@@ -1105,7 +1108,7 @@ START_TEST(rss_matches_ptes)
 	check_mm(mm);
 	ck_assert_int_eq(rss_anon(mm), 5);
 	ck_assert_int_eq(rss_file(mm), 3);
-	ck_assert_int_eq(vs_read_once(&mm->rss_shmem), 2);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_SHMEMPAGES), 2);
 
 	ck_assert_int_eq(vs_fork(mm, &child), 0);
 	ck_assert_int_eq(vs_mm_set_fault_strategy(child, _i), 0);

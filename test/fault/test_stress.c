@@ -1333,8 +1333,8 @@ static int child_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 
 static long rss(struct vs_mm *mm)
 {
-	return vs_read_once(&mm->rss_anon) + vs_read_once(&mm->rss_file) +
-	       vs_read_once(&mm->rss_shmem);
+	return vs_get_mm_counter(mm, VS_MM_ANONPAGES) + vs_get_mm_counter(mm, VS_MM_FILEPAGES) +
+	       vs_get_mm_counter(mm, VS_MM_SHMEMPAGES);
 }
 
 /* The child's PTEs into ccnt[].  Context: the writer (the child is its). */
@@ -1403,13 +1403,13 @@ static void check_mm(struct stress *r, int quiet)
 		else
 			shmem++;
 	}
-	if (pages != rss(mm) || anon != vs_read_once(&mm->rss_anon) ||
-	    shmem != vs_read_once(&mm->rss_shmem)) {
+	if (pages != rss(mm) || anon != vs_get_mm_counter(mm, VS_MM_ANONPAGES) ||
+	    shmem != vs_get_mm_counter(mm, VS_MM_SHMEMPAGES)) {
 		bug(r, "%ld PTEs map pages (%ld anon, %ld shmem), RSS %ld "
 		    "(anon %ld, shmem %ld, file %ld)", pages, anon, shmem,
-		    rss(mm), (long)vs_read_once(&mm->rss_anon),
-		    (long)vs_read_once(&mm->rss_shmem),
-		    (long)vs_read_once(&mm->rss_file));
+		    rss(mm), (long)vs_get_mm_counter(mm, VS_MM_ANONPAGES),
+		    (long)vs_get_mm_counter(mm, VS_MM_SHMEMPAGES),
+		    (long)vs_get_mm_counter(mm, VS_MM_FILEPAGES));
 		goto out;
 	}
 	for (i = 0; i < VS_PTRS_PER_TABLE; i++) {

@@ -122,8 +122,8 @@ static struct count ptes(struct vs_mm *mm, unsigned long s, unsigned long e)
 static void check_rss(struct vs_mm *mm)
 {
 	struct count c = ptes(mm, mm->start, mm->end);
-	long rss = vs_read_once(&mm->rss_anon) + vs_read_once(&mm->rss_file) +
-		   vs_read_once(&mm->rss_shmem);
+	long rss = vs_get_mm_counter(mm, VS_MM_ANONPAGES) + vs_get_mm_counter(mm, VS_MM_FILEPAGES) +
+		   vs_get_mm_counter(mm, VS_MM_SHMEMPAGES);
 
 	ck_assert_int_eq(rss, c.pages);
 }
@@ -369,7 +369,7 @@ START_TEST(mmap_populate_accounting)
 	c = ptes(mm, A0, A0 + 8 * PG);
 	ck_assert_int_eq(c.pages, 8);
 	ck_assert_int_eq(c.writable, 8);
-	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 8);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 8);
 	/* Private read-only: the zero page, no RSS. */
 	map_fixed(mm, A0 + 16 * PG, 4 * PG, VS_PROT_READ,
 		  ANON | VS_MAP_POPULATE);
@@ -381,7 +381,7 @@ START_TEST(mmap_populate_accounting)
 	c = ptes(mm, A0 + 32 * PG, A0 + 36 * PG);
 	ck_assert_int_eq(c.pages, 4);
 	ck_assert_int_eq(c.writable, 4);
-	ck_assert_int_eq(vs_read_once(&mm->rss_shmem), 4);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_SHMEMPAGES), 4);
 	/* PROT_NONE is not populated. */
 	map_fixed(mm, A0 + 40 * PG, 4 * PG, VS_PROT_NONE,
 		  ANON | VS_MAP_POPULATE);
@@ -390,7 +390,7 @@ START_TEST(mmap_populate_accounting)
 	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 12);
 	/* Unmapping a part frees its pages (the shmem ones at RCU time). */
 	ck_assert_int_eq(vs_munmap(mm, A0 + 2 * PG, 2 * PG), 0);
-	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 6);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 6);
 	check_rss(mm);
 	ck_assert_int_eq(vs_munmap(mm, A0 + 32 * PG, 4 * PG), 0);
 	vs_rcu_barrier();
@@ -432,10 +432,10 @@ START_TEST(mm_destroy_busy)
 	ck_assert_int_eq(vs_mmap(mm, A0, 2 * PG, RW, VS_MAP_SHARED |
 				 VS_MAP_FIXED | VS_MAP_POPULATE, f, 0),
 			 (long)A0);
-	ck_assert_int_eq(vs_read_once(&mm->rss_file), 2);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_FILEPAGES), 2);
 	ck_assert_int_eq(vs_mm_destroy(mm), -EBUSY);
 	ck_assert_int_eq(vmas(mm, NULL, 0), 0);
-	ck_assert_int_eq(vs_read_once(&mm->rss_file), 0);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_FILEPAGES), 0);
 	ck_assert_int_eq(vs_file_destroy(f), 0);
 	ck_assert_int_eq(vs_file_destroy(NULL), -EINVAL);
 	ck_assert_int_eq(vs_mm_destroy(mm), 0);
@@ -465,11 +465,11 @@ START_TEST(munmap_cases)
 	expect(mm, 2, (unsigned long[]){ A0, A0 + 2 * PG, A0 + 6 * PG,
 					 A0 + 10 * PG });
 	check_rss(mm);
-	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 6);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 6);
 	/* Everything. */
 	ck_assert_int_eq(vs_munmap(mm, mm->start, mm->end - mm->start), 0);
 	ck_assert_int_eq(vmas(mm, NULL, 0), 0);
-	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 0);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 0);
 	vs_rcu_barrier(); /* table pages are freed after a grace period */
 	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), 1);
 	mm_done(mm);
@@ -573,7 +573,7 @@ START_TEST(madvise_dontneed)
 	ck_assert_int_eq(ptes(mm, A0, A0 + 9 * PG).pages, 5);
 	ck_assert_int_eq(vmas(mm, NULL, 0), 2);
 	check_rss(mm);
-	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 5);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 5);
 	mm_done(mm);
 }
 END_TEST
@@ -687,7 +687,7 @@ START_TEST(file_mappings)
 	c = ptes(mm, A0 + 8 * PG, A0 + 12 * PG);
 	ck_assert_int_eq(c.pages, 4);
 	ck_assert_int_eq(c.writable, 4);
-	ck_assert_int_eq(vs_read_once(&mm->rss_file), 4);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_FILEPAGES), 4);
 	/* Past the end of the file: populate stops, mmap succeeds. */
 	ck_assert_int_eq(vs_mmap(mm, A0 + 16 * PG, 4 * PG, VS_PROT_READ,
 				 VS_MAP_PRIVATE | VS_MAP_FIXED |
@@ -757,7 +757,7 @@ START_TEST(mremap_cases)
 	ck_assert_int_eq(c.pages, 2);
 	ck_assert_int_eq(vmas(mm, NULL, 0), 2);
 	check_rss(mm);
-	ck_assert_int_eq(vs_read_once(&mm->rss_anon), 2);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 2);
 	mm_done(mm);
 }
 END_TEST
@@ -821,7 +821,7 @@ START_TEST(shared_anon_pages)
 				 vs_ptep_get_lockless(ptep))), p1);
 	ck_assert_uint_eq(vs_page_mapcount(p1), 2);
 	check_rss(child);
-	ck_assert_int_eq(vs_read_once(&child->rss_shmem), 1);
+	ck_assert_int_eq(vs_get_mm_counter(child, VS_MM_SHMEMPAGES), 1);
 	mm_done(mm);
 	mm_done(child);
 }
