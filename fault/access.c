@@ -41,67 +41,72 @@ static int access_fault(struct vs_mm *mm, unsigned long addr, int write)
 }
 
 /*
- * One page, no data: the MMU's walk, then the ACCESSED (and DIRTY)
- * update it makes on a hit.  Context: no lock held.
+ * One try at one page without data: the MMU's walk, and the ACCESSED
+ * (and DIRTY) update it makes on a hit.  Return: 1 on a hit.
+ * Context: inside vs_rcu_read_lock().
  */
-static int access_page(struct vs_mm *mm, unsigned long addr, int write)
+static int try_touch(struct vs_mm *mm, unsigned long addr, char *buf,
+		     size_t n, int write)
 {
 	uint64_t want = VS_PTE_ACCESSED | (write ? VS_PTE_DIRTY : 0), pte;
-	vs_atomic64_t *ptep;
-	int hit, err;
+	vs_atomic64_t *ptep = vs_pte_offset(&mm->pgtable, addr);
 
-	for (;;) {
-		hit = 0;
-		vs_rcu_read_lock();
-		ptep = vs_pte_offset(&mm->pgtable, addr);
-		if (ptep) {
-			pte = vs_ptep_get_lockless(ptep);
-			hit = pte_allows(pte, write) &&
-			      ((pte & want) == want ||
-			       vs_ptep_set_flags(ptep, pte, want));
-		}
-		vs_rcu_read_unlock();
-		if (hit)
-			return 0;
-		err = access_fault(mm, addr, write);
-		if (err)
-			return err;
-	}
+	(void)buf;
+	(void)n;
+	if (!ptep)
+		return 0;
+	pte = vs_ptep_get_lockless(ptep);
+	return pte_allows(pte, write) &&
+	       ((pte & want) == want || vs_ptep_set_flags(ptep, pte, want));
 }
 
 /*
- * One page, with data: @n bytes at @addr (within one page) to or from
- * @buf, under the PTL.  Context: no lock held.
+ * One try at one page with data: @n bytes at @addr (within one page)
+ * to or from @buf, under the PTL.  Return: 1 on a hit.
+ * Context: inside vs_rcu_read_lock().
  */
-static int copy_page_part(struct vs_mm *mm, unsigned long addr, char *buf,
-			  size_t n, int write)
+static int try_copy(struct vs_mm *mm, unsigned long addr, char *buf,
+		    size_t n, int write)
 {
 	uint64_t want = VS_PTE_ACCESSED | (write ? VS_PTE_DIRTY : 0), pte;
-	struct vs_page *page;
 	vs_atomic64_t *ptep;
+	struct vs_page *page;
 	vs_spinlock_t *ptl;
 	char *data;
+	int hit;
+
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
+	if (!ptep)
+		return 0;
+	pte = vs_ptep_get(ptep);
+	page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+	hit = page && pte_allows(pte, write);
+	if (hit) {
+		data = (char *)page->data + (addr & ~VS_PAGE_MASK);
+		if (write)
+			memcpy(data, buf, n);
+		else
+			memcpy(buf, data, n);
+		(void)vs_ptep_set_flags(ptep, pte, want);
+	}
+	vs_pte_unmap_unlock(ptl);
+	return hit;
+}
+
+/*
+ * One page: try, fault, try again, as a CPU re-executes the faulting
+ * instruction.  Context: no lock held.
+ * Return: 0, -EFAULT or -ENOMEM.
+ */
+static int access_page(struct vs_mm *mm, unsigned long addr, char *buf,
+		       size_t n, int write)
+{
 	int hit, err;
 
 	for (;;) {
-		hit = 0;
 		vs_rcu_read_lock();
-		ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
-		if (ptep) {
-			pte = vs_ptep_get(ptep);
-			page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
-			hit = page && pte_allows(pte, write);
-			if (hit) {
-				data = (char *)page->data +
-				       (addr & ~VS_PAGE_MASK);
-				if (write)
-					memcpy(data, buf, n);
-				else
-					memcpy(buf, data, n);
-				(void)vs_ptep_set_flags(ptep, pte, want);
-			}
-			vs_pte_unmap_unlock(ptl);
-		}
+		hit = buf ? try_copy(mm, addr, buf, n, write) :
+			    try_touch(mm, addr, buf, n, write);
 		vs_rcu_read_unlock();
 		if (hit)
 			return 0;
@@ -134,8 +139,7 @@ static int access_range(struct vs_mm *mm, unsigned long addr, char *buf,
 		if (next > end || next == 0)
 			next = end;
 		n = next - addr;
-		err = buf ? copy_page_part(mm, addr, buf, n, write) :
-			    access_page(mm, addr, write);
+		err = access_page(mm, addr, buf, n, write);
 		if (err)
 			return err;
 		if (buf)
