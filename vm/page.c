@@ -38,10 +38,19 @@
 #define frame_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-/* A slot cache refills and drains this many pages at a time ... */
-#define PCP_BATCH 16
-/* ... and holds at most this many. */
-#define PCP_HIGH 32
+/*
+ * A slot cache refills and drains this many pages at a time (the
+ * kernel's pcp batch is 63 on a large zone) ...
+ */
+#define PCP_BATCH 64
+/*
+ * ... and holds at most this many: 4 MiB, two rounds of a 2 MiB
+ * fault-and-zap loop, so that a thread that frees what it faulted
+ * allocates it again without touching the shared free list (the kernel
+ * raises pcp->high for such a pattern).  An empty pool drains every
+ * cache before it fails, so the caches never cause an OOM.
+ */
+#define PCP_HIGH 1024
 
 /* pfn 0 is the zero page, never free: it ends every free list. */
 #define PFN_NONE 0u
