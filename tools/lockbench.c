@@ -14,9 +14,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,18 +23,16 @@
 #include <uv.h>
 
 #include "vmsim.h"
+#include "bench.h"
 
 #define CHECK_EVERY 256		/* pairs between two looks at the stop flag */
 #define MAX_THREADS 1024	/* per measurement */
 #define MAX_COLS 64		/* thread counts in --threads */
-#define MAX_LOCKS 8
-#define MAX_ROWS (MAX_LOCKS * NR_OPS * 2)
+#define MAX_ROWS (BENCH_MAX_LOCKS * NR_OPS * 2)
 #define MAX_REPEAT 1000
 #define MAX_DURATION_MS 3600000u
 #define MAX_WORK 1000000u
 #define MAX_MIX 1000000000u
-#define EXIT_USAGE 2
-#define EXIT_INTR 130
 
 enum op { OP_READ, OP_WRITE, OP_MIX, NR_OPS };
 
@@ -51,7 +46,7 @@ enum variant {
 };
 
 static struct {
-	const char *lock[MAX_LOCKS];
+	const char *lock[BENCH_MAX_LOCKS];
 	int nr_locks;
 	unsigned int threads[MAX_COLS];
 	int nr_cols;
@@ -70,22 +65,16 @@ static struct {
 /* ---- the timed loops ------------------------------------------------ */
 
 struct worker {
-	pthread_t tid;
+	struct bench_worker b;	/* first */
 	struct vs_lock *lock;
 	enum variant v;
 	enum op op;
-	int err;		/* of vs_thread_attach() */
 	/* results */
 	uint64_t pairs;		/* read pairs for OP_MIX */
 	uint64_t writes;	/* OP_MIX only */
 	uint64_t write_ns;	/* OP_MIX: time inside the write pairs */
 	uint64_t ns;
 };
-
-/* Raised by the main thread, read by the workers. */
-static vs_atomic32_t bench_ready;	/* workers waiting for go */
-static vs_atomic32_t bench_go;
-static vs_atomic32_t bench_stop;
 
 /* Written before the workers are created, read-only while they run. */
 static unsigned int cs_work;
@@ -96,15 +85,6 @@ static inline void critical_section(unsigned int work)
 {
 	while (work--)
 		vs_cpu_relax();
-}
-
-/* Under urcu-qsbr a looping reader must pass quiescent states, or the
- * grace period of a percpu writer never ends.  Outside any section. */
-static inline void loop_quiescent(void)
-{
-#if VS_RCU_QSBR
-	vs_rcu_quiescent_state();
-#endif
 }
 
 /*
@@ -121,7 +101,7 @@ static inline void loop_quiescent(void)
 				pair;                                  \
 			}                                              \
 			(n) += CHECK_EVERY;                            \
-			loop_quiescent();                              \
+			bench_quiescent();                             \
 		} while (!vs_read_once(&bench_stop));                  \
 	} while (0)
 
@@ -241,12 +221,8 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	uint64_t t0;
 
-	w->err = vs_thread_attach();
-	vs_fetch_add(&bench_ready, 1);
-	/* Acquire pairs with the release in measure() that starts us. */
-	while (!vs_load_acquire(&bench_go))
-		sched_yield();
-	if (w->err)
+	w->b.err = bench_wait_go();
+	if (w->b.err)
 		return NULL;
 	t0 = uv_hrtime();
 	switch (w->op) {
@@ -264,12 +240,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- one measurement: libuv times it and catches SIGINT -------------- */
-
-static uv_loop_t *loop;
-static uv_timer_t run_timer;
-static uv_signal_t sigint_watcher;
-static bool interrupted;	/* main thread only */
+/* ---- one measurement ------------------------------------------------- */
 
 struct sample {
 	double ns_per_pair;
@@ -277,20 +248,6 @@ struct sample {
 	double ns_per_write;	/* OP_MIX: a write pair amid the reads */
 	uint64_t pairs, writes;
 };
-
-static void on_run_timer(uv_timer_t *timer)
-{
-	vs_write_once(&bench_stop, 1);
-	uv_stop(timer->loop);
-}
-
-static void on_sigint(uv_signal_t *sig, int signum)
-{
-	(void)signum;
-	interrupted = true;
-	vs_write_once(&bench_stop, 1);
-	uv_stop(sig->loop);
-}
 
 static void summarise(const struct worker *w, unsigned int nr,
 		      struct sample *s)
@@ -314,28 +271,6 @@ static void summarise(const struct worker *w, unsigned int nr,
 	s->ns_per_write = writes ? (double)wns / (double)writes : 0;
 }
 
-/* Start @nr workers, wait until they all attached. */
-static int start_workers(struct worker *w, unsigned int nr)
-{
-	unsigned int i;
-	int err;
-
-	for (i = 0; i < nr; i++) {
-		err = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (err) {
-			/* Let the ones we have run one chunk and leave. */
-			vs_write_once(&bench_stop, 1);
-			vs_store_release(&bench_go, 1);
-			while (i--)
-				pthread_join(w[i].tid, NULL);
-			return -err;
-		}
-	}
-	while (vs_load_acquire(&bench_ready) < nr)
-		sched_yield();
-	return 0;
-}
-
 /*
  * measure - time @nr threads running pairs of @op on @lock for
  * --duration-ms.  Return: 0 with *@s filled in, or a negative errno.
@@ -354,23 +289,11 @@ static int measure(struct vs_lock *lock, enum variant v, enum op op,
 		w[i].v = v;
 		w[i].op = op;
 	}
-	vs_write_once(&bench_ready, 0);
-	vs_write_once(&bench_stop, 0);
-	vs_write_once(&bench_go, 0);
-	err = start_workers(w, nr);
+	err = bench_start(w, sizeof(*w), nr, worker_main);
 	if (err)
 		goto out;
-	uv_update_time(loop);
-	uv_timer_start(&run_timer, on_run_timer, opt.duration_ms, 0);
-	vs_store_release(&bench_go, 1);
-	uv_run(loop, UV_RUN_DEFAULT);
-	uv_timer_stop(&run_timer);
-	vs_write_once(&bench_stop, 1);
-	for (i = 0; i < nr; i++) {
-		pthread_join(w[i].tid, NULL);
-		if (w[i].err)
-			err = w[i].err;
-	}
+	bench_run(opt.duration_ms);
+	err = bench_join(w, sizeof(*w), nr);
 	if (!err)
 		summarise(w, nr, s);
 out:
@@ -446,20 +369,10 @@ static const char *row_name(const struct row *r, char *buf, size_t len)
 	return buf;
 }
 
-static int col_of(unsigned int threads)
-{
-	int c;
-
-	for (c = 0; c < opt.nr_cols; c++)
-		if (opt.threads[c] == threads)
-			return c;
-	return -1;
-}
-
 static const struct cell *find_cell(const char *lock, enum variant v,
 				    enum op op, unsigned int threads)
 {
-	int c = col_of(threads), i;
+	int c = bench_col_of(opt.threads, opt.nr_cols, threads), i;
 
 	if (c < 0)
 		return NULL;
@@ -478,20 +391,6 @@ static int cmp_sample(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median of @v[0..@nr), which it sorts. */
-static double median(double *v, unsigned int nr)
-{
-	qsort(v, nr, sizeof(*v), cmp_double);
-	return nr % 2 ? v[nr / 2] : (v[nr / 2 - 1] + v[nr / 2]) / 2;
-}
-
 static void cell_set(struct cell *c, struct sample *s, unsigned int nr)
 {
 	static double v[MAX_REPEAT];
@@ -503,10 +402,10 @@ static void cell_set(struct cell *c, struct sample *s, unsigned int nr)
 	c->at_med = s[(nr - 1) / 2];
 	for (i = 0; i < nr; i++)
 		v[i] = s[i].ns_per_pair;
-	c->med = median(v, nr);
+	c->med = bench_median(v, nr);
 	for (i = 0; i < nr; i++)
 		v[i] = s[i].ns_per_write;
-	c->wmed = median(v, nr);
+	c->wmed = bench_median(v, nr);
 	c->done = true;
 }
 
@@ -731,7 +630,7 @@ static int run_group(struct row **g, int nr, struct vs_lock *lock, int c)
 				      opt.threads[c], &s[i][r]);
 			if (err)
 				return err;
-			if (interrupted)
+			if (bench_interrupted)
 				return 0;
 		}
 	}
@@ -740,7 +639,7 @@ static int run_group(struct row **g, int nr, struct vs_lock *lock, int c)
 	for (i = 0; i < nr; i++)
 		cell_set(&g[i]->cell[c], s[i], opt.repeat);
 	if (nr == 2)
-		g[0]->cell[c].hooks_ratio = median(ratio, opt.repeat);
+		g[0]->cell[c].hooks_ratio = bench_median(ratio, opt.repeat);
 	for (i = 0; opt.json && i < nr; i++)
 		print_json(g[i], c);
 	return 0;
@@ -761,12 +660,13 @@ static int run_lock(const char *name)
 			vs_strerror(err));
 		return 1;
 	}
-	for (op = 0; op < NR_OPS && !err && !interrupted; op++) {
+	for (op = 0; op < NR_OPS && !err && !bench_interrupted; op++) {
 		for (nr = 0, i = 0; i < nr_rows; i++)
 			if (rows[i].op == (enum op)op &&
 			    strcmp(rows[i].lock, name) == 0)
 				g[nr++] = &rows[i];
-		for (c = 0; nr && c < opt.nr_cols && !err && !interrupted; c++)
+		for (c = 0; nr && c < opt.nr_cols && !err &&
+			    !bench_interrupted; c++)
 			err = run_group(g, nr, l, c);
 	}
 	if (err)
@@ -807,83 +707,18 @@ static const char usage_text[] =
 "\n"
 "See lockbench(1) for the output and the targets it checks.\n";
 
-static _Noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("lockbench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'lockbench --help'.\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-/* Parse a decimal in [@min, @max]: digits only.  Return: 0 or -EINVAL. */
-static int parse_uint(const char *s, unsigned long min, unsigned long max,
-		      unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = (unsigned int)v;
-	return 0;
-}
-
 static void opt_uint(const char *name, const char *arg, const char *what,
 		     unsigned long min, unsigned long max, unsigned int *out)
 {
-	if (parse_uint(arg, min, max, out))
-		usage_error("%s: '%s' is not %s (%lu..%lu)", name, arg, what,
-			    min, max);
-}
-
-/* Call @fn on each comma-separated item of @list (a writable copy). */
-static void for_each_item(char *list, void (*fn)(const char *item))
-{
-	char *item, *next;
-
-	for (item = list; item; item = next) {
-		next = strchr(item, ',');
-		if (next)
-			*next++ = '\0';
-		fn(item);
-	}
-}
-
-static void add_threads(unsigned int t)
-{
-	if (col_of(t) >= 0)
-		return;
-	if (opt.nr_cols == MAX_COLS)
-		usage_error("--threads: more than %d thread counts", MAX_COLS);
-	opt.threads[opt.nr_cols++] = t;
+	if (bench_parse_uint(arg, min, max, out))
+		bench_usage_error("%s: '%s' is not %s (%lu..%lu)", name, arg,
+				  what, min, max);
 }
 
 static void threads_item(const char *item)
 {
-	char lo[32], *dash;
-	unsigned int a, b;
-
-	snprintf(lo, sizeof(lo), "%s", item);
-	dash = strchr(lo, '-');
-	if (dash)
-		*dash = '\0';
-	if (strlen(item) >= sizeof(lo) ||
-	    parse_uint(lo, 1, MAX_THREADS, &a) ||
-	    (dash && parse_uint(dash + 1, a, MAX_THREADS, &b)))
-		usage_error("--threads: '%s' is not a thread count or range "
-			    "(1..%d)", item, MAX_THREADS);
-	if (!dash)
-		b = a;
-	for (; a <= b; a++)
-		add_threads(a);
+	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS,
+			   MAX_THREADS);
 }
 
 /* Lock @i of "all": the kinds in sync/lock.c's order, then the two
@@ -901,33 +736,9 @@ static const char *lock_name(int i)
 	return NULL;
 }
 
-static void add_lock(const char *name)
-{
-	int i;
-
-	for (i = 0; i < opt.nr_locks; i++)
-		if (strcmp(opt.lock[i], name) == 0)
-			return;
-	if (opt.nr_locks < MAX_LOCKS)
-		opt.lock[opt.nr_locks++] = name;
-}
-
 static void lock_item(const char *item)
 {
-	char valid[128] = "";
-	const char *name;
-	int i, found = 0;
-
-	for (i = 0; (name = lock_name(i)); i++) {
-		if (strcmp(item, "all") == 0 || strcmp(item, name) == 0) {
-			add_lock(name);
-			found = 1;
-		}
-		strcat(strcat(valid, name), ", ");
-	}
-	if (!found)
-		usage_error("--lock: '%s' is not a lock (valid: %sall)", item,
-			    valid);
+	bench_lock_item(item, lock_name, "a lock", opt.lock, &opt.nr_locks);
 }
 
 static void op_item(const char *item)
@@ -941,8 +752,8 @@ static void op_item(const char *item)
 	} else if (strcmp(item, "mix") == 0) {
 		opt.op[OP_MIX] = true;
 	} else {
-		usage_error("--op: '%s' is not an op (valid: read, write, mix, "
-			    "all)", item);
+		bench_usage_error("--op: '%s' is not an op (valid: read, "
+				  "write, mix, all)", item);
 	}
 }
 
@@ -971,13 +782,13 @@ static void parse_options(int argc, char **argv)
 				 NULL)) != -1) {
 		switch (ch) {
 		case 'l':
-			for_each_item(optarg, lock_item);
+			bench_for_each_item(optarg, lock_item);
 			break;
 		case 't':
-			for_each_item(optarg, threads_item);
+			bench_for_each_item(optarg, threads_item);
 			break;
 		case 'o':
-			for_each_item(optarg, op_item);
+			bench_for_each_item(optarg, op_item);
 			ops = true;
 			break;
 		case 'd':
@@ -1011,17 +822,17 @@ static void parse_options(int argc, char **argv)
 			exit(0);
 		default:
 			/* getopt_long() said what was wrong. */
-			fputs("Try 'lockbench --help'.\n", stderr);
-			exit(EXIT_USAGE);
+			bench_try_help();
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		bench_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!opt.nr_locks)
 		lock_item("all");
 	if (!opt.nr_cols)
 		for (t = 1; t <= uv_available_parallelism() && t <= MAX_COLS; t++)
-			add_threads(t);
+			bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS,
+					  t);
 	if (!ops)
 		op_item("all");
 	if (mix)
@@ -1030,44 +841,22 @@ static void parse_options(int argc, char **argv)
 
 /* ---- main ------------------------------------------------------------- */
 
-static int control_init(void)
-{
-	int err;
-
-	loop = uv_default_loop();
-	err = uv_timer_init(loop, &run_timer);
-	if (!err)
-		err = uv_signal_init(loop, &sigint_watcher);
-	if (!err)
-		err = uv_signal_start(&sigint_watcher, on_sigint, SIGINT);
-	if (err)
-		fprintf(stderr, "lockbench: libuv: %s\n", uv_strerror(err));
-	return err;
-}
-
-static void control_close(void)
-{
-	uv_close((uv_handle_t *)&run_timer, NULL);
-	uv_close((uv_handle_t *)&sigint_watcher, NULL);
-	uv_run(loop, UV_RUN_DEFAULT);
-	uv_loop_close(loop);
-}
-
 int main(int argc, char **argv)
 {
 	int i, ret = 0;
 
+	bench_prog = "lockbench";
 	parse_options(argc, argv);
 	cs_work = opt.work;
 	mix_every = opt.mix;
 	build_rows();
-	if (control_init())
+	if (bench_control_init())
 		return 1;
 	if (opt.lockstat) {
 		vs_lockstat_reset();
 		vs_lockstat_enable(1);
 	}
-	for (i = 0; i < opt.nr_locks && !ret && !interrupted; i++)
+	for (i = 0; i < opt.nr_locks && !ret && !bench_interrupted; i++)
 		ret = run_lock(opt.lock[i]);
 	if (opt.lockstat)
 		vs_lockstat_enable(0);
@@ -1081,10 +870,5 @@ int main(int argc, char **argv)
 			printf("\n");
 		vs_lockstat_print(opt.json ? stderr : stdout);
 	}
-	control_close();
-	if (interrupted) {
-		fprintf(stderr, "lockbench: interrupted\n");
-		return EXIT_INTR;
-	}
-	return ret;
+	return bench_control_close(ret);
 }

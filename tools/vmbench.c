@@ -22,8 +22,9 @@
 
 #include "vmsim.h"
 #include "vm/mm.h"
+#include "bench.h"
 
-#define BATCHES 201
+#define BATCHES 201	/* odd: the median is the middle batch */
 #define PAGE VS_PAGE_SIZE
 
 static int json;
@@ -37,19 +38,6 @@ static void report(const char *bench, unsigned long n, const char *unit,
 	else
 		printf("%-12s %8lu %10.2f %s\n", bench, n, v,
 		       strcmp(unit, "ns") == 0 ? "ns" : "bytes");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[n / 2];
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -110,7 +98,7 @@ static void bench_mmap_munmap(void)
 		}
 		ns[b] = (double)(uv_hrtime() - t) / per;
 	}
-	report("mmap_munmap", 1, "ns", median(ns, BATCHES));
+	report("mmap_munmap", 1, "ns", bench_median(ns, BATCHES));
 	vs_mm_destroy(mm);
 }
 
@@ -148,7 +136,7 @@ static void bench_lookup(unsigned long n)
 	}
 	if (sink == 1)
 		puts("");
-	report("lookup", n, "ns", median(ns, BATCHES));
+	report("lookup", n, "ns", bench_median(ns, BATCHES));
 	vs_mm_destroy(mm);
 }
 
@@ -178,7 +166,7 @@ static void bench_pte_walk(void)
 	}
 	if (sink == 1)
 		puts("");
-	report("pte_walk", 512, "ns", median(ns, BATCHES));
+	report("pte_walk", 512, "ns", bench_median(ns, BATCHES));
 	vs_mm_destroy(mm);
 }
 
