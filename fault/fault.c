@@ -97,20 +97,15 @@ static int spf_fault(struct vs__fault *f)
 {
 	struct vs_vma *vma = vs_vma_lookup(f->mm, f->address);
 
-	f->abort = VS_SPF_ABORT_NO_VMA;
 	if (!vma)
-		return VS_VM_FAULT_RETRY;
-	if (!vs_raw_seqcount_try_begin(&vma->vm_sequence, &f->seq)) {
-		f->abort = VS_SPF_ABORT_SEQ_ODD;
-		return VS_VM_FAULT_RETRY;
-	}
+		return vs__spf_abort(f, VS_SPF_ABORT_NO_VMA);
+	if (!vs_raw_seqcount_try_begin(&vma->vm_sequence, &f->seq))
+		return vs__spf_abort(f, VS_SPF_ABORT_SEQ_ODD);
 	fault_read_vma(f, vma);
 	/* Read inside the section: a detach is made between
 	 * vm_write_begin and vm_write_end. */
-	if (vs_read_once(&vma->vm_detached)) {
-		f->abort = VS_SPF_ABORT_NO_VMA;
-		return VS_VM_FAULT_RETRY;
-	}
+	if (vs_read_once(&vma->vm_detached))
+		return vs__spf_abort(f, VS_SPF_ABORT_NO_VMA);
 	/*
 	 * A VMA the current mmap_lock writer marked may sit between two
 	 * write sections of one operation (mremap moved its PTEs and has
@@ -118,21 +113,15 @@ static int spf_fault(struct vs__fault *f)
 	 * is stored before the writer's vm_write_begin, so a fault that
 	 * reads it unmarked here and then finds vm_sequence unchanged
 	 * under the PTL ran wholly before the operation's first section.
-	 * Acquire on mm_lock_seq: pairs with vs_mmap_write_unlock().
 	 */
-	if (vs_read_once(&vma->vm_lock_seq) ==
-	    vs_load_acquire(&f->mm->mm_lock_seq)) {
-		f->abort = VS_SPF_ABORT_VMA_WRITE;
-		return VS_VM_FAULT_RETRY;
-	}
-	if (vs_read_seqcount_retry(&vma->vm_sequence, f->seq)) {
-		f->abort = VS_SPF_ABORT_SEQ_CHANGED;
-		return VS_VM_FAULT_RETRY;
-	}
+	if (vs_vma_is_write_marked(vma))
+		return vs__spf_abort(f, VS_SPF_ABORT_VMA_WRITE);
+	if (vs_read_seqcount_retry(&vma->vm_sequence, f->seq))
+		return vs__spf_abort(f, VS_SPF_ABORT_SEQ_CHANGED);
 	/* A consistent snapshot of a live VMA: the VMA moved away from
 	 * the address after the lookup, or forbids the access. */
 	if (f->address < f->start || f->address >= f->end)
-		return VS_VM_FAULT_RETRY;	/* no_vma */
+		return vs__spf_abort(f, VS_SPF_ABORT_NO_VMA);
 	if (access_error(f->flags, f->vm_flags))
 		return VS_VM_FAULT_SIGSEGV;
 	return vs__handle_pte_fault(f);
@@ -162,22 +151,19 @@ static int fault_spf(struct vs__fault *f)
  * The first check is a cheap early exit; the one after the trylock is
  * the real one: vs_vma_start_write() stores vm_lock_seq holding
  * vm_lock for write, so a reader that got the read lock after that
- * sees the mark, and mm_lock_seq (acquire; pairs with the release in
- * vs_mmap_write_unlock) tells whether the mark is current.
+ * sees the mark, and mm_lock_seq tells whether the mark is current
+ * (vs_vma_is_write_marked()).
  * Context: inside vs_rcu_read_lock() (@vma may be detached, not freed).
  */
 static int vma_start_read(struct vs_vma *vma)
 {
-	struct vs_mm *mm = vma->vm_mm;
 	int ignore = VS_BROKEN(pervma_ignore_lock_seq);
 
-	if (!ignore && vs_read_once(&vma->vm_lock_seq) ==
-		       vs_read_once(&mm->mm_lock_seq))
+	if (!ignore && vs_vma_is_write_marked(vma))
 		return 0;
 	if (!vs_down_read_trylock(&vma->vm_lock))
 		return 0;
-	if (!ignore && vs_read_once(&vma->vm_lock_seq) ==
-		       vs_load_acquire(&mm->mm_lock_seq)) {
+	if (!ignore && vs_vma_is_write_marked(vma)) {
 		vs_up_read(&vma->vm_lock);
 		return 0;
 	}
@@ -269,10 +255,9 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
 		       unsigned int flags)
 {
-	if (!mm)
-		return -EINVAL;
+	/* A NULL @mm reads as locked, and _as() refuses it. */
 	return vs_handle_mm_fault_as(mm, addr, flags,
-				     (int)vs_read_once(&mm->fault_strategy));
+				     vs_mm_fault_strategy(mm));
 }
 
 int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy)

@@ -38,6 +38,13 @@ struct vs__fault {
 	vs_spinlock_t *ptl;
 };
 
+/* Give up the speculative fault for @reason (enum vs_spf_abort). */
+static inline int vs__spf_abort(struct vs__fault *f, int reason)
+{
+	f->abort = reason;
+	return VS_VM_FAULT_RETRY;
+}
+
 /* fault/memory.c: handle_pte_fault, with the VMA fields in @f set. */
 int vs__handle_pte_fault(struct vs__fault *f);
 

@@ -25,18 +25,11 @@
 #define PTE_USER_FLAGS (VS_PTE_PRESENT | VS_PTE_USER | VS_PTE_ACCESSED)
 #define PTE_DIRTY_FLAGS (VS_PTE_WRITE | VS_PTE_DIRTY)
 
-/* Give up the speculative fault for @reason. */
-static int spf_abort(struct vs__fault *f, int reason)
-{
-	f->abort = reason;
-	return VS_VM_FAULT_RETRY;
-}
-
 /* Out of pages: spf retries locked, which reports the OOM itself. */
 static int fault_oom(struct vs__fault *f)
 {
 	if (f->strategy == VS_FAULT_SPF)
-		return spf_abort(f, VS_SPF_ABORT_NOMEM);
+		return vs__spf_abort(f, VS_SPF_ABORT_NOMEM);
 	return VS_VM_FAULT_OOM;
 }
 
@@ -48,7 +41,7 @@ static int fault_oom(struct vs__fault *f)
 static int fault_pte_changed(struct vs__fault *f)
 {
 	if (f->strategy == VS_FAULT_SPF)
-		return spf_abort(f, VS_SPF_ABORT_PTE_CHANGED);
+		return vs__spf_abort(f, VS_SPF_ABORT_PTE_CHANGED);
 	return 0;
 }
 
@@ -75,20 +68,20 @@ static int fault_pte_lock(struct vs__fault *f)
 
 	if (f->strategy == VS_FAULT_SPF &&
 	    vs_read_seqcount_retry(&vma->vm_sequence, f->seq))
-		return spf_abort(f, VS_SPF_ABORT_SEQ_CHANGED);
+		return vs__spf_abort(f, VS_SPF_ABORT_SEQ_CHANGED);
 	f->ptep = vs_pte_offset_map_lock(&f->mm->pgtable, f->address,
 					 &f->ptl);
 	if (!f->ptep) {
 		/* The PTE page went away (spf only: under a lock, tables
 		 * of a live VMA stay). */
 		return f->strategy == VS_FAULT_SPF ?
-		       spf_abort(f, VS_SPF_ABORT_NO_TABLE) : 0;
+		       vs__spf_abort(f, VS_SPF_ABORT_NO_TABLE) : 0;
 	}
 	if (f->strategy == VS_FAULT_SPF &&
 	    !VS_BROKEN(spf_skip_seq_revalidate) &&
 	    vs_read_seqcount_retry(&vma->vm_sequence, f->seq)) {
 		vs_pte_unmap_unlock(f->ptl);
-		return spf_abort(f, VS_SPF_ABORT_SEQ_PTL);
+		return vs__spf_abort(f, VS_SPF_ABORT_SEQ_PTL);
 	}
 	if (vs_ptep_get(f->ptep) != f->orig_pte &&
 	    !VS_BROKEN(fault_no_pte_same)) {
@@ -127,7 +120,7 @@ static int fault_anon_prepare(struct vs__fault *f)
 	if (f->anon_vma)
 		return 0;
 	if (f->strategy == VS_FAULT_SPF)
-		return spf_abort(f, VS_SPF_ABORT_ANON_VMA);
+		return vs__spf_abort(f, VS_SPF_ABORT_ANON_VMA);
 	if (f->strategy == VS_FAULT_PERVMA) {
 		f->abort = -1;
 		return VS_VM_FAULT_RETRY;
@@ -342,7 +335,7 @@ int vs__handle_pte_fault(struct vs__fault *f)
 	if (f->strategy == VS_FAULT_SPF) {
 		ptep = vs_pte_offset(pt, f->address);
 		if (!ptep)
-			return spf_abort(f, VS_SPF_ABORT_NO_TABLE);
+			return vs__spf_abort(f, VS_SPF_ABORT_NO_TABLE);
 	} else {
 		ptep = vs_pte_alloc(pt, f->address);
 		if (!ptep)

@@ -232,6 +232,21 @@ VS_EXTERN struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr);
  */
 VS_EXTERN void vs_vma_start_write(struct vs_vma *vma);
 
+/**
+ * vs_vma_is_write_marked - did the current mmap_lock writer mark @vma?
+ *
+ * True from vs_vma_start_write() until vs_mmap_write_unlock() advances
+ * mm_lock_seq.  Acquire on mm_lock_seq: pairs with the release there,
+ * so a reader that sees the mark gone also sees the writer's changes.
+ * Context: any; a reader rechecks after read-locking vm_lock, or under
+ * the PTL through vm_sequence.
+ */
+static inline int vs_vma_is_write_marked(struct vs_vma *vma)
+{
+	return vs_read_once(&vma->vm_lock_seq) ==
+	       vs_load_acquire(&vma->vm_mm->mm_lock_seq);
+}
+
 /* vm_sequence write side.  Context: after vs_vma_start_write(). */
 static inline void vs_vm_write_begin(struct vs_vma *vma)
 {
