@@ -111,8 +111,13 @@ int vs_fork(struct vs_mm *mm, struct vs_mm **childp)
 	vs_write_once(&child->fault_strategy,
 		      vs_read_once(&mm->fault_strategy));
 	for (vma = vs_find_vma(mm, 0); vma && !err;
-	     vma = vs_find_vma(mm, vma->vm_end))
+	     vma = vs_find_vma(mm, vma->vm_end)) {
+		vs__mmu_notify_start(mm, vma->vm_start, vma->vm_end,
+				     VS_MMU_NOTIFY_FORK, vma->vm_flags);
 		err = dup_vma(mm, child, vma);
+		vs__mmu_notify_end(mm, vma->vm_start, vma->vm_end,
+				   VS_MMU_NOTIFY_FORK, vma->vm_flags);
+	}
 	vs_mmap_write_unlock(child);
 	vs_mmap_write_unlock(mm);
 	if (err) {

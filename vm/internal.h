@@ -68,8 +68,19 @@ int vs__anon_vma_prepare(struct vs_vma *vma);
 
 /* ---- vm/mm.c ------------------------------------------------------------ */
 
+/*
+ * Tell @mm's secondary MMU, if any, that [start, end) changes (see
+ * vm/mm.h).  Context: mmap_lock held, as vs_mmu_notifier_ops says.
+ */
+void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
+			  unsigned long end, int event, unsigned long flags);
+void vs__mmu_notify_end(struct vs_mm *mm, unsigned long start,
+			unsigned long end, int event, unsigned long flags);
+
 void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta);
-void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end);
+/* @event: VS_MMU_NOTIFY_UNMAP or _CLEAR, for the secondary MMU. */
+void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
+	     int event);
 int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 		    struct vs_page *page, int writable);
 int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,

@@ -49,7 +49,7 @@ static int madvise_walk(struct vs_mm *mm, unsigned long start,
 		}
 		tmp = vma->vm_end < end ? vma->vm_end : end;
 		if (advice == VS_MADV_DONTNEED)
-			vs__zap(mm, start, tmp);
+			vs__zap(mm, start, tmp, VS_MMU_NOTIFY_CLEAR);
 		start = tmp;
 		if (start >= end)
 			break;

@@ -181,15 +181,69 @@ static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
  * with the RSS changes applied once (the kernel's add_mm_rss_vec)
  * Context: mmap_lock held (see vs_zap_range()).
  */
-void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end)
+void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
+	     int event)
 {
 	struct zap_ctx z = { mm, { 0 } };
 	int i;
 
+	vs__mmu_notify_start(mm, start, end, event, 0);
 	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
 	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
 		if (z.rss[i])
 			mm_add_counter(mm, i, -z.rss[i]);
+	vs__mmu_notify_end(mm, start, end, event, 0);
+}
+
+/* ---- mmu notifiers -------------------------------------------------------- */
+
+void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
+			  unsigned long end, int event, unsigned long flags)
+{
+	struct vs_mmu_notifier_range r = { mm, start, end, event, flags };
+
+	if (mm->notifier)
+		mm->notifier->ops->invalidate_range_start(mm->notifier, &r);
+}
+
+void vs__mmu_notify_end(struct vs_mm *mm, unsigned long start,
+			unsigned long end, int event, unsigned long flags)
+{
+	struct vs_mmu_notifier_range r = { mm, start, end, event, flags };
+
+	if (mm->notifier)
+		mm->notifier->ops->invalidate_range_end(mm->notifier, &r);
+}
+
+int vs_mmu_notifier_register(struct vs_mm *mm, struct vs_mmu_notifier *mn)
+{
+	int err = 0;
+
+	if (!mm || !mn || !mn->ops || !mn->ops->invalidate_range_start ||
+	    !mn->ops->invalidate_range_end)
+		return -EINVAL;
+	vs_mmap_write_lock(mm);
+	if (mm->notifier)
+		err = -EBUSY;
+	else
+		mm->notifier = mn;
+	vs_mmap_write_unlock(mm);
+	return err;
+}
+
+int vs_mmu_notifier_unregister(struct vs_mm *mm, struct vs_mmu_notifier *mn)
+{
+	int err = 0;
+
+	if (!mm || !mn)
+		return -EINVAL;
+	vs_mmap_write_lock(mm);
+	if (mm->notifier != mn)
+		err = -ENOENT;
+	else
+		mm->notifier = NULL;
+	vs_mmap_write_unlock(mm);
+	return err;
 }
 
 /**

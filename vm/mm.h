@@ -88,6 +88,7 @@
 
 struct vs_file;
 struct vs_anon_vma;
+struct vs_mm;
 struct vs__pool_ref;	/* private: vm/internal.h */
 struct vs__mm_rss;	/* private: vm/internal.h */
 
@@ -145,6 +146,62 @@ struct vs_mm_options {
 	unsigned long end;
 };
 
+/*
+ * mmu notifiers (include/linux/mmu_notifier.h): a secondary MMU - the
+ * real memory of fault/uffd.h - that maps what the model maps learns of
+ * every change to the model's PTEs and VMAs, so it can drop or protect
+ * its own mappings first.
+ *
+ *   UNMAP           the VMAs of the range go (munmap, MAP_FIXED over
+ *                   them, mremap's shrink and the old range of a move,
+ *                   brk shrink); afterwards nothing is mapped there
+ *   CLEAR           MADV_DONTNEED: the PTEs go, the VMAs stay
+ *   PROTECTION_VMA  mprotect: @vm_flags is the range's new flags
+ *   MOVE            mremap moves the range's PTEs (and pages) elsewhere;
+ *                   an UNMAP of the range follows
+ *   FORK            vs_fork copies the range's VMA (@vm_flags): a COW
+ *                   mapping's writable PTEs become read-only
+ *                   (the kernel's MMU_NOTIFY_PROTECTION_PAGE)
+ *   MAP             model only: a new VMA covers the range (mmap, brk,
+ *                   the new range of mremap); nothing is invalidated
+ *
+ * invalidate_range_start() runs before the model's PTEs of the range
+ * change, invalidate_range_end() after, both with the mmap_lock held
+ * (for read with CLEAR, for write otherwise) and no PTL.  The callbacks
+ * may sleep; they must not take @mm's locks.
+ */
+enum vs_mmu_notifier_event {
+	VS_MMU_NOTIFY_UNMAP,
+	VS_MMU_NOTIFY_CLEAR,
+	VS_MMU_NOTIFY_PROTECTION_VMA,
+	VS_MMU_NOTIFY_MOVE,
+	VS_MMU_NOTIFY_FORK,
+	VS_MMU_NOTIFY_MAP
+};
+
+/* @vm_flags: the VMA's flags after the change (MAP, PROTECTION_VMA,
+ * FORK), else 0. */
+struct vs_mmu_notifier_range {
+	struct vs_mm *mm;
+	unsigned long start, end;
+	int event;
+	unsigned long vm_flags;
+};
+
+struct vs_mmu_notifier;
+
+struct vs_mmu_notifier_ops {
+	void (*invalidate_range_start)(struct vs_mmu_notifier *mn,
+				       const struct vs_mmu_notifier_range *r);
+	void (*invalidate_range_end)(struct vs_mmu_notifier *mn,
+				     const struct vs_mmu_notifier_range *r);
+};
+
+/* Embedded in the secondary MMU's own structure. */
+struct vs_mmu_notifier {
+	const struct vs_mmu_notifier_ops *ops;
+};
+
 /**
  * struct vs_mm - an address space
  */
@@ -168,6 +225,15 @@ struct vs_mm {
 	unsigned long map_count;
 	struct vs__pool_ref *pool_ref;   /* private: the pool, shared with
 					  * forked children (vm/internal.h) */
+	/* one secondary MMU; set and read under mmap_lock */
+	struct vs_mmu_notifier *notifier;
+	/*
+	 * 1: faults never allocate anything but pages, so that they can
+	 * run in a signal handler (fault/uffd.h): munmap keeps page
+	 * tables, and private VMAs get their anon_vma at mmap.  Set once,
+	 * under mmap_lock for write, before the mm has VMAs.
+	 */
+	int fault_noalloc;
 };
 
 /**
@@ -180,6 +246,25 @@ struct vs_mm {
  */
 VS_EXTERN int vs_mm_create(struct vs_mm **mmp,
 			   const struct vs_mm_options *opt);
+
+/**
+ * vs_mmu_notifier_register - attach a secondary MMU to @mm
+ *
+ * Context: takes mmap_lock for write.
+ * Return: 0; -EINVAL for NULL or ops without both callbacks; -EBUSY
+ * if @mm has one already (the model keeps one per mm).
+ */
+VS_EXTERN int vs_mmu_notifier_register(struct vs_mm *mm,
+				       struct vs_mmu_notifier *mn);
+
+/**
+ * vs_mmu_notifier_unregister - detach it; no callback runs afterwards
+ *
+ * Context: takes mmap_lock for write.
+ * Return: 0; -EINVAL for NULL, -ENOENT if @mn is not @mm's.
+ */
+VS_EXTERN int vs_mmu_notifier_unregister(struct vs_mm *mm,
+					 struct vs_mmu_notifier *mn);
 
 /**
  * vs_get_mm_counter - resident pages of one kind (get_mm_counter)

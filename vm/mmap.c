@@ -78,6 +78,8 @@ void vs__unmap_region(struct vs_mm *mm, unsigned long start,
 {
 	unsigned long floor = 0, ceiling = 0, s, e;
 
+	if (mm->fault_noalloc)
+		return; /* faults there must find their tables */
 	if (vs_vma_tree_prev(&mm->mm_mt, start, &s, &e))
 		floor = e;
 	if (vs_vma_tree_find(&mm->mm_mt, end, &s, &e))
@@ -299,6 +301,14 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 		return err;
 	}
 	vma = vs__vma_merge_neighbours(mm, vma);
+	/* A fault that may not allocate finds the anon_vma ready. */
+	if (mm->fault_noalloc && !(vm_flags & VS_VM_SHARED) &&
+	    vs__anon_vma_prepare(vma)) {
+		(void)vs__do_munmap(mm, addr, addr + len);
+		return -ENOMEM;
+	}
+	vs__mmu_notify_start(mm, addr, addr + len, VS_MMU_NOTIFY_MAP, vm_flags);
+	vs__mmu_notify_end(mm, addr, addr + len, VS_MMU_NOTIFY_MAP, vm_flags);
 	if (flags & VS_MAP_POPULATE)
 		(void)vs__populate(mm, vma, addr, addr + len);
 	return (long)addr;

@@ -68,11 +68,15 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 	}
 	w.wrprotect = !(newflags & VS_VM_WRITE);
 	w.user = (newflags & VM_ACCESS_FLAGS) != 0;
+	vs__mmu_notify_start(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
+			     newflags);
 	vs_vma_start_write(vma);
 	vs_vm_write_begin(vma);
 	vma->vm_flags = newflags;
 	vs_vm_write_end(vma);
 	(void)vs_pgtable_walk(&mm->pgtable, start, end, change_pte, &w);
+	vs__mmu_notify_end(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
+			   newflags);
 	*endp = vs__vma_merge_neighbours(mm, vma)->vm_end;
 	return 0;
 }

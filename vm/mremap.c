@@ -57,6 +57,7 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 		     unsigned long new_len, unsigned long new_addr)
 {
 	struct vs_vma *new = vs__vma_dup(mm, vma);
+	unsigned long len;
 	int err;
 
 	if (!new)
@@ -86,8 +87,14 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	vs_vma_start_write(vma);
 	vs_vm_write_begin(vma);
 	vs_vm_write_end(vma);
-	err = move_ptes(mm, addr, new_addr, old_len < new_len ? old_len :
-							       new_len);
+	len = old_len < new_len ? old_len : new_len;
+	vs__mmu_notify_start(mm, addr, addr + len, VS_MMU_NOTIFY_MOVE, 0);
+	err = move_ptes(mm, addr, new_addr, len);
+	vs__mmu_notify_end(mm, addr, addr + len, VS_MMU_NOTIFY_MOVE, 0);
+	vs__mmu_notify_start(mm, new_addr, new_addr + new_len,
+			     VS_MMU_NOTIFY_MAP, new->vm_flags);
+	vs__mmu_notify_end(mm, new_addr, new_addr + new_len,
+			   VS_MMU_NOTIFY_MAP, new->vm_flags);
 	vs_vm_write_end(new);
 	if (old_len) /* 0: a duplicate of a shared mapping */
 		(void)vs__do_munmap(mm, addr, addr + old_len);
@@ -242,6 +249,10 @@ static long do_mremap(struct vs_mm *mm, unsigned long addr,
 					vma->vm_pgoff);
 		if (ret)
 			return ret;
+		vs__mmu_notify_start(mm, addr + old_len, addr + new_len,
+				     VS_MMU_NOTIFY_MAP, vma->vm_flags);
+		vs__mmu_notify_end(mm, addr + old_len, addr + new_len,
+				   VS_MMU_NOTIFY_MAP, vma->vm_flags);
 		(void)vs__vma_merge_neighbours(mm, vma);
 		return (long)addr;
 	}

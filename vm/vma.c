@@ -184,7 +184,7 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 	vs_write_once(&vma->vm_detached, 1);
 	vs_vm_write_end(vma);
 	if (zap)
-		vs__zap(mm, vma->vm_start, vma->vm_end);
+		vs__zap(mm, vma->vm_start, vma->vm_end, VS_MMU_NOTIFY_UNMAP);
 	/* An erase needs a path copy; on -ENOMEM keep trying: the range
 	 * must not stay mapped. */
 	while (vs_vma_tree_erase(&mm->mm_mt, vma->vm_start) == -ENOMEM)
