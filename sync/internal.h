@@ -28,6 +28,8 @@ enum {
 	VS__BROKEN_spf_skip_seq_revalidate,
 	VS__BROKEN_pervma_ignore_lock_seq,
 	VS__BROKEN_fault_no_pte_same,
+	VS__BROKEN_uffd_writeback_no_wp,
+	VS__BROKEN_uffd_install_no_seq,
 };
 #ifndef VS_BROKEN_ID
 #define VS_BROKEN_ID VS__BROKEN_none

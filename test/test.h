@@ -53,7 +53,12 @@ Suite *mm_suite(void);
 Suite *diff_suite(void);
 Suite *fault_suite(void);
 Suite *stress_suite(void);
+Suite *uffd_api_suite(void);
+Suite *uffd_suite(void);
+Suite *uffd_stress_suite(void);
 const char *diff_unsupported(void);
+/* test/fault/test_uffd.c: why userfaultfd cannot be used here, or NULL. */
+const char *uffd_unsupported(void);
 
 /**
  * vs_test_scale - scale an iteration count by VS_TEST_SCALE

@@ -45,6 +45,9 @@ static const struct {
 	{ "diff", diff_suite, diff_unsupported },
 	{ "fault", fault_suite, NULL },
 	{ "stress", stress_suite, NULL },
+	{ "uffd_api", uffd_api_suite, NULL },
+	{ "uffd", uffd_suite, uffd_unsupported },
+	{ "uffd_stress", uffd_stress_suite, uffd_unsupported },
 };
 
 static int known_suite(const char *name)

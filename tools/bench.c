@@ -48,6 +48,28 @@ _Noreturn void bench_usage_error(const char *fmt, ...)
 	bench_try_help();
 }
 
+int bench_parse_seconds(const char *s, unsigned int max_ms, unsigned int *ms)
+{
+	size_t digits = strspn(s, "0123456789"), frac = 0;
+	double v;
+	char *end;
+
+	if (s[digits] == '.')
+		frac = strspn(s + digits + 1, "0123456789");
+	if (digits + frac == 0 ||
+	    strlen(s) != digits + (s[digits] == '.') + frac)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end)
+		return -EINVAL;
+	v = v * 1000 + 0.5;	/* to the nearest ms */
+	if (v < 1 || v >= max_ms + 1.0)
+		return -EINVAL;
+	*ms = (unsigned int)v;
+	return 0;
+}
+
 int bench_parse_uint(const char *s, unsigned long min, unsigned long max,
 		     unsigned int *out)
 {

@@ -75,6 +75,15 @@ int bench_parse_uint(const char *s, unsigned long min, unsigned long max,
 		     unsigned int *out);
 
 /**
+ * bench_parse_seconds - parse seconds, "1", "0.3", "2.50": digits with at
+ * most one point, no sign, no exponent, at least 1 ms and at most @max_ms
+ * @ms:		the value in milliseconds (nearest), written only on success
+ *
+ * Return: 0 or -EINVAL.
+ */
+int bench_parse_seconds(const char *s, unsigned int max_ms, unsigned int *ms);
+
+/**
  * bench_for_each_item - call @fn on each comma-separated item of @list
  * @list:	a writable copy (optarg): the commas become NULs
  */

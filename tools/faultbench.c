@@ -665,33 +665,6 @@ static const char usage_text[] =
 "\n"
 "See faultbench(1) for the output and the targets it checks.\n";
 
-/*
- * Parse seconds, "1", "0.3", "2.50": digits with at most one point, no
- * sign, no exponent, at least 1 ms and at most MAX_DURATION_MS.
- * Return: 0 and *@ms, or -EINVAL.
- */
-static int parse_seconds(const char *s, unsigned int *ms)
-{
-	size_t digits = strspn(s, "0123456789"), frac = 0;
-	double v;
-	char *end;
-
-	if (s[digits] == '.')
-		frac = strspn(s + digits + 1, "0123456789");
-	if (digits + frac == 0 ||
-	    strlen(s) != digits + (s[digits] == '.') + frac)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end)
-		return -EINVAL;
-	v = v * 1000 + 0.5;	/* to the nearest ms */
-	if (v < 1 || v >= MAX_DURATION_MS + 1.0)
-		return -EINVAL;
-	*ms = (unsigned int)v;
-	return 0;
-}
-
 static void threads_item(const char *item)
 {
 	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS,
@@ -779,7 +752,8 @@ static void parse_options(int argc, char **argv)
 			bench_for_each_item(optarg, writer_item);
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &opt.duration_ms))
+			if (bench_parse_seconds(optarg, MAX_DURATION_MS,
+						&opt.duration_ms))
 				bench_usage_error("--duration: '%s' is not a "
 						  "duration in seconds "
 						  "(0.001..%u)", optarg,

@@ -1,0 +1,920 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uffd-floor - what vmsim's userfaultfd backing (fault/uffd.h) costs
+ * over the smallest correct userfaultfd handler, in the multi-fault loop.
+ *
+ * Both run the same loop on real memory: each faulting thread stores
+ * one byte to every page of its own 2 MiB slice (one userfault per
+ * page), zaps the slice with MADV_DONTNEED, and goes round again until
+ * the stop flag is up.  The floor resolves each fault with one
+ * UFFDIO_COPY of a zero page and nothing else: from the faulting
+ * thread's SIGBUS handler (sigbus mode) or from one handler thread that
+ * poll()s and read()s the uffd (threads mode).  vmsim resolves it in
+ * the model (vs_handle_mm_fault()) and installs what the model's PTE
+ * says, with one handler thread in threads mode, and zaps through the
+ * model (vs_madvise()), which mirrors the zap onto the real slice.
+ *
+ * The two are measured round robin within each repeat (floor, vmsim,
+ * floor, vmsim, ...), each on a fresh region, so that slow drift in the
+ * machine's load hits both alike.  docs/man/uffd-floor.1 says what
+ * each number means.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <linux/userfaultfd.h>
+#include <uv.h>
+
+#include "vmsim.h"
+#include "bench.h"
+
+#define SLICE_PAGES VS_PTRS_PER_TABLE	/* one PTE page: 2 MiB */
+#define SLICE_BYTES (SLICE_PAGES * VS_PAGE_SIZE)
+#define POOL_SLACK 1024			/* model pages beyond the slices */
+#define MIN_POOL_PAGES 4096
+#define EVENT_BATCH 64		/* uffd_msg per read() of the handler */
+#define MAX_THREADS 64		/* faulting threads per measurement */
+#define MAX_COLS 16		/* thread counts in --threads */
+#define MAX_ROWS (NR_IMPLS * VS_UFFD_NR_MODES * MAX_COLS)
+#define MAX_REPEAT 1000
+#define MAX_DURATION_MS 3600000u
+#define QUICK_DURATION_MS 300u
+#define TARGET_RATIO 0.8	/* vmsim / floor faults/s, at least */
+
+enum impl { I_FLOOR, I_VMSIM, NR_IMPLS };
+
+static const char *const impl_name[NR_IMPLS] = { "floor", "vmsim" };
+
+static struct {
+	bool mode[VS_UFFD_NR_MODES];	/* never VS_UFFD_UV: no floor */
+	unsigned int threads[MAX_COLS];
+	int nr_cols;
+	unsigned int duration_ms;
+	unsigned int repeat;
+	int strategy;		/* vmsim's */
+	bool json;
+} opt = {
+	.duration_ms = 1000,
+	.repeat = 3,
+	.strategy = VS_FAULT_LOCKED,
+};
+
+/* The first 2 MiB boundary at or above @a: each slice gets a PTE page
+ * (and in the model a PTL) of its own. */
+static unsigned long slice_align(unsigned long a)
+{
+	return (a + SLICE_BYTES - 1) & ~(SLICE_BYTES - 1);
+}
+
+/* ---- the floor: the smallest correct handler ------------------------ */
+
+/*
+ * The floor's region; one at a time.  The main thread writes it before
+ * any faulting or handler thread starts (pthread_create() orders that)
+ * and clears it after they are joined; the SIGBUS handler reads it.
+ */
+static struct {
+	int uffd;
+	int stop_fd;		/* threads mode: an eventfd ends the handler */
+	bool handler_running;
+	pthread_t handler;
+	char *map;		/* the mmap(), a slice larger than needed */
+	size_t map_len;
+	unsigned long start, end;	/* the registered range */
+} fl = { .uffd = -1, .stop_fd = -1 };
+
+static const char zero_page[VS_PAGE_SIZE]
+	__attribute__((aligned(VS_PAGE_SIZE)));
+
+/* A call of the handler failed that cannot fail in a sound run, and
+ * without it a faulting thread would fault (or sleep) forever.  write(2)
+ * is all a signal handler may print with. */
+static _Noreturn void floor_die(const char *what)
+{
+	static const char pre[] = "uffd-floor: floor: ";
+	static const char post[] = " failed\n";
+
+	(void)!write(2, pre, sizeof(pre) - 1);
+	(void)!write(2, what, strlen(what));
+	(void)!write(2, post, sizeof(post) - 1);
+	abort();
+}
+
+/*
+ * floor_copy - install a zero page at @addr's page
+ * @wake: a faulter sleeps on the page (threads mode): wake it
+ *
+ * EAGAIN (the mm changed under the copy) is retried.  EEXIST means the
+ * page is there already (a repeated event); a faulter may still sleep
+ * on it, so it is woken.  In sigbus mode nothing sleeps: DONTWAKE
+ * spares the kernel's look at the wait queues.
+ * Context: async-signal-safe.
+ */
+static void floor_copy(unsigned long addr, bool wake)
+{
+	struct uffdio_copy c = {
+		.dst = addr & ~(VS_PAGE_SIZE - 1),
+		.src = (unsigned long)zero_page,
+		.len = VS_PAGE_SIZE,
+		.mode = wake ? 0 : UFFDIO_COPY_MODE_DONTWAKE,
+	};
+	struct uffdio_range r = { .start = c.dst, .len = VS_PAGE_SIZE };
+
+	while (ioctl(fl.uffd, UFFDIO_COPY, &c)) {
+		if (errno == EEXIST) {
+			if (wake && ioctl(fl.uffd, UFFDIO_WAKE, &r))
+				floor_die("UFFDIO_WAKE");
+			return;
+		}
+		if (errno != EAGAIN)
+			floor_die("UFFDIO_COPY");
+		c.copy = 0;
+	}
+}
+
+/*
+ * sigbus mode: with UFFD_FEATURE_SIGBUS the kernel raises SIGBUS in the
+ * faulting thread instead of queueing an event; installing the page and
+ * returning retries the store.  A SIGBUS outside the floor's range (a
+ * vs_uffd region passes on those it does not own) is a real one: the
+ * default action, and the retried access kills the process.
+ */
+static void floor_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	unsigned long a = (unsigned long)si->si_addr;
+	int saved = errno;
+
+	(void)uc;
+	if (a >= fl.start && a < fl.end)
+		floor_copy(a, false);
+	else
+		signal(sig, SIG_DFL);
+	errno = saved;
+}
+
+/*
+ * threads mode: the one handler thread.  It sleeps in poll() on the uffd
+ * and the stop eventfd, reads up to EVENT_BATCH events and resolves each
+ * page fault; the faulting thread sleeps in the kernel until
+ * UFFDIO_COPY wakes it.  The uffd is O_NONBLOCK: a read() that finds
+ * nothing says EAGAIN.
+ */
+static void *floor_handler(void *arg)
+{
+	struct uffd_msg msg[EVENT_BATCH];
+	struct pollfd pfd[2] = {
+		{ .fd = fl.uffd, .events = POLLIN },
+		{ .fd = fl.stop_fd, .events = POLLIN },
+	};
+	ssize_t n, i;
+
+	(void)arg;
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno != EINTR)
+				floor_die("poll");
+			continue;
+		}
+		if (pfd[1].revents)
+			return NULL;
+		n = read(fl.uffd, msg, sizeof(msg));
+		if (n < 0 && errno != EAGAIN)
+			floor_die("read");
+		for (i = 0; i < n / (ssize_t)sizeof(msg[0]); i++)
+			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
+				floor_copy(msg[i].arg.pagefault.address, true);
+	}
+}
+
+static uint64_t floor_features(int mode)
+{
+	return mode == VS_UFFD_SIGBUS ? UFFD_FEATURE_SIGBUS : 0;
+}
+
+/*
+ * floor_open - a userfaultfd with @features: userfaultfd(2) for user-mode
+ * faults only (what an unprivileged process may get), else
+ * /dev/userfaultfd.
+ * Return: the fd; -EPERM or -ENOSYS, the errors of vs_uffd_probe().
+ */
+static int floor_open(uint64_t features)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	int flags = O_CLOEXEC | O_NONBLOCK;
+	int fd, dev, err;
+
+	fd = (int)syscall(SYS_userfaultfd, flags | UFFD_USER_MODE_ONLY);
+	if (fd < 0) {
+		err = errno;
+		dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+		fd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+		if (dev >= 0)
+			close(dev);
+		if (fd < 0)
+			return err == ENOSYS ? -ENOSYS : -EPERM;
+	}
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		close(fd);
+		return -ENOSYS;	/* no such feature */
+	}
+	return fd;
+}
+
+/* Undo floor_setup(), however far it got. */
+static void floor_teardown(void)
+{
+	uint64_t one = 1;
+
+	if (fl.handler_running) {
+		if (write(fl.stop_fd, &one, sizeof(one)) != sizeof(one))
+			floor_die("eventfd write");
+		pthread_join(fl.handler, NULL);
+		fl.handler_running = false;
+	}
+	if (fl.stop_fd >= 0)
+		close(fl.stop_fd);
+	if (fl.uffd >= 0)
+		close(fl.uffd);	/* unregisters the range */
+	if (fl.map)
+		munmap(fl.map, fl.map_len);
+	fl.stop_fd = fl.uffd = -1;
+	fl.map = NULL;
+	fl.start = fl.end = 0;
+}
+
+/* threads mode: the stop eventfd and the handler thread. */
+static int floor_start_handler(void)
+{
+	int err;
+
+	fl.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (fl.stop_fd < 0)
+		return -errno;
+	err = pthread_create(&fl.handler, NULL, floor_handler, NULL);
+	if (err)
+		return -err;
+	fl.handler_running = true;
+	return 0;
+}
+
+/*
+ * floor_setup - @nr slices of real memory from a 2 MiB boundary,
+ * registered for missing faults with a uffd of @mode, and the handler
+ * thread in threads mode.  MADV_NOHUGEPAGE: with THP "always" a fault
+ * on an empty PMD would allocate and free a 2 MiB page before the
+ * userfault is even raised.
+ * Return: 0 and *@base, or a negative errno and the name of the step.
+ */
+static int floor_setup(int mode, unsigned int nr, unsigned long *base,
+		       const char **what)
+{
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	int fd;
+
+	*what = "mmap";
+	fl.map_len = (nr + 1) * SLICE_BYTES;
+	fl.map = mmap(NULL, fl.map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fl.map == MAP_FAILED) {
+		fl.map = NULL;
+		return -errno;
+	}
+	fl.start = slice_align((unsigned long)fl.map);
+	fl.end = fl.start + nr * SLICE_BYTES;
+	madvise((void *)fl.start, fl.end - fl.start, MADV_NOHUGEPAGE);
+	*what = "userfaultfd";
+	fd = floor_open(floor_features(mode));
+	if (fd < 0)
+		return fd;
+	fl.uffd = fd;
+	*what = "UFFDIO_REGISTER";
+	reg.range.start = fl.start;
+	reg.range.len = fl.end - fl.start;
+	if (ioctl(fl.uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	*base = fl.start;
+	*what = "handler thread";
+	return mode == VS_UFFD_THREADS ? floor_start_handler() : 0;
+}
+
+/* The floor's SIGBUS handler, for the whole run: a vs_uffd region in
+ * sigbus mode installs its own over it and restores it when destroyed. */
+static int floor_sigaction(void)
+{
+	struct sigaction sa = {
+		.sa_sigaction = floor_sigbus,
+		.sa_flags = SA_SIGINFO,
+	};
+
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
+}
+
+/* ---- a region of either implementation ------------------------------ */
+
+struct region {
+	enum impl impl;
+	struct vs_uffd *u;	/* vmsim */
+	struct vs_mm *mm;	/* vs_uffd_mm(u) */
+	unsigned long base;	/* slice i at base + i * SLICE_BYTES */
+};
+
+/*
+ * vmsim_setup - a vs_uffd region of @mode for @nr slices (one handler
+ * thread in threads mode, as the floor), and one private anonymous VMA
+ * over the slices from a 2 MiB boundary.
+ * Return: 0, or a negative errno and the name of the step.
+ */
+static int vmsim_setup(int mode, unsigned int nr, struct region *rg,
+		       const char **what)
+{
+	struct vs_uffd_options o = {
+		.size = (nr + 1) * SLICE_BYTES,
+		.mode = mode,
+		.nr_threads = mode == VS_UFFD_THREADS ? 1 : 0,
+		.strategy = opt.strategy,
+		.mm.pool_pages = (size_t)nr * SLICE_PAGES + POOL_SLACK,
+	};
+	long a;
+	int err;
+
+	if (o.mm.pool_pages < MIN_POOL_PAGES)
+		o.mm.pool_pages = MIN_POOL_PAGES;
+	*what = "vs_uffd_create";
+	err = vs_uffd_create(&rg->u, &o);
+	if (err)
+		return err;
+	rg->mm = vs_uffd_mm(rg->u);
+	rg->base = slice_align((unsigned long)vs_uffd_base(rg->u));
+	*what = "vs_mmap";
+	a = vs_mmap(rg->mm, rg->base, nr * SLICE_BYTES,
+		    VS_PROT_READ | VS_PROT_WRITE,
+		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
+	return a < 0 ? (int)a : 0;
+}
+
+/* Zap a slice: through the model, which mirrors it onto real memory, or
+ * on real memory alone.  Return: 0 or a negative errno. */
+static int zap(const struct region *rg, unsigned long a)
+{
+	if (rg->mm)
+		return vs_madvise(rg->mm, a, SLICE_BYTES, VS_MADV_DONTNEED);
+	return madvise((void *)a, SLICE_BYTES, MADV_DONTNEED) ? -errno : 0;
+}
+
+/*
+ * One round of the loop: a real store to every page of the slice (each
+ * a userfault: the zap left no page), then the zap, which is part of
+ * the round's time as in faultbench.  Return: 0 or a negative errno.
+ */
+static int fault_round(const struct region *rg, unsigned long base)
+{
+	unsigned long a;
+
+	for (a = base; a < base + SLICE_BYTES; a += VS_PAGE_SIZE)
+		*(volatile char *)a = 1;
+	return zap(rg, base);
+}
+
+/* Return: 0, or the error of vs_uffd_destroy(). */
+static int region_teardown(struct region *rg)
+{
+	if (rg->impl == I_FLOOR) {
+		floor_teardown();
+		return 0;
+	}
+	return rg->u ? vs_uffd_destroy(rg->u) : 0;
+}
+
+/*
+ * region_setup - a region of @impl and @mode for @nr slices, warmed up:
+ * one round over every slice, by the main thread, so that the timed
+ * rounds find the model's page tables and anon_vma in place.
+ * Return: 0, or a negative errno (reported).
+ */
+static int region_setup(enum impl impl, int mode, unsigned int nr,
+			struct region *rg)
+{
+	const char *what;
+	unsigned int i;
+	int err;
+
+	memset(rg, 0, sizeof(*rg));
+	rg->impl = impl;
+	if (impl == I_FLOOR)
+		err = floor_setup(mode, nr, &rg->base, &what);
+	else
+		err = vmsim_setup(mode, nr, rg, &what);
+	what = err ? what : "warm-up round";
+	for (i = 0; i < nr && !err; i++)
+		err = fault_round(rg, rg->base + i * SLICE_BYTES);
+	if (!err)
+		return 0;
+	fprintf(stderr, "uffd-floor: %s %s: %s: %s\n", impl_name[impl],
+		vs_uffd_mode_name(mode), what, vs_strerror(err));
+	region_teardown(rg);
+	return err;
+}
+
+/* ---- one measurement ------------------------------------------------- */
+
+struct worker {
+	struct bench_worker b;	/* first */
+	const struct region *rg;
+	unsigned long base;	/* the slice */
+	/* results */
+	uint64_t pages;		/* pages stored to: one fault each */
+	uint64_t t0, t1;	/* uv_hrtime() around the loop */
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t pages = 0;
+
+	/* Attaches the thread: vmsim's sigbus mode needs it. */
+	w->b.err = bench_wait_go();
+	if (w->b.err)
+		return NULL;
+	w->t0 = uv_hrtime();
+	do {
+		w->b.err = fault_round(w->rg, w->base);
+		if (w->b.err)
+			break;
+		pages += SLICE_PAGES;
+		bench_quiescent();
+	} while (!vs_read_once(&bench_stop));
+	w->t1 = uv_hrtime();
+	w->pages = pages;
+	return NULL;
+}
+
+struct sample {
+	double faults_per_s;	/* all threads, over the wall time */
+	double ns_per_fault;	/* summed thread time over faults */
+	uint64_t pages;
+};
+
+/* faults/s over the wall time from the first thread's start to the last
+ * one's end; ns per fault per thread, the zaps included. */
+static void summarise(const struct worker *w, unsigned int nr,
+		      struct sample *s)
+{
+	uint64_t ns = 0, pages = 0, start = UINT64_MAX, end = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		ns += w[i].t1 - w[i].t0;
+		pages += w[i].pages;
+		start = w[i].t0 < start ? w[i].t0 : start;
+		end = w[i].t1 > end ? w[i].t1 : end;
+	}
+	s->pages = pages;
+	s->faults_per_s = (double)pages * 1e9 / (double)(end - start);
+	s->ns_per_fault = pages ? (double)ns / (double)pages : 0;
+}
+
+/*
+ * measure - @nr faulting threads on a fresh region of @impl and @mode
+ * for --duration.
+ * Return: 0 with *@s filled in, or a negative errno.
+ */
+static int measure(enum impl impl, int mode, unsigned int nr,
+		   struct sample *s)
+{
+	struct region rg;
+	struct worker *w;
+	unsigned int i;
+	int err, e;
+
+	err = region_setup(impl, mode, nr, &rg);
+	if (err)
+		return err;
+	w = calloc(nr, sizeof(*w));
+	if (!w) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		w[i].rg = &rg;
+		w[i].base = rg.base + i * SLICE_BYTES;
+	}
+	err = bench_start(w, sizeof(*w), nr, worker_main);
+	if (err)
+		goto out;
+	/* Under qsbr the sleeping main thread would hold up grace periods
+	 * (faultbench's measure()). */
+	vs_rcu_thread_offline();
+	bench_run(opt.duration_ms);
+	err = bench_join(w, sizeof(*w), nr);
+	vs_rcu_thread_online();
+	if (!err)
+		summarise(w, nr, s);
+out:
+	free(w);
+	e = region_teardown(&rg);
+	return err ? err : e;
+}
+
+/* ---- rows: per mode and thread count, the floor then vmsim ---------- */
+
+struct row {
+	enum impl impl;
+	int mode;
+	unsigned int threads;
+	bool done;
+	double faults_per_s, ns_per_fault;	/* medians over the repeats */
+	double min, max;			/* faults/s over the repeats */
+	uint64_t pages;		/* in the repeat with the median faults/s */
+};
+
+static struct row rows[MAX_ROWS];
+static int nr_rows;
+
+/* Rows in run order; rows[i] (floor) and rows[i + 1] (vmsim) for even i
+ * are a pair, measured round robin. */
+static void build_rows(void)
+{
+	int m, c, i;
+	struct row *r;
+
+	for (m = 0; m < VS_UFFD_NR_MODES; m++)
+		for (c = 0; opt.mode[m] && c < opt.nr_cols; c++)
+			for (i = 0; i < NR_IMPLS; i++) {
+				r = &rows[nr_rows++];
+				r->impl = (enum impl)i;
+				r->mode = m;
+				r->threads = opt.threads[c];
+			}
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	double x = ((const struct sample *)a)->faults_per_s;
+	double y = ((const struct sample *)b)->faults_per_s;
+
+	return (x > y) - (x < y);
+}
+
+static void row_set(struct row *r, struct sample *s, unsigned int nr)
+{
+	static double v[MAX_REPEAT];
+	unsigned int i;
+
+	qsort(s, nr, sizeof(*s), cmp_sample);
+	r->min = s[0].faults_per_s;
+	r->max = s[nr - 1].faults_per_s;
+	r->pages = s[(nr - 1) / 2].pages;
+	for (i = 0; i < nr; i++)
+		v[i] = s[i].faults_per_s;
+	r->faults_per_s = bench_median(v, nr);
+	for (i = 0; i < nr; i++)
+		v[i] = s[i].ns_per_fault;
+	r->ns_per_fault = bench_median(v, nr);
+	r->done = true;
+}
+
+/* vmsim over the floor, faults/s, of the pair at @p; 0 if unmeasured. */
+static double pair_ratio(const struct row *p)
+{
+	if (!p[I_FLOOR].done || !p[I_VMSIM].done || !p[I_FLOOR].faults_per_s)
+		return 0;
+	return p[I_VMSIM].faults_per_s / p[I_FLOOR].faults_per_s;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static void print_json_row(const struct row *r)
+{
+	printf("{\"impl\":\"%s\",\"mode\":\"%s\",\"threads\":%u,"
+	       "\"faults_per_s\":%.0f,\"ns_per_fault\":%.2f,"
+	       "\"min_faults_per_s\":%.0f,\"max_faults_per_s\":%.0f,"
+	       "\"pages\":%llu,\"repeat\":%u,\"duration_ms\":%u",
+	       impl_name[r->impl], vs_uffd_mode_name(r->mode), r->threads,
+	       r->faults_per_s, r->ns_per_fault, r->min, r->max,
+	       (unsigned long long)r->pages, opt.repeat, opt.duration_ms);
+	if (r->impl == I_VMSIM)
+		printf(",\"strategy\":\"%s\"",
+		       vs_fault_strategy_name(opt.strategy));
+	printf("}\n");
+}
+
+static void print_json_pair(const struct row *p)
+{
+	double v = pair_ratio(p);
+
+	print_json_row(&p[I_FLOOR]);
+	print_json_row(&p[I_VMSIM]);
+	printf("{\"ratio\":%.3f,\"mode\":\"%s\",\"threads\":%u,"
+	       "\"target\":%.2f,\"pass\":%s}\n", v, vs_uffd_mode_name(p->mode),
+	       p->threads, TARGET_RATIO, v >= TARGET_RATIO ? "true" : "false");
+	fflush(stdout);
+}
+
+static void print_table(void)
+{
+	const struct row *r;
+	int i;
+
+	printf("# median of %u x %u ms; one %lu KiB slice per faulting "
+	       "thread: a store per page, then MADV_DONTNEED\n",
+	       opt.repeat, opt.duration_ms, SLICE_BYTES >> 10);
+	printf("# faults/s: all threads over the wall time; ns/fault: per "
+	       "thread, the zap included; %u CPUs\n",
+	       uv_available_parallelism());
+	printf("# floor: UFFDIO_COPY of a zero page, nothing else; vmsim: "
+	       "fault/uffd.h, strategy %s;\n#   threads mode: one handler "
+	       "thread each\n", vs_fault_strategy_name(opt.strategy));
+	printf("%-5s %-7s %3s %10s %8s\n", "impl", "mode", "thr", "faults/s",
+	       "ns/fault");
+	for (i = 0, r = rows; i < nr_rows; i++, r++) {
+		printf("%-5s %-7s %3u ", impl_name[r->impl],
+		       vs_uffd_mode_name(r->mode), r->threads);
+		if (r->done)
+			printf("%10.0f %8.1f\n", r->faults_per_s,
+			       r->ns_per_fault);
+		else
+			printf("%10s\n", "-");
+	}
+}
+
+static void print_ratios(void)
+{
+	double v;
+	int i, nr = 0;
+
+	printf("\nratios (vmsim / floor, faults/s):\n");
+	for (i = 0; i < nr_rows; i += NR_IMPLS) {
+		v = pair_ratio(&rows[i]);
+		if (!v)
+			continue;
+		printf("  %-7s @%-3u %6.3f\n", vs_uffd_mode_name(rows[i].mode),
+		       rows[i].threads, v);
+		nr++;
+	}
+	if (!nr)
+		printf("  none: no pair was measured\n");
+}
+
+/* docs/man/uffd-floor.1, TARGETS: vmsim at least TARGET_RATIO of the
+ * floor in each mode, at each thread count measured. */
+static void print_targets(void)
+{
+	const char *m;
+	double v;
+	int i, nr = 0;
+
+	printf("\ntargets:\n");
+	for (i = 0; i < nr_rows; i += NR_IMPLS) {
+		v = pair_ratio(&rows[i]);
+		if (!v)
+			continue;
+		m = vs_uffd_mode_name(rows[i].mode);
+		printf("  vmsim %-7s @%-3u / floor %-7s @%-3u faults/s = "
+		       "%6.3f (>= %4.2f) %s\n", m, rows[i].threads, m,
+		       rows[i].threads, v, TARGET_RATIO,
+		       v >= TARGET_RATIO ? "PASS" : "MISS");
+		nr++;
+	}
+	if (!nr)
+		printf("  none: their inputs were not measured\n");
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+/*
+ * run_pair - the floor and vmsim rows of one mode and thread count,
+ * measured round robin within each repeat.
+ * Return: 0 (also when interrupted), or a negative errno.
+ */
+static int run_pair(struct row *p)
+{
+	static struct sample s[NR_IMPLS][MAX_REPEAT];
+	unsigned int r;
+	int i, err;
+
+	for (r = 0; r < opt.repeat; r++) {
+		for (i = 0; i < NR_IMPLS; i++) {
+			memset(&s[i][r], 0, sizeof(s[i][r]));
+			err = measure(p[i].impl, p[i].mode, p[i].threads,
+				      &s[i][r]);
+			if (err)
+				return err;
+			if (bench_interrupted)
+				return 0;
+		}
+	}
+	for (i = 0; i < NR_IMPLS; i++)
+		row_set(&p[i], s[i], opt.repeat);
+	if (opt.json)
+		print_json_pair(p);
+	return 0;
+}
+
+/* Every pair, in row order.  Return: 0, or 1 after a failure. */
+static int run_all(void)
+{
+	int i, err = 0;
+
+	for (i = 0; i < nr_rows && !err && !bench_interrupted; i += NR_IMPLS) {
+		err = run_pair(&rows[i]);
+		if (err)
+			fprintf(stderr, "uffd-floor: %s, %u threads: %s\n",
+				vs_uffd_mode_name(rows[i].mode),
+				rows[i].threads, vs_strerror(err));
+	}
+	return err ? 1 : 0;
+}
+
+/*
+ * check_uffd - can both halves have userfaultfd, with the features of
+ * each mode asked for?  A machine without it gets one line, not a
+ * failed measurement.
+ * Return: 0, or -EPERM / -ENOSYS (reported).
+ */
+static int check_uffd(void)
+{
+	int m, fd, err = vs_uffd_probe(NULL);
+
+	for (m = 0; m < VS_UFFD_NR_MODES && !err; m++) {
+		if (!opt.mode[m])
+			continue;
+		fd = floor_open(floor_features(m));
+		if (fd < 0)
+			err = fd;
+		else
+			close(fd);
+	}
+	if (err)
+		fprintf(stderr, "uffd-floor: userfaultfd unavailable: %s; %s\n",
+			vs_strerror(err), vs_uffd_advice(err));
+	return err;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static const char usage_text[] =
+"usage: uffd-floor [options]\n"
+"\n"
+"The multi-fault loop on real memory whose missing pages a userfaultfd\n"
+"handler installs: each thread stores to every page of its own 2 MiB\n"
+"slice, then MADV_DONTNEED, repeated.  Run with the smallest correct\n"
+"handler (the floor) and with vmsim's (fault/uffd.h), round robin;\n"
+"faults/s of each and vmsim's over the floor's.\n"
+"\n"
+"  -m, --mode LIST        sigbus,threads or all (default all)\n"
+"  -t, --threads LIST     faulting threads, e.g. 1,2 or 1-4 (default 1,2)\n"
+"  -d, --duration SEC     run time of one measurement, e.g. 1 or 0.3\n"
+"                         (default 1)\n"
+"  -r, --repeat N         measurements per row; the median is shown\n"
+"                         (default 3)\n"
+"  -s, --strategy NAME    vmsim's fault strategy: locked, spf or pervma\n"
+"                         (default locked)\n"
+"  -q, --quick            --duration 0.3 unless --duration is given\n"
+"  -j, --json             one JSON object per row and per ratio\n"
+"  -h, --help             this text\n"
+"\n"
+"See uffd-floor(1) for the output and the targets it checks.\n";
+
+static void threads_item(const char *item)
+{
+	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS,
+			   MAX_THREADS);
+}
+
+/* A delivery mode with a floor: not uv, which has none. */
+static void mode_item(const char *item)
+{
+	int m;
+
+	if (strcmp(item, "all") == 0) {
+		opt.mode[VS_UFFD_SIGBUS] = opt.mode[VS_UFFD_THREADS] = true;
+		return;
+	}
+	m = vs_uffd_mode_parse(item);
+	if (m != VS_UFFD_SIGBUS && m != VS_UFFD_THREADS)
+		bench_usage_error("--mode: '%s' is not a mode (valid: sigbus, "
+				  "threads, all)", item);
+	opt.mode[m] = true;
+}
+
+static const struct option long_opts[] = {
+	{ "mode", required_argument, NULL, 'm' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "repeat", required_argument, NULL, 'r' },
+	{ "strategy", required_argument, NULL, 's' },
+	{ "quick", no_argument, NULL, 'q' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option of getopt_long(); @duration and @quick for the defaults. */
+static void parse_option(int ch, bool *duration, bool *quick)
+{
+	switch (ch) {
+	case 'm':
+		bench_for_each_item(optarg, mode_item);
+		break;
+	case 't':
+		bench_for_each_item(optarg, threads_item);
+		break;
+	case 'd':
+		if (bench_parse_seconds(optarg, MAX_DURATION_MS,
+						&opt.duration_ms))
+			bench_usage_error("--duration: '%s' is not a duration "
+					  "in seconds (0.001..%u)", optarg,
+					  MAX_DURATION_MS / 1000);
+		*duration = true;
+		break;
+	case 'r':
+		if (bench_parse_uint(optarg, 1, MAX_REPEAT, &opt.repeat))
+			bench_usage_error("--repeat: '%s' is not a repeat "
+					  "count (1..%d)", optarg, MAX_REPEAT);
+		break;
+	case 's':
+		opt.strategy = vs_fault_strategy_parse(optarg);
+		if (opt.strategy < 0)
+			bench_usage_error("--strategy: '%s' is not a strategy "
+					  "(valid: locked, spf, pervma)",
+					  optarg);
+		break;
+	case 'q':
+		*quick = true;
+		break;
+	case 'j':
+		opt.json = true;
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		exit(0);
+	default:
+		/* getopt_long() said what was wrong. */
+		bench_try_help();
+	}
+}
+
+static void parse_options(int argc, char **argv)
+{
+	bool duration = false, quick = false;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "m:t:d:r:s:qjh", long_opts,
+				 NULL)) != -1)
+		parse_option(ch, &duration, &quick);
+	if (optind < argc)
+		bench_usage_error("unexpected argument '%s'", argv[optind]);
+	if (quick && !duration)
+		opt.duration_ms = QUICK_DURATION_MS;
+	if (!opt.mode[VS_UFFD_SIGBUS] && !opt.mode[VS_UFFD_THREADS])
+		mode_item("all");
+	if (!opt.nr_cols) {
+		bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS, 1);
+		bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS, 2);
+	}
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	bench_prog = "uffd-floor";
+	parse_options(argc, argv);
+	build_rows();
+	if (check_uffd())
+		return 1;
+	if (floor_sigaction()) {
+		perror("uffd-floor: sigaction");
+		return 1;
+	}
+	/* The main thread warms each region up (vmsim's sigbus mode wants
+	 * it attached) and goes offline while it waits (measure()). */
+	vs_thread_attach();
+	if (bench_control_init())
+		return 1;
+	ret = run_all();
+	if (!opt.json) {
+		print_table();
+		print_ratios();
+		print_targets();
+	}
+	return bench_control_close(ret);
+}
