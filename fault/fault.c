@@ -5,6 +5,7 @@
  * mm/memory.c's lock_vma_under_rcu(), and the speculative page fault
  * series (Zijlstra 2010/2014, Dufour 2017-2019).
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "internal.h"
@@ -13,10 +14,6 @@
 		     VS_FAULT_FLAG_INSTRUCTION | VS_FAULT_FLAG_NO_FALLBACK)
 
 struct vs__fault_slot vs__fault_stats[VS_SLOT_ARRAY];
-
-static const char *const strategy_names[VS_FAULT_NR_STRATEGIES] = {
-	"locked", "spf", "pervma"
-};
 
 static const char *const abort_names[VS_SPF_ABORT_NR] = {
 	"no_vma", "seq_odd", "vma_write", "seq_changed", "seq_ptl", "no_table",
@@ -227,29 +224,95 @@ fallback:
 	return fault_locked(f);
 }
 
-int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
-			  unsigned int flags, int strategy)
+/* ---- the strategies, one ops table each ---------------------------------- */
+
+/* A built-in strategy's fault at @addr: the descriptor, then @fn. */
+static int builtin_fault(struct vs_mm *mm, unsigned long addr,
+			 unsigned int flags, int (*fn)(struct vs__fault *))
 {
 	struct vs__fault f;
 
-	if (!mm || (flags & ~FAULT_FLAGS) || strategy < 0 ||
-	    strategy >= VS_FAULT_NR_STRATEGIES)
-		return -EINVAL;
-	vs__fault_count(VS__FS_FAULTS);
-	if (addr < mm->start || addr >= mm->end)
-		return fault_done(VS_VM_FAULT_SIGSEGV);
 	memset(&f, 0, sizeof(f));
 	f.mm = mm;
 	f.address = addr & VS_PAGE_MASK;
 	f.flags = flags;
-	switch (strategy) {
-	case VS_FAULT_SPF:
-		return fault_done(fault_spf(&f));
-	case VS_FAULT_PERVMA:
-		return fault_done(fault_pervma(&f));
-	default:
-		return fault_done(fault_locked(&f));
+	return fn(&f);
+}
+
+static int locked_entry(struct vs_mm *mm, unsigned long addr,
+			unsigned int flags)
+{
+	return builtin_fault(mm, addr, flags, fault_locked);
+}
+
+static int spf_entry(struct vs_mm *mm, unsigned long addr, unsigned int flags)
+{
+	return builtin_fault(mm, addr, flags, fault_spf);
+}
+
+static int pervma_entry(struct vs_mm *mm, unsigned long addr,
+			unsigned int flags)
+{
+	return builtin_fault(mm, addr, flags, fault_pervma);
+}
+
+static const struct vs_fault_strategy_ops builtin[VS_FAULT_NR_STRATEGIES] = {
+	{ "locked", locked_entry },
+	{ "spf", spf_entry },
+	{ "pervma", pervma_entry },
+};
+
+/*
+ * Every strategy by value: the built-in ones, then those registered.
+ * A slot is written once, under register_lock, with a release store
+ * that pairs with the acquire load in vs_fault_strategy_ops(): whoever
+ * finds the table finds it initialised.
+ */
+static VS_ATOMIC(const struct vs_fault_strategy_ops *)
+	strategies[VS_FAULT_MAX_STRATEGIES] = {
+		&builtin[0], &builtin[1], &builtin[2]
+	};
+static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const struct vs_fault_strategy_ops *vs_fault_strategy_ops(int strategy)
+{
+	if (strategy < 0 || strategy >= VS_FAULT_MAX_STRATEGIES)
+		return NULL;
+	return vs_load_acquire(&strategies[strategy]);
+}
+
+int vs_fault_strategy_register(const struct vs_fault_strategy_ops *ops)
+{
+	int i, ret = -EBUSY;
+
+	if (!ops || !ops->name || !*ops->name || !ops->fault)
+		return -EINVAL;
+	pthread_mutex_lock(&register_lock);
+	if (vs_fault_strategy_parse(ops->name) >= 0)
+		ret = -EEXIST;
+	for (i = VS_FAULT_NR_STRATEGIES;
+	     ret == -EBUSY && i < VS_FAULT_MAX_STRATEGIES; i++) {
+		if (vs_read_once(&strategies[i]))
+			continue;
+		vs_store_release(&strategies[i], ops);
+		ret = i;
 	}
+	pthread_mutex_unlock(&register_lock);
+	return ret;
+}
+
+int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
+			  unsigned int flags, int strategy)
+{
+	const struct vs_fault_strategy_ops *ops =
+		vs_fault_strategy_ops(strategy);
+
+	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
+		return -EINVAL;
+	vs__fault_count(VS__FS_FAULTS);
+	if (addr < mm->start || addr >= mm->end)
+		return fault_done(VS_VM_FAULT_SIGSEGV);
+	return fault_done(ops->fault(mm, addr, flags));
 }
 
 int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
@@ -262,7 +325,7 @@ int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
 
 int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy)
 {
-	if (!mm || strategy < 0 || strategy >= VS_FAULT_NR_STRATEGIES)
+	if (!mm || !vs_fault_strategy_ops(strategy))
 		return -EINVAL;
 	vs_write_once(&mm->fault_strategy, (uint32_t)strategy);
 	return 0;
@@ -275,19 +338,23 @@ int vs_mm_fault_strategy(struct vs_mm *mm)
 
 int vs_fault_strategy_parse(const char *name)
 {
+	const struct vs_fault_strategy_ops *ops;
 	int i;
 
-	for (i = 0; name && i < VS_FAULT_NR_STRATEGIES; i++)
-		if (strcmp(name, strategy_names[i]) == 0)
+	for (i = 0; name && i < VS_FAULT_MAX_STRATEGIES; i++) {
+		ops = vs_fault_strategy_ops(i);
+		if (ops && strcmp(name, ops->name) == 0)
 			return i;
+	}
 	return -EINVAL;
 }
 
 const char *vs_fault_strategy_name(int strategy)
 {
-	if (strategy < 0 || strategy >= VS_FAULT_NR_STRATEGIES)
-		return NULL;
-	return strategy_names[strategy];
+	const struct vs_fault_strategy_ops *ops =
+		vs_fault_strategy_ops(strategy);
+
+	return ops ? ops->name : NULL;
 }
 
 const char *vs_spf_abort_name(int reason)

@@ -136,6 +136,50 @@ struct vs_fault_stats {
 };
 
 /**
+ * struct vs_fault_strategy_ops - one way to resolve faults
+ * @name: unique among strategies; what vs_fault_strategy_parse() takes
+ * @fault: resolve the fault at @addr of @mm for @flags (VS_FAULT_FLAG_*),
+ *	as vs_handle_mm_fault() says: return 0 or VS_VM_FAULT_* bits.
+ *	Called with no lock of @mm held and outside vs_rcu_read_lock(),
+ *	after the fault was counted and @addr checked against the mm's
+ *	range; the result's SIGSEGV/SIGBUS/OOM are counted after it.
+ *
+ * The built-in strategies are ops tables too (vs_fault_strategy_ops()),
+ * so a new strategy may hand a case it does not handle to one of them.
+ */
+struct vs_fault_strategy_ops {
+	const char *name;
+	int (*fault)(struct vs_mm *mm, unsigned long addr, unsigned int flags);
+};
+
+/* Strategies that can exist at once: the built-in ones and 5 more. */
+#define VS_FAULT_MAX_STRATEGIES 8
+
+/**
+ * vs_fault_strategy_register - add a strategy, e.g. one under test
+ * @ops: lives as long as the process; not copied
+ *
+ * The new value works everywhere a strategy does: vs_handle_mm_fault_as(),
+ * vs_mm_set_fault_strategy(), vs_stress_run().  There is no unregister.
+ *
+ * Context: any thread; takes a mutex.
+ * Return: the new strategy's value (>= VS_FAULT_NR_STRATEGIES); -EINVAL
+ * for NULL, an empty name or no @fault; -EEXIST for a name in use;
+ * -EBUSY when VS_FAULT_MAX_STRATEGIES exist.
+ */
+VS_EXTERN int vs_fault_strategy_register(
+	const struct vs_fault_strategy_ops *ops);
+
+/**
+ * vs_fault_strategy_ops - the ops table of @strategy
+ *
+ * Context: any.
+ * Return: the table, or NULL for a value that is no strategy.
+ */
+VS_EXTERN const struct vs_fault_strategy_ops *
+vs_fault_strategy_ops(int strategy);
+
+/**
  * vs_handle_mm_fault - resolve a fault at @addr with the mm's strategy
  * @flags: VS_FAULT_FLAG_*
  *

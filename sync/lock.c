@@ -157,27 +157,69 @@ void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on)
 	vs_spin_unlock(&registry_lock);
 }
 
-static const struct vs_lock_ops *const kinds[] = {
+/*
+ * Every kind: the built-in ones, then those registered.  A slot is
+ * written once, under kinds_lock, with a release store that pairs with
+ * the acquire load in kind_at(): whoever finds a table finds it whole.
+ */
+#define NR_BUILTIN_KINDS 5
+static VS_ATOMIC(const struct vs_lock_ops *) kinds[VS_LOCK_MAX_KINDS] = {
 	&rwsem_ops, &pthread_ops, &percpu_ops, &brlock_ops, &prwlock_ops,
 };
+static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct vs_lock_ops *kind_at(int i)
+{
+	if (i < 0 || i >= VS_LOCK_MAX_KINDS)
+		return NULL;
+	return vs_load_acquire(&kinds[i]);
+}
 
 const char *vs_lock_kind_name(int i)
 {
-	if (i < 0 || i >= (int)VS_ARRAY_SIZE(kinds))
-		return NULL;
-	return kinds[i]->name;
+	const struct vs_lock_ops *ops = kind_at(i);
+
+	return ops ? ops->name : NULL;
 }
 
 const struct vs_lock_ops *vs_lock_kind_ops(const char *name)
 {
-	size_t i;
+	const struct vs_lock_ops *ops;
+	int i;
 
-	if (!name)
-		return NULL;
-	for (i = 0; i < VS_ARRAY_SIZE(kinds); i++)
-		if (strcmp(kinds[i]->name, name) == 0)
-			return kinds[i];
+	for (i = 0; name && (ops = kind_at(i)); i++)
+		if (strcmp(ops->name, name) == 0)
+			return ops;
 	return NULL;
+}
+
+/* Does @ops have everything a lock kind needs? */
+static int kind_valid(const struct vs_lock_ops *ops)
+{
+	return ops && ops->name && *ops->name && ops->size && ops->init &&
+	       ops->destroy && ops->read_lock && ops->read_trylock &&
+	       ops->read_unlock && ops->write_lock && ops->write_trylock &&
+	       ops->write_unlock && ops->downgrade_write;
+}
+
+int vs_lock_kind_register(const struct vs_lock_ops *ops)
+{
+	int i, ret = -EBUSY;
+
+	if (!kind_valid(ops))
+		return -EINVAL;
+	pthread_mutex_lock(&kinds_lock);
+	if (vs_lock_kind_ops(ops->name))
+		ret = -EEXIST;
+	for (i = NR_BUILTIN_KINDS; ret == -EBUSY && i < VS_LOCK_MAX_KINDS;
+	     i++) {
+		if (vs_read_once(&kinds[i]))
+			continue;
+		vs_store_release(&kinds[i], ops);
+		ret = i;
+	}
+	pthread_mutex_unlock(&kinds_lock);
+	return ret;
 }
 
 int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)

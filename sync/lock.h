@@ -90,11 +90,37 @@ VS_EXTERN int vs_lock_init(struct vs_lock *lock, const char *kind,
  */
 VS_EXTERN int vs_lock_destroy(struct vs_lock *lock);
 
-/* vs_lock_kind_name - the name of kind @i, or NULL past the last. */
+/* Lock kinds that can exist at once: the 5 built-in ones and 11 more. */
+#define VS_LOCK_MAX_KINDS 16
+
+/*
+ * vs_lock_kind_name - the name of kind @i (0, 1, ... in registration
+ * order, the built-in ones first), or NULL past the last.
+ * Context: any.
+ */
 VS_EXTERN const char *vs_lock_kind_name(int i);
 
-/* vs_lock_kind_ops - the ops table of kind @name, or NULL. */
+/*
+ * vs_lock_kind_ops - the ops table of kind @name, or NULL.
+ * Context: any.
+ */
 VS_EXTERN const struct vs_lock_ops *vs_lock_kind_ops(const char *name);
+
+/**
+ * vs_lock_kind_register - add a lock kind, e.g. one under test
+ * @ops: every member set; lives as long as the process (not copied)
+ *
+ * The kind then works wherever a kind name does: vs_lock_init(),
+ * vs_mm_options.lock_kind, vs_stress_run().  A new kind can start from
+ * a built-in table (*vs_lock_kind_ops("rwsem")) and replace members.
+ * There is no unregister.
+ *
+ * Context: any thread; takes a mutex.
+ * Return: the kind's index for vs_lock_kind_name(); -EINVAL for NULL, an
+ * empty name, a zero size or a missing operation; -EEXIST for a name in
+ * use; -EBUSY when VS_LOCK_MAX_KINDS exist.
+ */
+VS_EXTERN int vs_lock_kind_register(const struct vs_lock_ops *ops);
 
 /* Private: point every lock at the hooked table (@on) or at its kind's. */
 VS_EXTERN void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on);

@@ -1467,6 +1467,51 @@ START_TEST(stats_strategy_per_call)
 }
 END_TEST
 
+/* A strategy of the test's: counts its calls, hands them to locked. */
+static vs_atomic32_t mine_calls;
+
+static int mine_fault(struct vs_mm *mm, unsigned long addr,
+		      unsigned int flags)
+{
+	vs_fetch_add(&mine_calls, 1);
+	return vs_fault_strategy_ops(VS_FAULT_LOCKED)->fault(mm, addr, flags);
+}
+
+START_TEST(strategy_register)
+{
+	static const struct vs_fault_strategy_ops mine = { "mine",
+							   mine_fault };
+	static const struct vs_fault_strategy_ops dup = { "spf", mine_fault };
+	static const struct vs_fault_strategy_ops noname = { "", mine_fault };
+	static const struct vs_fault_strategy_ops nofn = { "x", NULL };
+	struct vs_mm *mm;
+	int s;
+
+	ck_assert_int_eq(vs_fault_strategy_register(NULL), -EINVAL);
+	ck_assert_int_eq(vs_fault_strategy_register(&noname), -EINVAL);
+	ck_assert_int_eq(vs_fault_strategy_register(&nofn), -EINVAL);
+	ck_assert_int_eq(vs_fault_strategy_register(&dup), -EEXIST);
+	s = vs_fault_strategy_register(&mine);
+	ck_assert_int_eq(s, VS_FAULT_NR_STRATEGIES);
+	ck_assert_int_eq(vs_fault_strategy_register(&mine), -EEXIST);
+	ck_assert_str_eq(vs_fault_strategy_name(s), "mine");
+	ck_assert_int_eq(vs_fault_strategy_parse("mine"), s);
+	ck_assert_ptr_eq(vs_fault_strategy_ops(s), &mine);
+	ck_assert_ptr_null(vs_fault_strategy_ops(VS_FAULT_MAX_STRATEGIES));
+	mm = mm_new(s);
+	ck_assert_int_eq(vs_mm_fault_strategy(mm), s);
+	ck_assert_int_eq(vs_mmap(mm, A0, PG, RW, ANON | VS_MAP_FIXED, NULL, 0),
+			 (long)A0);
+	ck_assert_int_eq(vs_access(mm, A0, 1, 1), 0);
+	ck_assert_uint_eq(vs_read_once(&mine_calls), 1);
+	/* Out of range: refused before the strategy is called. */
+	ck_assert_int_eq(vs_handle_mm_fault(mm, 0, VS_FAULT_FLAG_USER),
+			 VS_VM_FAULT_SIGSEGV);
+	ck_assert_uint_eq(vs_read_once(&mine_calls), 1);
+	mm_done(mm);
+}
+END_TEST
+
 Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -1476,6 +1521,7 @@ Suite *fault_suite(void)
 	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
 	tcase_add_test(tc, fault_bad_args);
 	tcase_add_test(tc, fault_names);
+	tcase_add_test(tc, strategy_register);
 	tcase_add_test(tc, access_bad_args);
 	tcase_add_test(tc, access_sets_young_dirty);
 	suite_add_tcase(s, tc);

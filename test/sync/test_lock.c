@@ -835,6 +835,51 @@ static void add_kind_test(Suite *s, const char *tc_name, const TTest *test,
 	suite_add_tcase(s, tc);
 }
 
+/* A kind made from rwsem's table, registered: usable by name. */
+START_TEST(test_lock_kind_register)
+{
+	static struct vs_lock_ops mine, bad;
+	struct vs_lock lock;
+	int i, idx;
+
+	mine = *vs_lock_kind_ops("rwsem");
+	mine.name = "my-rwsem";
+	ck_assert_int_eq(vs_lock_kind_register(NULL), -EINVAL);
+	bad = mine;
+	bad.write_unlock = NULL;
+	ck_assert_int_eq(vs_lock_kind_register(&bad), -EINVAL);
+	bad = mine;
+	bad.name = "";
+	ck_assert_int_eq(vs_lock_kind_register(&bad), -EINVAL);
+	bad = mine;
+	bad.name = "pthread";
+	ck_assert_int_eq(vs_lock_kind_register(&bad), -EEXIST);
+	idx = vs_lock_kind_register(&mine);
+	ck_assert_int_ge(idx, 5);
+	ck_assert_str_eq(vs_lock_kind_name(idx), "my-rwsem");
+	ck_assert_ptr_eq(vs_lock_kind_ops("my-rwsem"), &mine);
+	ck_assert_int_eq(vs_lock_kind_register(&mine), -EEXIST);
+	ck_assert_int_eq(vs_lock_init(&lock, "my-rwsem", NULL), 0);
+	vs_lock_write_lock(&lock);
+	ck_assert_int_eq(vs_lock_read_trylock(&lock), 0);
+	vs_lock_write_unlock(&lock);
+	ck_assert_int_eq(vs_lock_destroy(&lock), 0);
+	/* The table fills up, and says so. */
+	for (i = idx + 1; i < VS_LOCK_MAX_KINDS; i++) {
+		static struct vs_lock_ops more[VS_LOCK_MAX_KINDS];
+		static char names[VS_LOCK_MAX_KINDS][16];
+
+		more[i] = mine;
+		snprintf(names[i], sizeof(names[i]), "k%d", i);
+		more[i].name = names[i];
+		ck_assert_int_eq(vs_lock_kind_register(&more[i]), i);
+	}
+	bad = mine;
+	bad.name = "one-too-many";
+	ck_assert_int_eq(vs_lock_kind_register(&bad), -EBUSY);
+}
+END_TEST
+
 Suite *lock_suite(void)
 {
 	Suite *s = suite_create("lock");
@@ -847,6 +892,7 @@ Suite *lock_suite(void)
 	tc = tcase_create("init");
 	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
 	tcase_add_test(tc, test_lock_init_errors);
+	tcase_add_test(tc, test_lock_kind_register);
 	suite_add_tcase(s, tc);
 
 	add_kind_test(s, "destroy", test_lock_destroy_busy, nkinds);
