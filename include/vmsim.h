@@ -10,6 +10,7 @@
 #define VMSIM_H
 
 #include "fault/fault.h"
+#include "fault/stress.h"
 #include "fault/uffd.h"
 #include "sync/atomic.h"
 #include "sync/brlock.h"
