@@ -113,6 +113,19 @@ static int unmap(struct mf_ctx *c, char *p, size_t len)
 	return vs_munmap(c->mm, (unsigned long)p, len);
 }
 
+/*
+ * Where the writer asks for its VMA: below the faulting area, never next
+ * to it or to another one (a gap of one WRITER_BYTES each way), so that
+ * it is a VMA of its own and not a neighbour that merges with the
+ * faulting one.  @slot 0..63 spreads the mmap writer's VMAs over 8 MiB
+ * (--seed chooses); below the area there is room: the model maps top
+ * down, and the uffd region has 16 MiB more than the area.
+ */
+static char *writer_hint(struct mf_ctx *c, unsigned long slot)
+{
+	return c->area - 2 * WRITER_BYTES * (slot + 1);
+}
+
 static int setup(struct mf_ctx *c)
 {
 	const struct mf_config *cfg = c->cfg;
@@ -140,7 +153,7 @@ static int setup(struct mf_ctx *c)
 	if (!err)
 		c->area = map_anon(c, NULL, len, &err);
 	if (!err && cfg->writer == MF_WRITER_MPROTECT)
-		c->wvma = map_anon(c, NULL, WRITER_BYTES, &err);
+		c->wvma = map_anon(c, writer_hint(c, 0), WRITER_BYTES, &err);
 	return err;
 }
 
@@ -219,18 +232,6 @@ static void *faulter_main(void *arg)
 
 /* ---- the writer --------------------------------------------------------- */
 
-/*
- * Where the mmap writer asks for its VMA: past the faulting area, at one
- * of 128 places that --seed chooses among (the address space around the
- * area is the same, the VMA index's shape is not).
- */
-static char *writer_hint(struct mf_ctx *c)
-{
-	unsigned long slot = (unsigned long)rand_r(&c->seed) % 128;
-
-	return c->area + MF_SLOT_BYTES * c->cfg->threads + WRITER_BYTES +
-	       slot * WRITER_BYTES;
-}
 
 static int writer_op(struct mf_ctx *c, unsigned long i)
 {
@@ -241,7 +242,9 @@ static int writer_op(struct mf_ctx *c, unsigned long i)
 
 	switch (c->cfg->writer) {
 	case MF_WRITER_MMAP:
-		p = map_anon(c, writer_hint(c), WRITER_BYTES, &err);
+		p = map_anon(c, writer_hint(c, (unsigned long)rand_r(&c->seed) %
+						      64),
+			     WRITER_BYTES, &err);
 		return err ? err : unmap(c, p, WRITER_BYTES);
 	case MF_WRITER_MPROTECT:
 		prot = i & 1 ? PROT_READ : PROT_READ | PROT_WRITE;
