@@ -47,27 +47,42 @@
 #include "../vm/mm.h"
 
 /* Fault flags: the kernel's FAULT_FLAG_* values. */
-#define VS_FAULT_FLAG_WRITE 0x0001
-#define VS_FAULT_FLAG_USER 0x0040
-#define VS_FAULT_FLAG_INSTRUCTION 0x0100
-/*
- * Model only: return VM_FAULT_RETRY where spf or pervma would fall back
- * to locked, instead of falling back (the arch code's retry, made
- * visible to tests).  No effect on locked.
+#define VS_FAULT_FLAG_WRITE 0x0001	/* a write: needs VM_WRITE */
+#define VS_FAULT_FLAG_USER 0x0040	/* from user mode (no effect here) */
+#define VS_FAULT_FLAG_INSTRUCTION 0x0100 /* instruction fetch: needs VM_EXEC */
+/**
+ * VS_FAULT_FLAG_NO_FALLBACK - model only: return VM_FAULT_RETRY where
+ * spf or pervma would fall back to locked, instead of falling back (the
+ * arch code's retry, made visible to tests).  No effect on locked.
  */
 #define VS_FAULT_FLAG_NO_FALLBACK 0x10000
 
 /* Return bits: the kernel's VM_FAULT_* values. */
-#define VS_VM_FAULT_OOM 0x0001
-#define VS_VM_FAULT_SIGBUS 0x0002
-#define VS_VM_FAULT_MAJOR 0x0004
-#define VS_VM_FAULT_SIGSEGV 0x0040
-#define VS_VM_FAULT_NOPAGE 0x0100
+#define VS_VM_FAULT_OOM 0x0001	/* no free page, table or anon_vma */
+#define VS_VM_FAULT_SIGBUS 0x0002	/* a file page past the end of file */
+#define VS_VM_FAULT_MAJOR 0x0004	/* the kernel's; never set here */
+#define VS_VM_FAULT_SIGSEGV 0x0040	/* no VMA, or it forbids the access */
+#define VS_VM_FAULT_NOPAGE 0x0100	/* the kernel's; never set here */
+/**
+ * VS_VM_FAULT_RETRY - the fault was not resolved; retry it (the
+ * built-in strategies return it only with VS_FAULT_FLAG_NO_FALLBACK)
+ */
 #define VS_VM_FAULT_RETRY 0x0400
+/** VS_VM_FAULT_ERROR - the bits that mean the fault failed */
 #define VS_VM_FAULT_ERROR \
 	(VS_VM_FAULT_OOM | VS_VM_FAULT_SIGBUS | VS_VM_FAULT_SIGSEGV)
 
-/* How faults are resolved. */
+/**
+ * enum vs_fault_strategy - how faults are resolved
+ * @VS_FAULT_LOCKED: under the mmap_lock's read side; a new mm's
+ *                   strategy
+ * @VS_FAULT_SPF: the speculative page fault, under RCU; falls back to
+ *                locked
+ * @VS_FAULT_PERVMA: under the per-VMA lock; falls back to locked
+ * @VS_FAULT_NR_STRATEGIES: the number of built-in strategies;
+ *                          vs_fault_strategy_register() hands out the
+ *                          values from here on
+ */
 enum vs_fault_strategy {
 	VS_FAULT_LOCKED,
 	VS_FAULT_SPF,
@@ -75,24 +90,36 @@ enum vs_fault_strategy {
 	VS_FAULT_NR_STRATEGIES
 };
 
-/*
- * Why a speculative fault gave up (each counted, then locked retries):
+/**
+ * enum vs_spf_abort - why a speculative fault gave up
+ * @VS_SPF_ABORT_NO_VMA: "no_vma": the RCU lookup found no VMA containing
+ *                       the address (or found one detached, or whose
+ *                       snapshot does not contain it)
+ * @VS_SPF_ABORT_SEQ_ODD: "seq_odd": vm_sequence was odd at the start: a
+ *                        writer is inside
+ * @VS_SPF_ABORT_VMA_WRITE: "vma_write": the VMA is marked by the current
+ *                          mmap_lock writer (vm_lock_seq ==
+ *                          mm_lock_seq): it may be between two steps of
+ *                          one operation, as when mremap has moved its
+ *                          PTEs but not yet unmapped it
+ * @VS_SPF_ABORT_SEQ_CHANGED: "seq_changed": vm_sequence moved while the
+ *                            VMA was snapshotted, or before the PTL was
+ *                            taken
+ * @VS_SPF_ABORT_SEQ_PTL: "seq_ptl": vm_sequence moved, seen under the
+ *                        PTL (pte_map_lock)
+ * @VS_SPF_ABORT_NO_TABLE: "no_table": a page-table level is missing
+ *                         (pte_alloc needs the mmap_lock)
+ * @VS_SPF_ABORT_PTE_CHANGED: "pte_changed": the PTE under the PTL is not
+ *                            the one the fault saw
+ * @VS_SPF_ABORT_ANON_VMA: "anon_vma": an anonymous write needs an
+ *                         anon_vma and the VMA has none yet
+ *                         (anon_vma_prepare needs the mmap_lock)
+ * @VS_SPF_ABORT_NOMEM: "nomem": the page pool was empty
+ * @VS_SPF_ABORT_NR: the number of reasons
  *
- *   no_vma       the RCU lookup found no VMA containing the address
- *   seq_odd      vm_sequence was odd at the start: a writer is inside
- *   vma_write    the VMA is marked by the current mmap_lock writer
- *                (vm_lock_seq == mm_lock_seq): it may be between two
- *                steps of one operation, e.g. mremap has moved its PTEs
- *                but not yet unmapped it
- *   seq_changed  vm_sequence moved while the VMA was snapshotted, or
- *                before the PTL was taken
- *   seq_ptl      vm_sequence moved, seen under the PTL (pte_map_lock)
- *   no_table     a page-table level is missing (pte_alloc needs the
- *                mmap_lock)
- *   pte_changed  the PTE under the PTL is not the one the fault saw
- *   anon_vma     an anonymous write needs an anon_vma and the VMA has
- *                none yet (anon_vma_prepare needs the mmap_lock)
- *   nomem        the page pool was empty
+ * Each abort is counted (vs_fault_stats.spf_abort), then the fault is
+ * retried locked, or, with VS_FAULT_FLAG_NO_FALLBACK, returns
+ * VS_VM_FAULT_RETRY.  The names are those of vs_spf_abort_name().
  */
 enum vs_spf_abort {
 	VS_SPF_ABORT_NO_VMA,
@@ -152,11 +179,14 @@ struct vs_fault_strategy_ops {
 	int (*fault)(struct vs_mm *mm, unsigned long addr, unsigned int flags);
 };
 
-/* Strategies that can exist at once: the built-in ones and 5 more. */
+/**
+ * VS_FAULT_MAX_STRATEGIES - strategies that can exist at once: the
+ * built-in ones and 5 more
+ */
 #define VS_FAULT_MAX_STRATEGIES 8
 
 /**
- * vs_fault_strategy_register - add a strategy, e.g. one under test
+ * vs_fault_strategy_register - add a strategy, such as one under test
  * @ops: lives as long as the process; not copied
  *
  * The new value works everywhere a strategy does: vs_handle_mm_fault_as(),
@@ -181,6 +211,9 @@ vs_fault_strategy_ops(int strategy);
 
 /**
  * vs_handle_mm_fault - resolve a fault at @addr with the mm's strategy
+ * @mm: the mm
+ * @addr: the faulting address; one outside [start, end) of @mm is
+ *        SIGSEGV
  * @flags: VS_FAULT_FLAG_*
  *
  * Context: the calling thread holds no lock of @mm and is not inside
@@ -194,6 +227,12 @@ VS_EXTERN int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
 
 /**
  * vs_handle_mm_fault_as - the same with the strategy given per call
+ * @mm, @addr, @flags: as for vs_handle_mm_fault()
+ * @strategy: a value of enum vs_fault_strategy, or one returned by
+ *            vs_fault_strategy_register(); for this call only (the
+ *            mm's own strategy is not changed)
+ *
+ * Context: as vs_handle_mm_fault().
  * Return: as vs_handle_mm_fault(); -EINVAL for an unknown @strategy.
  */
 VS_EXTERN int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
@@ -201,65 +240,130 @@ VS_EXTERN int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 
 /**
  * vs_mm_set_fault_strategy - choose how @mm's faults are resolved
+ * @mm: the mm
+ * @strategy: as for vs_handle_mm_fault_as()
  *
- * Takes effect for faults that start afterwards.  Context: any.
+ * Takes effect for faults that start afterwards; a fault in flight
+ * finishes with the strategy it started with.
+ *
+ * Context: any; an atomic store, no lock taken.
  * Return: 0; -EINVAL for a NULL @mm or an unknown @strategy.
  */
 VS_EXTERN int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy);
 
-/* vs_mm_fault_strategy - @mm's strategy (VS_FAULT_LOCKED for NULL). */
+/**
+ * vs_mm_fault_strategy - how @mm's faults are resolved
+ * @mm: the mm, or NULL
+ *
+ * Context: any; an atomic load (the answer may be stale at once).
+ * Return: @mm's strategy; VS_FAULT_LOCKED for a NULL @mm.
+ */
 VS_EXTERN int vs_mm_fault_strategy(struct vs_mm *mm);
 
 /**
  * vs_fault_strategy_parse - "locked", "spf" or "pervma" to its value
+ * @name: a strategy's name: a built-in one, or one registered with
+ *        vs_fault_strategy_register()
+ *
+ * Context: any; takes no lock.
  * Return: the strategy, or -EINVAL for NULL or an unknown name.
  */
 VS_EXTERN int vs_fault_strategy_parse(const char *name);
 
-/* vs_fault_strategy_name - the name, or NULL for an unknown value. */
+/**
+ * vs_fault_strategy_name - the name of @strategy
+ * @strategy: a strategy's value, built in or registered
+ *
+ * Context: any; takes no lock.
+ * Return: the name, or NULL for an unknown value.
+ */
 VS_EXTERN const char *vs_fault_strategy_name(int strategy);
 
-/* vs_spf_abort_name - "no_vma" ..., or NULL for an unknown reason. */
+/**
+ * vs_spf_abort_name - the name of a speculative fault's abort reason
+ * @reason: a value of enum vs_spf_abort
+ *
+ * Context: any.
+ * Return: "no_vma" ... "nomem" (see enum vs_spf_abort), or NULL for an
+ * unknown reason (VS_SPF_ABORT_NR included).
+ */
 VS_EXTERN const char *vs_spf_abort_name(int reason);
 
 /**
  * vs_fault_stats_get - sum the counters of every thread into @st
+ * @st: receives the sums
  *
  * Exact when no fault is in flight; a snapshot otherwise.
+ *
+ * Context: any; takes no lock.
  * Return: 0, -EINVAL for NULL.
  */
 VS_EXTERN int vs_fault_stats_get(struct vs_fault_stats *st);
 
-/* vs_fault_stats_reset - zero the counters.  Context: no fault in flight. */
+/**
+ * vs_fault_stats_reset - zero the counters of every thread
+ *
+ * Context: any thread, while no fault is in flight: a thread that
+ * counts a fault meanwhile may store its old count back.
+ */
 VS_EXTERN void vs_fault_stats_reset(void);
 
-/*
- * The simulated CPU.  Each page of [addr, addr + len) is accessed as
- * user code would: the page tables are walked without a lock (inside
- * vs_rcu_read_lock(), as the MMU walks them), and a missing PTE, or
- * one whose USER or WRITE bit forbids the access, raises
- * vs_handle_mm_fault() and the access is retried.  A successful access
- * sets ACCESSED (and DIRTY for a write) in the PTE.
+/**
+ * vs_access - touch [addr, addr + len) as user code would
+ * @mm: the mm
+ * @addr: the first byte
+ * @len: bytes; 0 accesses nothing
+ * @write: nonzero for a store, 0 for a load
+ *
+ * The simulated CPU.  Each page of [addr, addr + len) is accessed in
+ * order, as user code would: the page tables are walked without a lock
+ * (inside vs_rcu_read_lock(), as the MMU walks them), and a missing
+ * PTE, or one whose USER or WRITE bit forbids the access, raises
+ * vs_handle_mm_fault() (a user fault, a write fault for a store) and
+ * the access is retried.  A successful access sets ACCESSED (and DIRTY
+ * for a write) in the PTE.  No data moves: vs_read() and vs_write()
+ * copy.
  *
  * Context: as vs_handle_mm_fault().
- * Return: 0; -EFAULT when a fault ends in SIGSEGV or SIGBUS (bytes
+ * Return: 0; -EFAULT when a fault ends in SIGSEGV or SIGBUS (pages
  * before the faulting page were accessed, as with a real copy); -ENOMEM
- * on VM_FAULT_OOM; -EINVAL for a NULL @mm, a NULL buffer with @len > 0,
- * or a range that wraps.  @len 0 accesses nothing and returns 0.
+ * on VM_FAULT_OOM; -EINVAL for a NULL @mm or a range that wraps.  @len
+ * 0 accesses nothing and returns 0.
  */
-
-/* vs_access - touch [addr, addr + len); @write: 1 for a store. */
 VS_EXTERN int vs_access(struct vs_mm *mm, unsigned long addr, size_t len,
 			int write);
 
-/*
- * vs_read, vs_write - copy bytes out of, into the model's memory.  The
- * copy to or from each page is made under that page's PTL, so it never
- * lands in a page being freed: a copy racing a zap either completes
- * before it or faults the page in again.
+/**
+ * vs_read - copy @len bytes at @addr of @mm's memory into @buf
+ * @mm, @addr, @len: as for vs_access()
+ * @buf: receives the bytes
+ *
+ * Each page is accessed as vs_access() accesses it (a load).  The copy
+ * from each page is made under that page's PTL, so it never reads a
+ * page being freed: a copy racing a zap either completes before it or
+ * faults the page in again.
+ *
+ * Context: as vs_handle_mm_fault().
+ * Return: as vs_access() (bytes before the faulting page were copied);
+ * -EINVAL also for a NULL @buf with @len > 0.
  */
 VS_EXTERN int vs_read(struct vs_mm *mm, unsigned long addr, void *buf,
 		      size_t len);
+
+/**
+ * vs_write - copy @len bytes from @buf into @mm's memory at @addr
+ * @mm, @addr, @len: as for vs_access()
+ * @buf: the bytes
+ *
+ * Each page is accessed as vs_access() accesses it (a store).  The copy
+ * to each page is made under that page's PTL, so it never lands in a
+ * page being freed: a copy racing a zap either completes before it or
+ * faults the page in again.
+ *
+ * Context: as vs_handle_mm_fault().
+ * Return: as vs_access() (bytes before the faulting page were copied);
+ * -EINVAL also for a NULL @buf with @len > 0.
+ */
 VS_EXTERN int vs_write(struct vs_mm *mm, unsigned long addr,
 		       const void *buf, size_t len);
 

@@ -88,9 +88,9 @@
 #include "fault.h"
 
 /* Defaults of struct vs_stress_config's bounds (for 0). */
-#define VS_STRESS_FAULTS 350000
-#define VS_STRESS_OPS 4000
-#define VS_STRESS_MAX_MS 5000
+#define VS_STRESS_FAULTS 350000	/* default of vs_stress_config.faults */
+#define VS_STRESS_OPS 4000	/* default of vs_stress_config.ops */
+#define VS_STRESS_MAX_MS 5000	/* default of vs_stress_config.max_ms */
 
 /**
  * struct vs_stress_config - what vs_stress_run() runs; zero is default
@@ -99,8 +99,8 @@
  *             NULL means "rwsem"
  * @strategy: a value of enum vs_fault_strategy, or one returned by
  *            vs_fault_strategy_register()
- * @seed: the seed (see above); 0 derives one from @lock_kind and
- *        @strategy, the same for every run of that pair
+ * @seed: the seed (see Seeds in stress.h); 0 derives one from
+ *        @lock_kind and @strategy, the same for every run of that pair
  * @faults: the run ends once it made this many faults (counted by
  *          vs_fault_stats_get(), process-wide: other threads' faults
  *          count too) ...

@@ -18,9 +18,11 @@
  *
  * The real range is a secondary MMU of the model, kept coherent the way
  * KVM keeps its page tables coherent with mmu notifiers (vm/mm.h,
- * struct vs_mmu_notifier): before the model zaps, moves or write-
- * protects PTEs, the real pages are zapped (MADV_DONTNEED) or write-
- * protected, and what real stores put there is first copied back into
+ * struct vs_mmu_notifier): before the model zaps, moves or (at fork)
+ * write-protects PTEs, the real pages are zapped (MADV_DONTNEED) or
+ * write-protected; a protection change (mmap, mprotect, munmap) reaches
+ * the real range right after the model's; and what real stores put
+ * there is first copied back into
  * the model's pages where they outlive the zap (shared file pages, a
  * mremap move, a fork).  A fault that raced such an invalidation is
  * resolved again (an invalidation sequence, checked under a lock taken
@@ -84,6 +86,13 @@
 #include "../sync/common.h"
 #include "../vm/mm.h"
 
+/**
+ * enum vs_uffd_mode - how faults are delivered (see the modes above)
+ * @VS_UFFD_SIGBUS: the faulting thread's SIGBUS handler resolves them
+ * @VS_UFFD_THREADS: handler threads poll the uffd
+ * @VS_UFFD_UV: a libuv loop thread polls the uffd
+ * @VS_UFFD_NR_MODES: the number of modes
+ */
 enum vs_uffd_mode {
 	VS_UFFD_SIGBUS,
 	VS_UFFD_THREADS,
@@ -91,7 +100,7 @@ enum vs_uffd_mode {
 	VS_UFFD_NR_MODES
 };
 
-/* Handler threads in threads mode: at most this many. */
+/** VS_UFFD_MAX_THREADS - handler threads in threads mode: at most this many */
 #define VS_UFFD_MAX_THREADS 64
 
 /**
@@ -143,7 +152,11 @@ struct vs_uffd_stats {
 	unsigned long writebacks;
 };
 
-/* struct vs_uffd_thread_stat - faults per faulting thread (by TID). */
+/**
+ * struct vs_uffd_thread_stat - faults of one faulting thread
+ * @tid: its thread ID; 0 for the threads beyond the 64 told apart
+ * @faults: fault events it caused
+ */
 struct vs_uffd_thread_stat {
 	pid_t tid;
 	unsigned long faults;
@@ -167,6 +180,7 @@ VS_EXTERN int vs_uffd_probe(uint64_t *features);
  * vs_uffd_advice - one line that says how to get userfaultfd
  * @err: what vs_uffd_probe() or vs_uffd_create() returned
  *
+ * Context: any.
  * Return: a static string ("" for an @err that is not -EPERM/-ENOSYS).
  */
 VS_EXTERN const char *vs_uffd_advice(int err);
@@ -187,11 +201,12 @@ VS_EXTERN const char *vs_uffd_advice(int err);
 VS_EXTERN int vs_uffd_create(struct vs_uffd **up,
 			     const struct vs_uffd_options *opt);
 
-/* Regions that may exist at once. */
+/** VS_UFFD_MAX_REGIONS - regions that may exist at once */
 #define VS_UFFD_MAX_REGIONS 16
 
 /**
  * vs_uffd_destroy - stop delivery, free the mm and the real memory
+ * @u: the region
  *
  * Wakes any thread still blocked on the uffd; its access then completes
  * on the kernel's own zero page and must not matter any more.
@@ -204,38 +219,79 @@ VS_EXTERN int vs_uffd_create(struct vs_uffd **up,
  */
 VS_EXTERN int vs_uffd_destroy(struct vs_uffd *u);
 
-/* vs_uffd_mm - the region's mm (NULL for NULL). */
+/**
+ * vs_uffd_mm - the region's mm
+ * @u: the region
+ *
+ * Its address range is the real range: a model address is the real
+ * address.  It lives until vs_uffd_destroy() succeeds.
+ *
+ * Context: any.
+ * Return: the mm, or NULL for a NULL @u.
+ */
 VS_EXTERN struct vs_mm *vs_uffd_mm(struct vs_uffd *u);
 
-/* vs_uffd_base, vs_uffd_size - where the real range is. */
+/**
+ * vs_uffd_base - where the real range starts
+ * @u: the region
+ *
+ * Context: any.
+ * Return: the first address of the range, or NULL for a NULL @u.
+ */
 VS_EXTERN void *vs_uffd_base(struct vs_uffd *u);
+
+/**
+ * vs_uffd_size - how long the real range is
+ * @u: the region
+ *
+ * Context: any.
+ * Return: its size in bytes, or 0 for a NULL @u.
+ */
 VS_EXTERN size_t vs_uffd_size(struct vs_uffd *u);
 
 /**
  * vs_uffd_stats_get - the region's counters
+ * @u: the region
+ * @st: receives the counters
+ *
+ * Context: any thread; a snapshot while faults are handled.
  * Return: 0, -EINVAL for NULL.
  */
 VS_EXTERN int vs_uffd_stats_get(struct vs_uffd *u, struct vs_uffd_stats *st);
 
 /**
  * vs_uffd_thread_stats - faults per faulting thread, most first
+ * @u: the region
  * @out: receives up to @max entries
+ * @max: the room in @out
  *
  * The TIDs come from UFFD_FEATURE_THREAD_ID (threads and uv modes) or
  * gettid() in the faulting thread (sigbus mode).  Up to 64 threads are
  * told apart; the rest count under TID 0.
- * Return: the number of entries written; -EINVAL for NULL.
+ *
+ * Context: any thread; a snapshot while faults are handled.
+ * Return: the number of entries written; -EINVAL for NULL or a negative
+ * @max.
  */
 VS_EXTERN int vs_uffd_thread_stats(struct vs_uffd *u,
 				   struct vs_uffd_thread_stat *out, int max);
 
 /**
  * vs_uffd_mode_parse - "sigbus", "threads" or "uv" to its value
+ * @name: the mode's name
+ *
+ * Context: any.
  * Return: the mode, or -EINVAL for NULL or an unknown name.
  */
 VS_EXTERN int vs_uffd_mode_parse(const char *name);
 
-/* vs_uffd_mode_name - the name, or NULL for an unknown value. */
+/**
+ * vs_uffd_mode_name - the name of a delivery mode
+ * @mode: enum vs_uffd_mode
+ *
+ * Context: any.
+ * Return: a static string, or NULL for an unknown value.
+ */
 VS_EXTERN const char *vs_uffd_mode_name(int mode);
 
 #endif /* VS_FAULT_UFFD_H */

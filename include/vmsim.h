@@ -2,9 +2,30 @@
 /*
  * vmsim.h - the public umbrella header.
  *
- * vmsim models the Linux VM fault path in user space.  Layers, bottom
- * up: sync/ (locks, seqcounts, RCU, lock statistics), vm/ (the address
- * space: mm, VMAs, page tables, pages, mmap and friends), then fault/.  Installed as <vmsim/vmsim.h>.
+ * vmsim models the Linux VM fault path in user space.  Installed as
+ * <vmsim/vmsim.h>, this header includes every public one.  Layers,
+ * bottom up:
+ *
+ * - sync/: the locks the model stands on (sync/rwsem.h,
+ *   sync/percpu_rwsem.h, sync/brlock.h, sync/prwlock.h, sync/spinlock.h,
+ *   and sync/lock.h, which picks one at run time), sync/seqcount.h,
+ *   RCU over liburcu (sync/rcu.h), thread slots (sync/thread.h), lock
+ *   statistics (sync/lockstat.h), and the two seams for shared memory
+ *   and blocking (sync/atomic.h, sync/wait.h);
+ * - vm/: the address space (vm/mm.h: mm, VMAs, mmap and friends, fork),
+ *   its VMA index (vm/vma_tree.h), page tables (vm/pgtable.h), pages
+ *   (vm/page.h) and in-memory files (vm/file.h);
+ * - fault/: the page fault and its strategies (fault/fault.h), real
+ *   memory whose faults the model resolves (fault/uffd.h), and the
+ *   stress run that checks a lock kind or strategy (fault/stress.h).
+ *
+ * Conventions.  A function that can fail returns a negative errno
+ * (sync/error.h names them): its "Return" section says which, and its
+ * "Context" section says what the caller must hold, or must not, and
+ * whether it may sleep.  Names with a double underscore (vs__, VS__) are private to the
+ * library and left out of this reference.  docs/ in the source tree
+ * explains the design: docs/architecture.md, docs/locks.md, docs/vm.md,
+ * docs/fault.md, docs/uffd.md, docs/testing.md.
  */
 #ifndef VMSIM_H
 #define VMSIM_H

@@ -20,75 +20,256 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/**
+ * VS_ATOMIC - the atomic version of @type, for a shared object
+ * @type: a scalar or pointer type
+ */
 #define VS_ATOMIC(type) _Atomic(type)
 
-typedef VS_ATOMIC(uint32_t) vs_atomic32_t;
-typedef VS_ATOMIC(uint64_t) vs_atomic64_t;
-typedef VS_ATOMIC(long) vs_atomic_long_t;
+typedef VS_ATOMIC(uint32_t) vs_atomic32_t;	/* an atomic uint32_t */
+typedef VS_ATOMIC(uint64_t) vs_atomic64_t;	/* an atomic uint64_t */
+typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
 
-#define VS_CACHELINE 64
+#define VS_CACHELINE 64	/* bytes in a cache line (x86-64, arm64) */
+/** VS_CACHELINE_ALIGNED - start a member or object on a cache line */
 #define VS_CACHELINE_ALIGNED _Alignas(VS_CACHELINE)
 
+/**
+ * vs_likely - hint that @x is usually true (likely())
+ * @x: a condition
+ *
+ * Return: !!@x.
+ */
 #define vs_likely(x) __builtin_expect(!!(x), 1)
+/**
+ * vs_unlikely - hint that @x is usually false (unlikely())
+ * @x: a condition
+ *
+ * Return: !!@x.
+ */
 #define vs_unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Plain atomic access: no ordering, no tearing, no compiler fusion. */
+/*
+ * Plain atomic access: no ordering, no tearing, no compiler fusion.
+ * In the macros below @p points to an atomic object (VS_ATOMIC(),
+ * vs_atomic32_t ...) and @v is a value of its type; they may be used in
+ * any context.
+ */
+
+/**
+ * vs_atomic_init - set *@p before the object is shared (not atomic)
+ * @p: the object
+ * @v: its first value
+ */
 #define vs_atomic_init(p, v) atomic_init((p), (v))
+/**
+ * vs_read_once - load *@p whole, unordered (READ_ONCE)
+ * @p: the object
+ *
+ * Return: the value.
+ */
 #define vs_read_once(p) atomic_load_explicit((p), memory_order_relaxed)
+/**
+ * vs_write_once - store @v into *@p whole, unordered (WRITE_ONCE)
+ * @p: the object
+ * @v: the value
+ */
 #define vs_write_once(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
 /* One-way barriers attached to an access. */
+
+/**
+ * vs_load_acquire - load *@p; later accesses stay after it
+ * @p: the object
+ *
+ * Pairs with a vs_store_release() (or a fully ordered operation) of the
+ * value read: what the storer did before its store is visible after this.
+ * Return: the value.
+ */
 #define vs_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+/**
+ * vs_store_release - store @v into *@p; earlier accesses stay before it
+ * @p: the object
+ * @v: the value
+ */
 #define vs_store_release(p, v) \
 	atomic_store_explicit((p), (v), memory_order_release)
 
-/*
- * vs_cmpxchg - if *p == *oldp, store new and return true; otherwise load
- * the current value into *oldp and return false.  Fully ordered on
- * success (like the kernel's try_cmpxchg); acquire on failure.
+/**
+ * vs_cmpxchg - compare and exchange, fully ordered (try_cmpxchg)
+ * @p: the object
+ * @oldp: the value expected; receives the current value on failure
+ * @new: the value to store
+ *
+ * If *@p == *@oldp, store @new; otherwise load the current value into
+ * *@oldp.  Fully ordered on success (like the kernel's try_cmpxchg);
+ * acquire on failure.
+ *
+ * Return: true when @new was stored, false otherwise.
  */
 #define vs_cmpxchg(p, oldp, new)                                       \
 	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
 		memory_order_seq_cst, memory_order_seq_cst)
+/**
+ * vs_cmpxchg_acquire - vs_cmpxchg() with acquire ordering only
+ * @p: the object
+ * @oldp: the value expected; receives the current value on failure
+ * @new: the value to store
+ *
+ * Return: true when @new was stored.
+ */
 #define vs_cmpxchg_acquire(p, oldp, new)                               \
 	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
 		memory_order_acquire, memory_order_acquire)
+/**
+ * vs_cmpxchg_release - vs_cmpxchg() with release ordering on success
+ * and none on failure
+ * @p: the object
+ * @oldp: the value expected; receives the current value on failure
+ * @new: the value to store
+ *
+ * Return: true when @new was stored.
+ */
 #define vs_cmpxchg_release(p, oldp, new)                               \
 	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
 		memory_order_release, memory_order_relaxed)
+/**
+ * vs_cmpxchg_relaxed - vs_cmpxchg() without ordering
+ * @p: the object
+ * @oldp: the value expected; receives the current value on failure
+ * @new: the value to store
+ *
+ * Return: true when @new was stored.
+ */
 #define vs_cmpxchg_relaxed(p, oldp, new)                               \
 	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
 		memory_order_relaxed, memory_order_relaxed)
 
 /* Read-modify-write; each returns the old value. */
+
+/**
+ * vs_xchg - store @v into *@p, fully ordered (xchg)
+ * @p: the object
+ * @v: the new value
+ *
+ * Return: the old value.
+ */
 #define vs_xchg(p, v) atomic_exchange_explicit((p), (v), memory_order_seq_cst)
+/**
+ * vs_xchg_acquire - vs_xchg() with acquire ordering only
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_xchg_acquire(p, v) \
 	atomic_exchange_explicit((p), (v), memory_order_acquire)
+/**
+ * vs_xchg_release - vs_xchg() with release ordering only
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_xchg_release(p, v) \
 	atomic_exchange_explicit((p), (v), memory_order_release)
+/**
+ * vs_fetch_add - add @v to *@p, fully ordered
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_add(p, v) \
 	atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
+/**
+ * vs_fetch_add_relaxed - vs_fetch_add() without ordering
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_add_relaxed(p, v) \
 	atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+/**
+ * vs_fetch_add_acquire - vs_fetch_add() with acquire ordering only
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_add_acquire(p, v) \
 	atomic_fetch_add_explicit((p), (v), memory_order_acquire)
+/**
+ * vs_fetch_add_release - vs_fetch_add() with release ordering only
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_add_release(p, v) \
 	atomic_fetch_add_explicit((p), (v), memory_order_release)
+/**
+ * vs_fetch_sub - subtract @v from *@p, fully ordered
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_sub(p, v) \
 	atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
+/**
+ * vs_fetch_sub_release - vs_fetch_sub() with release ordering only
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_sub_release(p, v) \
 	atomic_fetch_sub_explicit((p), (v), memory_order_release)
+/**
+ * vs_fetch_or - OR @v into *@p, fully ordered
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_or(p, v) \
 	atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
+/**
+ * vs_fetch_and - AND @v into *@p, fully ordered
+ * @p: the object
+ * @v: the operand
+ *
+ * Return: the old value.
+ */
 #define vs_fetch_and(p, v) \
 	atomic_fetch_and_explicit((p), (v), memory_order_seq_cst)
 
 /* Fences.  vs_barrier() orders the compiler only. */
+
+/** vs_barrier - a compiler barrier, no CPU ordering (barrier()) */
 #define vs_barrier() atomic_signal_fence(memory_order_seq_cst)
+/** vs_smp_mb - a full memory barrier (smp_mb()) */
 #define vs_smp_mb() atomic_thread_fence(memory_order_seq_cst)
+/**
+ * vs_smp_rmb - order earlier loads before later loads (smp_rmb())
+ *
+ * An acquire fence: it also orders earlier loads before later stores.
+ */
 #define vs_smp_rmb() atomic_thread_fence(memory_order_acquire)
+/**
+ * vs_smp_wmb - order earlier stores before later stores (smp_wmb())
+ *
+ * A release fence: it also orders earlier loads before later stores.
+ */
 #define vs_smp_wmb() atomic_thread_fence(memory_order_release)
 
+/**
+ * vs_cpu_relax - pause inside a busy-wait loop (cpu_relax())
+ *
+ * Context: any.
+ */
 static inline void vs_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -118,9 +299,29 @@ static inline void vs_cpu_relax(void)
  */
 extern int vs__have_membarrier;
 
+/**
+ * vs_membarrier_init - decide how the asymmetric barriers work
+ *
+ * Registers the process for MEMBARRIER_CMD_PRIVATE_EXPEDITED once
+ * (unless VS_NO_MEMBARRIER=1 is in the environment); later calls return
+ * the first answer.
+ *
+ * Context: any; before the first vs_smp_mb_light() or vs_smp_mb_heavy()
+ * of any thread (vs_thread_attach() and the per-slot locks' init
+ * functions call it).
+ * Return: 1 when membarrier is used, 0 when both sides are vs_smp_mb().
+ */
 int vs_membarrier_init(void);
 void vs__smp_mb_heavy_slow(void);
 
+/**
+ * vs_smp_mb_light - the frequent side of an asymmetric barrier
+ *
+ * A compiler barrier when membarrier is available, else vs_smp_mb().
+ * Ordered only against vs_smp_mb_heavy(), not against another light one.
+ *
+ * Context: any.
+ */
 static inline void vs_smp_mb_light(void)
 {
 	if (vs_likely(vs__have_membarrier))
@@ -129,6 +330,14 @@ static inline void vs_smp_mb_light(void)
 		vs_smp_mb();
 }
 
+/**
+ * vs_smp_mb_heavy - the rare side of an asymmetric barrier
+ *
+ * With membarrier, every running thread of the process executes a full
+ * barrier before this returns (a system call); else vs_smp_mb().
+ *
+ * Context: any thread; enters the kernel with membarrier.
+ */
 static inline void vs_smp_mb_heavy(void)
 {
 	if (vs_likely(vs__have_membarrier))

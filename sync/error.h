@@ -13,6 +13,11 @@
 
 #include "common.h"
 
+/**
+ * VS_ERRNO_MAP - the errno codes vmsim returns, as an X-macro
+ * @XX: a macro of two arguments, called once per code as
+ *      XX(ENAME, "message")
+ */
 #define VS_ERRNO_MAP(XX)                                                 \
 	XX(EINVAL, "invalid argument")                                   \
 	XX(ENOMEM, "out of memory")                                      \
@@ -42,6 +47,7 @@ VS_EXTERN const char *vs_strerror(int err);
  * vs_err_name - the symbolic name of an error code ("EINVAL")
  * @err: a negative errno as returned by vmsim (a positive one is accepted)
  *
+ * Context: any.
  * Return: a static string; "EUNKNOWN" for a code outside VS_ERRNO_MAP.
  */
 VS_EXTERN const char *vs_err_name(int err);

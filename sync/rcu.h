@@ -67,6 +67,8 @@ extern VS_EXTERN int vs__rcu_tsan_gp;
 
 /**
  * struct vs_rcu_head - embed in an object to free it with vs_call_rcu()
+ * @urcu: liburcu's callback head
+ * @func: the callback passed to vs_call_rcu()
  */
 struct vs_rcu_head {
 	struct rcu_head urcu; /* private */
@@ -107,7 +109,15 @@ static inline void vs_rcu_read_unlock(void)
 	vs__urcu_read_unlock();
 }
 
-/* vs_rcu_read_ongoing - nonzero inside a read-side section (memb) */
+/**
+ * vs_rcu_read_ongoing - is the calling thread inside a read-side section?
+ *
+ * Meaningful under urcu-memb; under urcu-qsbr it says whether the
+ * thread is online.
+ *
+ * Context: any attached thread.
+ * Return: nonzero inside a read-side critical section.
+ */
 static inline int vs_rcu_read_ongoing(void)
 {
 	return vs__urcu_read_ongoing();
@@ -138,16 +148,56 @@ VS_EXTERN void vs_call_rcu(struct vs_rcu_head *head,
  */
 VS_EXTERN void vs_rcu_barrier(void);
 
-/* Registration; vs_thread_attach() calls these. */
+/**
+ * vs_rcu_register_thread - register the calling thread with liburcu
+ *
+ * vs_thread_attach() calls it; idempotent.
+ *
+ * Context: outside any read-side section; not a signal handler.
+ */
 VS_EXTERN void vs_rcu_register_thread(void);
+
+/**
+ * vs_rcu_unregister_thread - undo vs_rcu_register_thread()
+ *
+ * A thread that liburcu registered by itself (its call_rcu thread) stays
+ * registered.  vs_thread_detach() calls it.
+ *
+ * Context: outside any read-side section.
+ */
 VS_EXTERN void vs_rcu_unregister_thread(void);
 
 /*
- * Quiescent states (urcu-qsbr).  Under urcu-memb they do nothing.
+ * Quiescent states (urcu-qsbr).  Under urcu-memb they do nothing.  A
+ * thread that is not attached is left alone.
+ */
+
+/**
+ * vs_rcu_quiescent_state - report that this thread holds no RCU reference
+ *
+ * Under urcu-qsbr an attached thread calls it now and then, or grace
+ * periods never end.
+ *
  * Context: outside any read-side section.
  */
 VS_EXTERN void vs_rcu_quiescent_state(void);
+
+/**
+ * vs_rcu_thread_offline - stop taking part in grace periods (urcu-qsbr)
+ *
+ * For a long sleep or block: grace periods then do not wait for the
+ * thread.  It calls vs_rcu_thread_online() before its next read-side
+ * section.
+ *
+ * Context: outside any read-side section.
+ */
 VS_EXTERN void vs_rcu_thread_offline(void);
+
+/**
+ * vs_rcu_thread_online - take part in grace periods again (urcu-qsbr)
+ *
+ * Context: an offline thread, outside any read-side section.
+ */
 VS_EXTERN void vs_rcu_thread_online(void);
 
 #endif /* VS_SYNC_RCU_H */

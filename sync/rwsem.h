@@ -28,23 +28,35 @@
 #include "common.h"
 #include "spinlock.h"
 
-#define VS_RWSEM_WRITER_LOCKED (1L << 0)
-#define VS_RWSEM_FLAG_WAITERS (1L << 1)
-#define VS_RWSEM_FLAG_HANDOFF (1L << 2)
-#define VS_RWSEM_READER_SHIFT 8
-#define VS_RWSEM_READER_BIAS (1L << VS_RWSEM_READER_SHIFT)
-#define VS_RWSEM_READER_MASK (~(VS_RWSEM_READER_BIAS - 1))
+/* The count word (struct vs_rwsem.count), as the kernel's rwsem.c. */
+#define VS_RWSEM_WRITER_LOCKED (1L << 0)	/* a writer holds it */
+#define VS_RWSEM_FLAG_WAITERS (1L << 1)	/* the wait list is not empty */
+#define VS_RWSEM_FLAG_HANDOFF (1L << 2)	/* the lock goes to the first waiter */
+#define VS_RWSEM_READER_SHIFT 8	/* the reader count starts at this bit */
+#define VS_RWSEM_READER_BIAS (1L << VS_RWSEM_READER_SHIFT) /* one reader */
+#define VS_RWSEM_READER_MASK (~(VS_RWSEM_READER_BIAS - 1)) /* the readers */
+/** VS_RWSEM_LOCK_MASK - the bits that say the rwsem is held */
 #define VS_RWSEM_LOCK_MASK (VS_RWSEM_WRITER_LOCKED | VS_RWSEM_READER_MASK)
+/** VS_RWSEM_READ_FAILED_MASK - the bits that send a reader to its slow path */
 #define VS_RWSEM_READ_FAILED_MASK \
 	(VS_RWSEM_WRITER_LOCKED | VS_RWSEM_FLAG_WAITERS | VS_RWSEM_FLAG_HANDOFF)
 
-/* How long the first waiter waits before it asks for a handoff (4 ms,
- * the kernel's RWSEM_WAIT_TIMEOUT at HZ=250). */
+/**
+ * VS_RWSEM_WAIT_TIMEOUT_NS - how long the first waiter waits before it
+ * asks for a handoff (4 ms, the kernel's RWSEM_WAIT_TIMEOUT at HZ=250)
+ */
 #define VS_RWSEM_WAIT_TIMEOUT_NS 4000000
+/** VS_RWSEM_MAX_READERS_WAKEUP - most readers woken as one batch */
 #define VS_RWSEM_MAX_READERS_WAKEUP 256
 
 struct vs__rwsem_waiter;
 
+/**
+ * struct vs_rwsem - a reader-writer semaphore
+ * @last: the last waiter, under wait_lock
+ *
+ * Set up with vs_rwsem_init(); every member is private to sync/rwsem.c.
+ */
 struct vs_rwsem {
 	vs_atomic_long_t count;          /* see above */
 	vs_spinlock_t wait_lock;         /* protects the list */
@@ -55,6 +67,9 @@ struct vs_rwsem {
 
 /**
  * vs_rwsem_init - initialize an unlocked rwsem
+ * @sem: the rwsem
+ *
+ * Context: before @sem is shared.
  * Return: 0, or -EINVAL when @sem is NULL.
  */
 VS_EXTERN int vs_rwsem_init(struct vs_rwsem *sem);
@@ -62,13 +77,24 @@ VS_EXTERN int vs_rwsem_init(struct vs_rwsem *sem);
 /**
  * vs_rwsem_set_spin - let a writer retry @iterations times before it
  * queues
- * Context: before the rwsem is shared.  Return: 0, or -EINVAL.
+ * @sem: the rwsem
+ * @iterations: retries; 0 (the default) queues at once
+ *
+ * Context: before the rwsem is shared.
+ * Return: 0, or -EINVAL when @sem is NULL.
  */
 VS_EXTERN int vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations);
 
 /**
  * vs_rwsem_destroy - check that @sem is unlocked with no waiter
- * Return: 0, or -EBUSY.
+ * @sem: the rwsem
+ *
+ * Nothing is allocated, so there is nothing to free: a successful call
+ * only says that no holder or waiter is left.
+ *
+ * Context: every user has returned from its last unlock.
+ * Return: 0; -EINVAL when @sem is NULL; -EBUSY while it is held or
+ * waited for.
  */
 VS_EXTERN int vs_rwsem_destroy(struct vs_rwsem *sem);
 
@@ -77,21 +103,95 @@ VS_EXTERN int vs_rwsem_destroy(struct vs_rwsem *sem);
  * Return of trylocks: 1 when taken, 0 otherwise.  A caller of up_read,
  * up_write or downgrade_write holds the lock in that mode.
  */
+
+/**
+ * vs_down_read - take @sem for reading (down_read)
+ * @sem: the rwsem
+ *
+ * Takes the fast path only when nobody waits; otherwise queues behind
+ * the waiters and sleeps.
+ *
+ * Context: may sleep.  The caller does not hold @sem (not recursive).
+ */
 VS_EXTERN void vs_down_read(struct vs_rwsem *sem);
+
+/**
+ * vs_down_read_trylock - take @sem for reading if no writer holds or
+ * waits for it
+ * @sem: the rwsem
+ *
+ * Context: any; never sleeps.
+ * Return: 1 when taken, 0 otherwise.
+ */
 VS_EXTERN int vs_down_read_trylock(struct vs_rwsem *sem);
+
+/**
+ * vs_up_read - release a read lock of @sem, waking a writer if it was
+ * the last reader
+ * @sem: the rwsem
+ *
+ * Context: the caller holds @sem for reading.  Never sleeps.
+ */
 VS_EXTERN void vs_up_read(struct vs_rwsem *sem);
+
+/**
+ * vs_down_write - take @sem for writing (down_write)
+ * @sem: the rwsem
+ *
+ * May steal a free lock from queued waiters, unless a handoff is
+ * pending; spins up to the vs_rwsem_set_spin() bound, then queues.
+ *
+ * Context: may sleep.  The caller does not hold @sem.
+ */
 VS_EXTERN void vs_down_write(struct vs_rwsem *sem);
+
+/**
+ * vs_down_write_trylock - take @sem for writing if it is free
+ * @sem: the rwsem
+ *
+ * Context: any; never sleeps.
+ * Return: 1 when taken, 0 otherwise.
+ */
 VS_EXTERN int vs_down_write_trylock(struct vs_rwsem *sem);
+
+/**
+ * vs_up_write - release the write lock of @sem, waking the waiters at
+ * the front of the queue
+ * @sem: the rwsem
+ *
+ * Context: the caller holds @sem for writing.  Never sleeps.
+ */
 VS_EXTERN void vs_up_write(struct vs_rwsem *sem);
-/* vs_downgrade_write - turn the caller's write lock into a read lock,
- * waking queued readers at the front; never sleeps. */
+
+/**
+ * vs_downgrade_write - turn the caller's write lock into a read lock,
+ * waking queued readers at the front
+ * @sem: the rwsem
+ *
+ * Context: the caller holds @sem for writing; it then releases it with
+ * vs_up_read().  Never sleeps.
+ */
 VS_EXTERN void vs_downgrade_write(struct vs_rwsem *sem);
 
+/**
+ * vs_rwsem_is_locked - is @sem held, in either mode?
+ * @sem: the rwsem
+ *
+ * Context: any; for assertions, the answer may be stale at once.
+ * Return: nonzero when held.
+ */
 static inline int vs_rwsem_is_locked(struct vs_rwsem *sem)
 {
 	return (vs_read_once(&sem->count) & VS_RWSEM_LOCK_MASK) != 0;
 }
 
+/**
+ * vs_rwsem_is_write_locked - is @sem held for writing?
+ * @sem: the rwsem
+ *
+ * Context: any; for assertions, the answer may be stale at once.
+ * Return: nonzero when a writer holds it.
+ */
 static inline int vs_rwsem_is_write_locked(struct vs_rwsem *sem)
 {
 	return (vs_read_once(&sem->count) & VS_RWSEM_WRITER_LOCKED) != 0;

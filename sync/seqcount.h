@@ -17,12 +17,23 @@
 
 #include "atomic.h"
 
+/**
+ * struct vs_seqcount - a sequence counter (vs_seqcount_t, seqcount_t)
+ * @sequence: even when no writer is inside, odd while one is; private
+ */
 typedef struct vs_seqcount {
 	vs_atomic32_t sequence;
 } vs_seqcount_t;
 
+/** VS_SEQCOUNT_ZERO - initializer of a vs_seqcount_t (count 0) */
 #define VS_SEQCOUNT_ZERO { 0 }
 
+/**
+ * vs_seqcount_init - set the count of @s to 0
+ * @s: the seqcount
+ *
+ * Context: before @s is shared.
+ */
 static inline void vs_seqcount_init(vs_seqcount_t *s)
 {
 	vs_atomic_init(&s->sequence, 0);
@@ -30,6 +41,9 @@ static inline void vs_seqcount_init(vs_seqcount_t *s)
 
 /**
  * vs__read_seqcount_begin - wait for an even count; no barrier
+ * @s: the seqcount
+ *
+ * Context: any; spins while a writer is inside.
  * Return: the count to pass to vs_read_seqcount_retry().  The caller
  * issues vs_smp_rmb() before reading the protected data.
  */
@@ -44,6 +58,10 @@ static inline uint32_t vs__read_seqcount_begin(const vs_seqcount_t *s)
 
 /**
  * vs_raw_read_seqcount_begin - start a read section, waiting out writers
+ * @s: the seqcount
+ *
+ * Context: any; spins while a writer is inside, so not where the writer
+ * may be waiting for the caller.
  * Return: an even count to pass to vs_read_seqcount_retry().
  */
 static inline uint32_t vs_raw_read_seqcount_begin(const vs_seqcount_t *s)
@@ -56,6 +74,15 @@ static inline uint32_t vs_raw_read_seqcount_begin(const vs_seqcount_t *s)
 	return seq;
 }
 
+/**
+ * vs_read_seqcount_begin - start a read section (read_seqcount_begin)
+ * @s: the seqcount
+ *
+ * The same as vs_raw_read_seqcount_begin() (vmsim has no lockdep).
+ *
+ * Context: as vs_raw_read_seqcount_begin().
+ * Return: an even count to pass to vs_read_seqcount_retry().
+ */
 static inline uint32_t vs_read_seqcount_begin(const vs_seqcount_t *s)
 {
 	return vs_raw_read_seqcount_begin(s);
@@ -63,6 +90,9 @@ static inline uint32_t vs_read_seqcount_begin(const vs_seqcount_t *s)
 
 /**
  * vs_raw_read_seqcount - sample the count without waiting
+ * @s: the seqcount
+ *
+ * Context: any; never waits.
  * Return: the count, possibly odd (a writer is inside).
  */
 static inline uint32_t vs_raw_read_seqcount(const vs_seqcount_t *s)
@@ -75,7 +105,10 @@ static inline uint32_t vs_raw_read_seqcount(const vs_seqcount_t *s)
 
 /**
  * vs_raw_seqcount_try_begin - begin a read section unless a writer is in
+ * @s: the seqcount
  * @start: receives the count for vs_read_seqcount_retry()
+ *
+ * Context: any; never waits.
  * Return: true when @start is even and the section may proceed; false
  * when a writer is inside (the speculative fault path then gives up
  * instead of spinning).
@@ -88,8 +121,13 @@ static inline bool vs_raw_seqcount_try_begin(const vs_seqcount_t *s,
 }
 
 /**
- * __read_seqcount_retry - did a writer run since @start?  No barrier:
+ * vs__read_seqcount_retry - did a writer run since @start?  No barrier:
  * the caller has ordered its data loads before this call.
+ * @s: the seqcount
+ * @start: the count returned by the begin call
+ *
+ * Context: any.
+ * Return: true when the section must be retried.
  */
 static inline bool vs__read_seqcount_retry(const vs_seqcount_t *s,
 					   uint32_t start)
@@ -117,6 +155,8 @@ static inline bool vs_read_seqcount_retry(const vs_seqcount_t *s,
 
 /**
  * vs_write_seqcount_begin - enter a write section (count becomes odd)
+ * @s: the seqcount
+ *
  * Context: the caller serializes writers (holds the lock that protects
  * the data for writing).
  */
@@ -130,6 +170,8 @@ static inline void vs_write_seqcount_begin(vs_seqcount_t *s)
 
 /**
  * vs_write_seqcount_end - leave a write section (count becomes even)
+ * @s: the seqcount
+ *
  * Context: the caller entered with vs_write_seqcount_begin().
  */
 static inline void vs_write_seqcount_end(vs_seqcount_t *s)
@@ -140,6 +182,13 @@ static inline void vs_write_seqcount_end(vs_seqcount_t *s)
 	vs_write_once(&s->sequence, vs_read_once(&s->sequence) + 1);
 }
 
+/**
+ * vs_seqcount_is_write_locked - is a writer inside?
+ * @s: the seqcount
+ *
+ * Context: any; for assertions, the answer may be stale at once.
+ * Return: true while the count is odd.
+ */
 static inline bool vs_seqcount_is_write_locked(const vs_seqcount_t *s)
 {
 	return vs_read_once((vs_atomic32_t *)&s->sequence) & 1;
@@ -159,6 +208,14 @@ static inline bool vs_seqcount_is_write_locked(const vs_seqcount_t *s)
  *		read data[seq & 1];
  *	} while (vs_raw_read_seqcount_latch_retry(s, seq));
  */
+/**
+ * vs_raw_read_seqcount_latch - begin a latch read section
+ * @s: the seqcount
+ *
+ * Context: any; never waits.
+ * Return: the count: read copy (count & 1), then check with
+ * vs_raw_read_seqcount_latch_retry().
+ */
 static inline uint32_t vs_raw_read_seqcount_latch(const vs_seqcount_t *s)
 {
 	/* Acquire: orders the count before the loads of data[seq & 1];
@@ -166,6 +223,15 @@ static inline uint32_t vs_raw_read_seqcount_latch(const vs_seqcount_t *s)
 	return vs_load_acquire((vs_atomic32_t *)&s->sequence);
 }
 
+/**
+ * vs_raw_read_seqcount_latch_retry - end a latch read section
+ * @s: the seqcount
+ * @start: the count vs_raw_read_seqcount_latch() returned
+ *
+ * Context: any.
+ * Return: true when the writer switched copies meanwhile and the
+ * section must be retried.
+ */
 static inline bool vs_raw_read_seqcount_latch_retry(const vs_seqcount_t *s,
 						    uint32_t start)
 {
@@ -175,6 +241,8 @@ static inline bool vs_raw_read_seqcount_latch_retry(const vs_seqcount_t *s,
 
 /**
  * vs_raw_write_seqcount_latch - switch readers to the other copy
+ * @s: the seqcount
+ *
  * Context: writers serialized by the caller.
  */
 static inline void vs_raw_write_seqcount_latch(vs_seqcount_t *s)

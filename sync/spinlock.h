@@ -14,15 +14,27 @@
 #include "atomic.h"
 #include "common.h"
 
+/**
+ * struct vs_spinlock - a short lock (vs_spinlock_t)
+ * @state: 0 unlocked, 1 locked, 2 locked with possible sleepers (the
+ *         futex word); private
+ */
 typedef struct vs_spinlock {
 	vs_atomic32_t state;
 } vs_spinlock_t;
 
+/** VS_SPINLOCK_INIT - initializer of an unlocked vs_spinlock_t */
 #define VS_SPINLOCK_INIT { 0 }
 
 VS_EXTERN void vs__spin_lock_slow(vs_spinlock_t *lock);
 VS_EXTERN void vs__spin_unlock_wake(vs_spinlock_t *lock);
 
+/**
+ * vs_spin_lock_init - initialize @lock, unlocked
+ * @lock: the lock
+ *
+ * Context: before @lock is shared.
+ */
 static inline void vs_spin_lock_init(vs_spinlock_t *lock)
 {
 	vs_atomic_init(&lock->state, 0);
@@ -30,6 +42,9 @@ static inline void vs_spin_lock_init(vs_spinlock_t *lock)
 
 /**
  * vs_spin_trylock - take @lock if it is free
+ * @lock: the lock
+ *
+ * Context: any; never sleeps.
  * Return: 1 when taken (acquire), 0 otherwise.
  */
 static inline int vs_spin_trylock(vs_spinlock_t *lock)
@@ -41,6 +56,8 @@ static inline int vs_spin_trylock(vs_spinlock_t *lock)
 
 /**
  * vs_spin_lock - take @lock, spinning briefly and then sleeping
+ * @lock: the lock
+ *
  * Context: may sleep.  The caller must not hold @lock.
  */
 static inline void vs_spin_lock(vs_spinlock_t *lock)
@@ -51,7 +68,9 @@ static inline void vs_spin_lock(vs_spinlock_t *lock)
 
 /**
  * vs_spin_unlock - release @lock (release ordering), waking one sleeper
- * Context: the caller holds @lock.
+ * @lock: the lock
+ *
+ * Context: the caller holds @lock.  Never sleeps.
  */
 static inline void vs_spin_unlock(vs_spinlock_t *lock)
 {
@@ -60,6 +79,15 @@ static inline void vs_spin_unlock(vs_spinlock_t *lock)
 		vs__spin_unlock_wake(lock);
 }
 
+/**
+ * vs_spin_is_locked - is @lock held?
+ * @lock: the lock
+ *
+ * For assertions and destroy checks: the answer may be stale at once.
+ *
+ * Context: any.
+ * Return: nonzero when some thread holds @lock.
+ */
 static inline int vs_spin_is_locked(vs_spinlock_t *lock)
 {
 	return vs_read_once(&lock->state) != 0;

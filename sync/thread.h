@@ -19,17 +19,21 @@
 #include "atomic.h"
 #include "common.h"
 
-#define VS_NR_SLOTS 64
+#define VS_NR_SLOTS 64	/* slots that a thread owns alone */
+/** VS_SLOT_SHARED - the slot of every thread beyond VS_NR_SLOTS */
 #define VS_SLOT_SHARED VS_NR_SLOTS
-/* Arrays indexed by slot have this many entries. */
+/** VS_SLOT_ARRAY - entries of an array indexed by slot */
 #define VS_SLOT_ARRAY (VS_NR_SLOTS + 1)
 
 /**
  * vs_thread_attach - register the calling thread with RCU, take a slot
  *
- * Idempotent.  The thread detaches at exit by itself.
+ * Idempotent.  The thread detaches at exit by itself.  A thread that
+ * uses RCU or a per-slot lock without calling this is attached on first
+ * use.
  *
- * Context: not inside an RCU read-side critical section.
+ * Context: not inside an RCU read-side critical section; not a signal
+ * handler (registering with liburcu is not async-signal-safe).
  * Return: 0.
  */
 VS_EXTERN int vs_thread_attach(void);
@@ -48,6 +52,7 @@ VS_EXTERN int vs__thread_attach_slow(void);
 /**
  * vs__thread_slot - the calling thread's slot, attaching it if needed
  *
+ * Context: as vs_thread_attach() the first time; any afterwards.
  * Return: 0..VS_NR_SLOTS-1 for an owned slot, VS_SLOT_SHARED otherwise.
  */
 static inline unsigned int vs__thread_slot(void)

@@ -68,6 +68,7 @@ VS_EXTERN int vs_file_create(struct vs_file **f, struct vs_page_pool *pool,
 
 /**
  * vs_file_destroy - drop the creator's reference
+ * @f: the file
  *
  * The file lives on while a VMA maps it.
  * Context: any; the caller does not use @f afterwards.
@@ -91,10 +92,25 @@ VS_EXTERN int vs_file_destroy(struct vs_file *f);
 VS_EXTERN int vs_file_get_page(struct vs_file *f, unsigned long pgoff,
 			       struct vs_page **pgp);
 
-/* vs_file_get - take a reference on @f (the caller holds one). */
+/**
+ * vs_file_get - take a reference on @f
+ * @f: the file
+ *
+ * Context: any; the caller already holds a reference (or a VMA that
+ * holds one is stable under its lock).
+ */
 VS_EXTERN void vs_file_get(struct vs_file *f);
 
-/* vs_file_put - drop a reference; free the file and its cache at zero. */
+/**
+ * vs_file_put - drop a reference; free the file and its cache at zero
+ * @f: the file
+ *
+ * The page cache drops its references to its pages; a page that a PTE
+ * still maps stays allocated.
+ *
+ * Context: any thread holding the reference; no PTL held (the last put
+ * frees pages into the pool).
+ */
 VS_EXTERN void vs_file_put(struct vs_file *f);
 
 #endif /* VS_VM_FILE_H */

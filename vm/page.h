@@ -39,11 +39,14 @@
 #include "../sync/atomic.h"
 #include "../sync/common.h"
 
-#define VS_PAGE_SHIFT 12
-#define VS_PAGE_SIZE (1UL << VS_PAGE_SHIFT)
-#define VS_PAGE_MASK (~(VS_PAGE_SIZE - 1))
+#define VS_PAGE_SHIFT 12	/* log2 of VS_PAGE_SIZE */
+#define VS_PAGE_SIZE (1UL << VS_PAGE_SHIFT)	/* bytes in a page, 4096 */
+#define VS_PAGE_MASK (~(VS_PAGE_SIZE - 1))	/* clears the page offset */
 
-/* Largest pool: 1 TiB of frames (reserved lazily, MAP_NORESERVE). */
+/**
+ * VS_PAGE_POOL_MAX_PAGES - the largest pool: 1 TiB of frames (reserved
+ * lazily, MAP_NORESERVE)
+ */
 #define VS_PAGE_POOL_MAX_PAGES (1UL << 28)
 
 /* page->flags */
@@ -120,10 +123,21 @@ VS_EXTERN struct vs_page *vs_alloc_page(struct vs_page_pool *pool);
  */
 VS_EXTERN void vs_put_page(struct vs_page_pool *pool, struct vs_page *page);
 
-/* vs_clear_page - fill the frame with zeroes.  Context: the page's owner. */
+/**
+ * vs_clear_page - fill the frame with zeroes
+ * @page: the page
+ *
+ * Context: the page's owner, before the page is published in a PTE.
+ */
 VS_EXTERN void vs_clear_page(struct vs_page *page);
 
-/* vs_copy_page - copy @src's frame into @dst's (copy-on-write). */
+/**
+ * vs_copy_page - copy @src's frame into @dst's (copy-on-write)
+ * @dst: the new page, not yet published
+ * @src: the page copied; a reference or its PTE's lock keeps it alive
+ *
+ * Context: the owner of @dst, before @dst is published in a PTE.
+ */
 VS_EXTERN void vs_copy_page(struct vs_page *dst, const struct vs_page *src);
 
 /**
@@ -132,18 +146,41 @@ VS_EXTERN void vs_copy_page(struct vs_page *dst, const struct vs_page *src);
  * Always zero (its frame is read-only), refcount pinned at 1 plus the
  * references taken with vs_get_page().
  * Context: any.
+ * Return: the zero page (pfn 0).
  */
 VS_EXTERN struct vs_page *vs_zero_page(struct vs_page_pool *pool);
 
-/* vs_page_to_pfn - index of @page in @pool; 0 is the zero page. */
+/**
+ * vs_page_to_pfn - the index of @page in @pool (page_to_pfn)
+ * @pool: the pool
+ * @page: a page of @pool
+ *
+ * Context: any.
+ * Return: the pfn; 0 is the zero page.
+ */
 VS_EXTERN unsigned long vs_page_to_pfn(struct vs_page_pool *pool,
 				       struct vs_page *page);
 
-/* vs_pfn_to_page - the page of @pfn, or NULL when out of range. */
+/**
+ * vs_pfn_to_page - the page of @pfn (pfn_to_page)
+ * @pool: the pool
+ * @pfn: 0..vs_page_pool_size()
+ *
+ * Context: any.  The page may be free: the caller knows it is not (a PTE
+ * maps it, under the PTE's lock), or takes a reference with
+ * vs_get_page_unless_zero().
+ * Return: the page, or NULL when @pfn is out of range.
+ */
 VS_EXTERN struct vs_page *vs_pfn_to_page(struct vs_page_pool *pool,
 					 unsigned long pfn);
 
-/* vs_page_pool_size - allocatable pages (the zero page not counted). */
+/**
+ * vs_page_pool_size - allocatable pages (the zero page not counted)
+ * @pool: the pool
+ *
+ * Context: any.
+ * Return: the nr_pages given to vs_page_pool_create().
+ */
 VS_EXTERN size_t vs_page_pool_size(struct vs_page_pool *pool);
 
 /**
@@ -151,6 +188,7 @@ VS_EXTERN size_t vs_page_pool_size(struct vs_page_pool *pool);
  *
  * Context: any.  Exact when no allocation or free is in flight; a
  * snapshot otherwise.
+ * Return: the number of free pages.
  */
 VS_EXTERN size_t vs_page_pool_free_pages(struct vs_page_pool *pool);
 
@@ -160,6 +198,8 @@ VS_EXTERN size_t vs_page_pool_free_pages(struct vs_page_pool *pool);
  *
  * Relaxed: acquiring a reference orders nothing by itself; the reference
  * that the caller already holds keeps the page alive.
+ *
+ * Context: any; never sleeps.
  */
 static inline void vs_get_page(struct vs_page *page)
 {
@@ -171,6 +211,9 @@ static inline void vs_get_page(struct vs_page *page)
  *
  * For lockless lookups (get_page_unless_zero): fully ordered on success,
  * so the caller's later reads of the page cannot move before it.
+ *
+ * Context: any; never sleeps.  The struct vs_page itself is never freed
+ * while the pool lives, so a stale pointer is safe to try.
  * Return: 1 when a reference was taken, 0 when the page was free.
  */
 static inline int vs_get_page_unless_zero(struct vs_page *page)
@@ -183,37 +226,88 @@ static inline int vs_get_page_unless_zero(struct vs_page *page)
 	return 0;
 }
 
+/**
+ * vs_page_count - the reference count of @page (page_count)
+ * @page: the page
+ *
+ * Context: any; a snapshot unless the caller excludes the other holders.
+ * Return: the references; 0 for a free page.
+ */
 static inline uint32_t vs_page_count(struct vs_page *page)
 {
 	return vs_read_once(&page->refcount);
 }
 
+/**
+ * vs_page_mapcount - the PTEs mapping @page (page_mapcount)
+ * @page: the page
+ *
+ * Context: any; exact for the PTEs whose locks the caller holds.
+ * Return: the map count.
+ */
 static inline uint32_t vs_page_mapcount(struct vs_page *page)
 {
 	return vs_read_once(&page->mapcount);
 }
 
 /* Mapping count changes, by whoever sets or clears a PTE for the page. */
+
+/**
+ * vs_page_add_mapcount - count one more PTE mapping @page
+ * @page: the page
+ *
+ * Context: the lock of the PTE being set is held.
+ */
 static inline void vs_page_add_mapcount(struct vs_page *page)
 {
 	vs_fetch_add_relaxed(&page->mapcount, 1);
 }
 
+/**
+ * vs_page_remove_mapcount - count one PTE fewer mapping @page
+ * @page: the page
+ *
+ * Fully ordered.
+ *
+ * Context: the lock of the PTE being cleared is held.
+ */
 static inline void vs_page_remove_mapcount(struct vs_page *page)
 {
 	vs_fetch_sub(&page->mapcount, 1);
 }
 
+/**
+ * vs_page_set_flags - set the flags @f of @page, atomically
+ * @page: the page
+ * @f: VS_PG_* bits
+ *
+ * Context: any; the caller owns the page or holds a reference.
+ */
 static inline void vs_page_set_flags(struct vs_page *page, uint32_t f)
 {
 	vs_fetch_or(&page->flags, f);
 }
 
+/**
+ * vs_page_clear_flags - clear the flags @f of @page, atomically
+ * @page: the page
+ * @f: VS_PG_* bits
+ *
+ * Context: any; the caller owns the page or holds a reference.
+ */
 static inline void vs_page_clear_flags(struct vs_page *page, uint32_t f)
 {
 	vs_fetch_and(&page->flags, ~f);
 }
 
+/**
+ * vs_page_test_flags - is any of the flags @f set on @page?
+ * @page: the page
+ * @f: VS_PG_* bits
+ *
+ * Context: any; unordered, a snapshot.
+ * Return: 1 when at least one bit of @f is set, 0 otherwise.
+ */
 static inline int vs_page_test_flags(struct vs_page *page, uint32_t f)
 {
 	return (vs_read_once(&page->flags) & f) != 0;

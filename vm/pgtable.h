@@ -13,8 +13,9 @@
  *
  * Lifetime.  Table pages are allocated on demand by vs_pte_alloc() and
  * published with a compare-and-swap; they are freed only by
- * vs_zap_range() / vs_free_pgd_range() (after a grace period, through
- * vs_call_rcu()) and by vs_pgtable_destroy().  A walker inside
+ * vs_free_pgd_range() (after a grace period, through vs_call_rcu()) and
+ * by vs_pgtable_destroy(); vs_zap_range() clears PTEs and frees no
+ * table.  A walker inside
  * vs_rcu_read_lock() therefore never touches freed memory, but the table
  * it reached may already be unlinked: it revalidates under the PTL
  * (vs_pte_offset_map_lock() does) or by its own sequence count.
@@ -49,30 +50,32 @@
 #include "../sync/rcu.h"
 #include "../sync/spinlock.h"
 
-#define VS_TASK_SIZE (1UL << 47)
+#define VS_TASK_SIZE (1UL << 47)	/* the end of user addresses */
 
-#define VS_PTRS_PER_TABLE 512
-#define VS_PTE_SHIFT 12
-#define VS_PMD_SHIFT 21
-#define VS_PUD_SHIFT 30
-#define VS_PGDIR_SHIFT 39
-#define VS_PMD_SIZE (1UL << VS_PMD_SHIFT)
-#define VS_PUD_SIZE (1UL << VS_PUD_SHIFT)
-#define VS_PGDIR_SIZE (1UL << VS_PGDIR_SHIFT)
+#define VS_PTRS_PER_TABLE 512	/* entries in a table, at every level */
+#define VS_PTE_SHIFT 12		/* a PTE maps 1 << 12 bytes (a page) */
+#define VS_PMD_SHIFT 21		/* a PMD entry maps 1 << 21 bytes */
+#define VS_PUD_SHIFT 30		/* a PUD entry maps 1 << 30 bytes */
+#define VS_PGDIR_SHIFT 39	/* a PGD entry maps 1 << 39 bytes */
+#define VS_PMD_SIZE (1UL << VS_PMD_SHIFT)	/* bytes a PMD entry maps */
+#define VS_PUD_SIZE (1UL << VS_PUD_SHIFT)	/* bytes a PUD entry maps */
+#define VS_PGDIR_SIZE (1UL << VS_PGDIR_SHIFT)	/* bytes a PGD entry maps */
 
 /* Entry bits. */
-#define VS_PTE_PRESENT (UINT64_C(1) << 0)
-#define VS_PTE_WRITE (UINT64_C(1) << 1)
-#define VS_PTE_USER (UINT64_C(1) << 2)
-#define VS_PTE_ACCESSED (UINT64_C(1) << 5)
-#define VS_PTE_DIRTY (UINT64_C(1) << 6)
-#define VS_PTE_FLAGS_MASK UINT64_C(0xfff)
-#define VS_PTE_PFN_SHIFT 12
-#define VS_PTE_PFN_MASK UINT64_C(0x000ffffffffff000)
+#define VS_PTE_PRESENT (UINT64_C(1) << 0)	/* the entry maps something */
+#define VS_PTE_WRITE (UINT64_C(1) << 1)	/* writable */
+#define VS_PTE_USER (UINT64_C(1) << 2)	/* user-accessible */
+#define VS_PTE_ACCESSED (UINT64_C(1) << 5)	/* young: accessed */
+#define VS_PTE_DIRTY (UINT64_C(1) << 6)	/* written */
+#define VS_PTE_FLAGS_MASK UINT64_C(0xfff)	/* the flag bits of a PTE */
+#define VS_PTE_PFN_SHIFT 12	/* where the pfn starts in a PTE */
+#define VS_PTE_PFN_MASK UINT64_C(0x000ffffffffff000) /* the pfn bits */
 
 /* Upper-level entries: table address | VS_PXD_TABLE_FLAGS. */
-#define VS_PTPAGE_ALIGN 64
+#define VS_PTPAGE_ALIGN 64	/* alignment of a struct vs_ptpage */
+/** VS_PXD_ADDR_MASK - the table address bits of an upper-level entry */
 #define VS_PXD_ADDR_MASK UINT64_C(0x0000ffffffffffc0)
+/** VS_PXD_TABLE_FLAGS - the flags of an upper-level entry */
 #define VS_PXD_TABLE_FLAGS \
 	(VS_PTE_PRESENT | VS_PTE_WRITE | VS_PTE_USER | VS_PTE_ACCESSED)
 
@@ -112,85 +115,197 @@ struct vs_pgtable {
 
 /* ---- entry helpers ---------------------------------------------------- */
 
+/**
+ * vs_pte_none - is @v an empty entry (pte_none)?
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: 1 for 0, else 0.
+ */
 static inline int vs_pte_none(uint64_t v)
 {
 	return v == 0;
 }
 
+/**
+ * vs_pte_present - does @v map something (pte_present)?
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: 1 when VS_PTE_PRESENT is set, else 0.
+ */
 static inline int vs_pte_present(uint64_t v)
 {
 	return (v & VS_PTE_PRESENT) != 0;
 }
 
+/**
+ * vs_pte_write - is @v writable (pte_write)?
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: 1 when VS_PTE_WRITE is set, else 0.
+ */
 static inline int vs_pte_write(uint64_t v)
 {
 	return (v & VS_PTE_WRITE) != 0;
 }
 
+/**
+ * vs_pte_dirty - is @v dirty (pte_dirty)?
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: 1 when VS_PTE_DIRTY is set, else 0.
+ */
 static inline int vs_pte_dirty(uint64_t v)
 {
 	return (v & VS_PTE_DIRTY) != 0;
 }
 
+/**
+ * vs_pte_young - was @v accessed (pte_young)?
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: 1 when VS_PTE_ACCESSED is set, else 0.
+ */
 static inline int vs_pte_young(uint64_t v)
 {
 	return (v & VS_PTE_ACCESSED) != 0;
 }
 
+/**
+ * vs_pte_pfn - the pfn a leaf entry maps (pte_pfn)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the pfn (vs_pfn_to_page()).
+ */
 static inline unsigned long vs_pte_pfn(uint64_t v)
 {
 	return (unsigned long)((v & VS_PTE_PFN_MASK) >> VS_PTE_PFN_SHIFT);
 }
 
+/**
+ * vs_pte_flags - the flag bits of a leaf entry
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: @v & VS_PTE_FLAGS_MASK.
+ */
 static inline uint64_t vs_pte_flags(uint64_t v)
 {
 	return v & VS_PTE_FLAGS_MASK;
 }
 
-/* vs_mk_pte - a leaf entry for @pfn with @flags (VS_PTE_*). */
+/**
+ * vs_mk_pte - a leaf entry for @pfn with @flags (mk_pte)
+ * @pfn: the page's pfn (vs_page_to_pfn())
+ * @flags: VS_PTE_* bits
+ *
+ * Context: any.
+ * Return: the entry value, to install with vs_set_pte().
+ */
 static inline uint64_t vs_mk_pte(unsigned long pfn, uint64_t flags)
 {
 	return (((uint64_t)pfn << VS_PTE_PFN_SHIFT) & VS_PTE_PFN_MASK) |
 	       (flags & VS_PTE_FLAGS_MASK);
 }
 
+/**
+ * vs_pte_mkwrite - @v made writable (pte_mkwrite)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the new entry value.
+ */
 static inline uint64_t vs_pte_mkwrite(uint64_t v)
 {
 	return v | VS_PTE_WRITE;
 }
 
+/**
+ * vs_pte_wrprotect - @v made read-only (pte_wrprotect)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the new entry value.
+ */
 static inline uint64_t vs_pte_wrprotect(uint64_t v)
 {
 	return v & ~VS_PTE_WRITE;
 }
 
+/**
+ * vs_pte_mkdirty - @v marked dirty (pte_mkdirty)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the new entry value.
+ */
 static inline uint64_t vs_pte_mkdirty(uint64_t v)
 {
 	return v | VS_PTE_DIRTY;
 }
 
+/**
+ * vs_pte_mkclean - @v marked clean (pte_mkclean)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the new entry value.
+ */
 static inline uint64_t vs_pte_mkclean(uint64_t v)
 {
 	return v & ~VS_PTE_DIRTY;
 }
 
+/**
+ * vs_pte_mkyoung - @v marked accessed (pte_mkyoung)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the new entry value.
+ */
 static inline uint64_t vs_pte_mkyoung(uint64_t v)
 {
 	return v | VS_PTE_ACCESSED;
 }
 
+/**
+ * vs_pte_mkold - @v marked not accessed (pte_mkold)
+ * @v: an entry value (vs_ptep_get() ...)
+ *
+ * Context: any: @v is a value, not the entry.
+ * Return: the new entry value.
+ */
 static inline uint64_t vs_pte_mkold(uint64_t v)
 {
 	return v & ~VS_PTE_ACCESSED;
 }
 
-/* vs_pxd_table - the next-level table an upper-level entry points to. */
+/**
+ * vs_pxd_table - the next-level table an upper-level entry points to
+ * @v: a present upper-level entry value
+ *
+ * Context: as the walk that read @v: the table may be unlinked and freed
+ * after a grace period (see the file comment).
+ * Return: the table.
+ */
 static inline struct vs_ptpage *vs_pxd_table(uint64_t v)
 {
 	return (struct vs_ptpage *)(uintptr_t)(v & VS_PXD_ADDR_MASK);
 }
 
-/* Index of @addr in a table of @level (0 PTE ... 3 PGD). */
+/**
+ * vs_pt_index - the index of @addr in a table of @level
+ * @addr: a user address
+ * @level: 0 PTE, 1 PMD, 2 PUD, 3 PGD
+ *
+ * Context: any.
+ * Return: 0..VS_PTRS_PER_TABLE-1.
+ */
 static inline unsigned int vs_pt_index(unsigned long addr, int level)
 {
 	return (addr >> (VS_PTE_SHIFT + 9 * level)) & (VS_PTRS_PER_TABLE - 1);
@@ -198,7 +313,13 @@ static inline unsigned int vs_pt_index(unsigned long addr, int level)
 
 /* ---- PTE access --------------------------------------------------------- */
 
-/* vs_ptep_get - read a PTE.  Context: the PTL held. */
+/**
+ * vs_ptep_get - read a PTE (ptep_get)
+ * @ptep: the PTE slot
+ *
+ * Context: the PTL held.
+ * Return: the entry value.
+ */
 static inline uint64_t vs_ptep_get(vs_atomic64_t *ptep)
 {
 	return vs_read_once(ptep);
@@ -207,9 +328,14 @@ static inline uint64_t vs_ptep_get(vs_atomic64_t *ptep)
 /**
  * vs_ptep_get_lockless - read a PTE without the PTL
  *
+ * @ptep: the PTE slot
+ *
  * Acquire: pairs with the release in vs_set_pte(), so that a reader that
  * sees a new PTE also sees the page contents written (cleared, copied)
- * before it was set.  Context: mmap_lock, or inside vs_rcu_read_lock().
+ * before it was set.
+ *
+ * Context: mmap_lock, or inside vs_rcu_read_lock().
+ * Return: the entry value, which may change at once.
  */
 static inline uint64_t vs_ptep_get_lockless(vs_atomic64_t *ptep)
 {
@@ -218,6 +344,8 @@ static inline uint64_t vs_ptep_get_lockless(vs_atomic64_t *ptep)
 
 /**
  * vs_set_pte - install a PTE (set_pte_at)
+ * @ptep: the PTE slot
+ * @v: the new entry value
  *
  * Release: the page's contents and metadata, prepared before, are
  * visible to whoever reads the PTE with vs_ptep_get_lockless().
@@ -228,20 +356,31 @@ static inline void vs_set_pte(vs_atomic64_t *ptep, uint64_t v)
 	vs_store_release(ptep, v);
 }
 
-/*
- * vs_ptep_get_and_clear - clear a PTE and return its last value, with any
- * ACCESSED/DIRTY bit a lockless setter added.  Context: the PTL held.
+/**
+ * vs_ptep_get_and_clear - clear a PTE (ptep_get_and_clear)
+ * @ptep: the PTE slot
+ *
+ * Context: the PTL held.
+ * Return: the last value, with any ACCESSED/DIRTY bit a lockless setter
+ * added.
  */
 static inline uint64_t vs_ptep_get_and_clear(vs_atomic64_t *ptep)
 {
 	return vs_xchg(ptep, 0);
 }
 
-/*
- * vs_ptep_set_flags - OR @flags into a present PTE, without the PTL (the
- * hardware's ACCESSED/DIRTY update).  Fails (returns 0) when the PTE
- * changed to not-present or to another page meanwhile.
+/**
+ * vs_ptep_set_flags - OR @flags into a present PTE, without the PTL
+ * @ptep: the PTE slot
+ * @old: the value the caller read, present
+ * @flags: VS_PTE_ACCESSED and/or VS_PTE_DIRTY
+ *
+ * The hardware's ACCESSED/DIRTY update: retries while only flag bits
+ * change.
+ *
  * Context: mmap_lock or inside vs_rcu_read_lock().
+ * Return: 1 when set; 0 when the PTE changed to not-present or to
+ * another page meanwhile.
  */
 static inline int vs_ptep_set_flags(vs_atomic64_t *ptep, uint64_t old,
 				    uint64_t flags)
@@ -259,6 +398,7 @@ static inline int vs_ptep_set_flags(vs_atomic64_t *ptep, uint64_t old,
 
 /**
  * vs_pgtable_init - allocate the PGD of an empty address space
+ * @pt: the page tables
  * @split_ptl: 1 for a lock per PTE page, 0 for one lock per mm
  *
  * Context: any.
@@ -268,6 +408,7 @@ VS_EXTERN int vs_pgtable_init(struct vs_pgtable *pt, int split_ptl);
 
 /**
  * vs_pgtable_destroy - free every table page
+ * @pt: the page tables
  *
  * Waits for the RCU frees still queued (vs_rcu_barrier()) if any.
  * Pages that PTEs map are the caller's: it zaps first.
@@ -333,7 +474,12 @@ VS_EXTERN vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
 						unsigned long addr,
 						vs_spinlock_t **ptlp);
 
-/* vs_pte_unmap_unlock - drop the PTL taken by vs_pte_offset_map_lock(). */
+/**
+ * vs_pte_unmap_unlock - drop the PTL taken by vs_pte_offset_map_lock()
+ * @ptl: the lock it returned in *ptlp
+ *
+ * Context: the caller holds @ptl.
+ */
 static inline void vs_pte_unmap_unlock(vs_spinlock_t *ptl)
 {
 	vs_spin_unlock(ptl);
@@ -392,7 +538,13 @@ VS_EXTERN int vs_pgtable_walk(struct vs_pgtable *pt, unsigned long start,
 					void *arg),
 			      void *arg);
 
-/* vs_pgtable_pages - table pages in use (the PGD included).  Any context. */
+/**
+ * vs_pgtable_pages - table pages in use (the PGD included)
+ * @pt: the page tables
+ *
+ * Context: any; a snapshot.
+ * Return: the number of table pages allocated and not yet freed.
+ */
 VS_EXTERN size_t vs_pgtable_pages(struct vs_pgtable *pt);
 
 #endif /* VS_VM_PGTABLE_H */
