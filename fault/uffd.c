@@ -92,19 +92,6 @@ int vs_uffd_probe(uint64_t *features)
 	return (f & NEED_FEATURES) == NEED_FEATURES ? 0 : -ENOSYS;
 }
 
-const char *vs_uffd_advice(int err)
-{
-	if (err == -EPERM)
-		return "userfaultfd refused: set vm.unprivileged_userfaultfd=1 "
-		       "(sysctl), make /dev/userfaultfd readable by this user, "
-		       "or run with CAP_SYS_PTRACE";
-	if (err == -ENOSYS)
-		return "userfaultfd missing: this needs Linux >= 5.11 with "
-		       "CONFIG_USERFAULTFD and write-protect support "
-		       "(UFFD_FEATURE_PAGEFAULT_FLAG_WP)";
-	return "";
-}
-
 /*
  * The region's own uffd, probed in two steps: what the kernel offers on
  * a throwaway fd, then exactly what this mode needs on the real one

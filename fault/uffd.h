@@ -74,7 +74,8 @@
  * When userfaultfd cannot be had, vs_uffd_create() returns -EPERM
  * (vm.unprivileged_userfaultfd=0 without CAP_SYS_PTRACE, /dev/userfaultfd
  * not readable, a seccomp filter) or -ENOSYS (no userfaultfd, or a
- * feature this needs is missing); vs_uffd_advice() says what to do.
+ * feature this needs is missing); vs_strerror() of either says what to
+ * do.
  */
 #ifndef VS_FAULT_UFFD_H
 #define VS_FAULT_UFFD_H
@@ -175,15 +176,6 @@ struct vs_uffd;
  * Return: 0; -EPERM or -ENOSYS as above.
  */
 VS_EXTERN int vs_uffd_probe(uint64_t *features);
-
-/**
- * vs_uffd_advice - one line that says how to get userfaultfd
- * @err: what vs_uffd_probe() or vs_uffd_create() returned
- *
- * Context: any.
- * Return: a static string ("" for an @err that is not -EPERM/-ENOSYS).
- */
-VS_EXTERN const char *vs_uffd_advice(int err);
 
 /**
  * vs_uffd_create - reserve real memory, make its mm, start delivery

@@ -28,8 +28,11 @@
 	XX(EAGAIN, "try again")                                          \
 	XX(EINTR, "interrupted")                                         \
 	XX(ETIMEDOUT, "timed out")                                       \
-	XX(EPERM, "operation not permitted")                             \
-	XX(ENOSYS, "system call missing from this kernel")              \
+	XX(EPERM, "operation not permitted (userfaultfd: set "           \
+		  "vm.unprivileged_userfaultfd=1, make /dev/userfaultfd " \
+		  "readable, or run with CAP_SYS_PTRACE)")                \
+	XX(ENOSYS, "system call missing from this kernel (userfaultfd "  \
+		   "needs Linux >= 5.11 with write-protect support)")     \
 	XX(EOVERFLOW, "value too large")                                 \
 	XX(ERANGE, "result out of range")                                \
 	XX(EDEADLK, "resource deadlock would occur")

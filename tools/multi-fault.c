@@ -323,9 +323,8 @@ static int run_one(int s, int l, unsigned int t)
 	if (progress)
 		fputs("\r\033[K", stderr);
 	if (err) {
-		fprintf(stderr, "multi-fault: %s backing: %s%s%s\n",
-			mf_backing_name(opt.backing), vs_strerror(err),
-			*vs_uffd_advice(err) ? "; " : "", vs_uffd_advice(err));
+		fprintf(stderr, "multi-fault: %s backing: %s\n",
+			mf_backing_name(opt.backing), vs_strerror(err));
 		return EXIT_SETUP;
 	}
 	if (r->repeats_done) {

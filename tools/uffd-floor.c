@@ -761,8 +761,8 @@ static int check_uffd(void)
 			close(fd);
 	}
 	if (err)
-		fprintf(stderr, "uffd-floor: userfaultfd unavailable: %s; %s\n",
-			vs_strerror(err), vs_uffd_advice(err));
+		fprintf(stderr, "uffd-floor: userfaultfd unavailable: %s\n",
+			vs_strerror(err));
 	return err;
 }
 
