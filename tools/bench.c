@@ -187,6 +187,40 @@ double bench_median(double *v, unsigned int nr)
 	return nr % 2 ? v[nr / 2] : (v[nr / 2 - 1] + v[nr / 2]) / 2;
 }
 
+/* The field bench_sort_at() compares (qsort takes no argument). */
+static size_t sort_offset;
+
+static double field(const void *s, size_t offset)
+{
+	double v;
+
+	memcpy(&v, (const char *)s + offset, sizeof(v));
+	return v;
+}
+
+static int cmp_at(const void *a, const void *b)
+{
+	return cmp_double(&(double){ field(a, sort_offset) },
+			  &(double){ field(b, sort_offset) });
+}
+
+void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset)
+{
+	sort_offset = offset;
+	qsort(s, nr, size, cmp_at);
+}
+
+double bench_median_at(const void *s, unsigned int nr, size_t size,
+		       size_t offset)
+{
+	static double v[BENCH_MAX_REPEAT];
+	unsigned int i;
+
+	for (i = 0; i < nr && i < BENCH_MAX_REPEAT; i++)
+		v[i] = field((const char *)s + i * size, offset);
+	return bench_median(v, i);
+}
+
 /* ---- one measurement: libuv times it and catches SIGINT -------------- */
 
 /* The run timer of bench_run() fired: stop the workers, leave uv_run. */

@@ -133,6 +133,28 @@ void bench_lock_item(const char *item, const char *(*name)(int),
  */
 double bench_median(double *v, unsigned int nr);
 
+/* Measurements a row may have: what bench_median_at() can take. */
+#define BENCH_MAX_REPEAT 1000
+
+/**
+ * bench_sort_at - sort @nr measurements by one of their fields
+ * @s:		an array of @nr structs of @size bytes
+ * @offset:	of a double in each (offsetof()), the key, ascending
+ *
+ * Afterwards s[0], s[nr - 1] and s[(nr - 1) / 2] are the lowest, the
+ * highest and the median measurement.  Context: one thread at a time.
+ */
+void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset);
+
+/**
+ * bench_median_at - the median of one field of @nr measurements
+ * @s, @size, @offset: as bench_sort_at(); @nr <= BENCH_MAX_REPEAT
+ *
+ * Context: one thread at a time.
+ */
+double bench_median_at(const void *s, unsigned int nr, size_t size,
+		       size_t offset);
+
 /* ---- one measurement -------------------------------------------------- */
 
 /**

@@ -46,7 +46,6 @@
 #define MAX_COLS 16		/* thread counts in --threads */
 #define MAX_ROWS \
 	(BENCH_MAX_LOCKS * MAX_COLS * NR_WRITERS * VS_FAULT_NR_STRATEGIES)
-#define MAX_REPEAT 1000
 #define MAX_DURATION_MS 3600000u
 #define QUICK_DURATION_MS 300u
 
@@ -389,29 +388,16 @@ static const struct row *find_row(const char *lock, int strategy,
 	return NULL;
 }
 
-static int cmp_sample(const void *a, const void *b)
-{
-	double x = ((const struct sample *)a)->faults_per_s;
-	double y = ((const struct sample *)b)->faults_per_s;
-
-	return (x > y) - (x < y);
-}
-
 static void row_set(struct row *r, struct sample *s, unsigned int nr)
 {
-	static double v[MAX_REPEAT];
-	unsigned int i;
-
-	qsort(s, nr, sizeof(*s), cmp_sample);
+	bench_sort_at(s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
 	r->min = s[0].faults_per_s;
 	r->max = s[nr - 1].faults_per_s;
 	r->at_med = s[(nr - 1) / 2];
-	for (i = 0; i < nr; i++)
-		v[i] = s[i].faults_per_s;
-	r->faults_per_s = bench_median(v, nr);
-	for (i = 0; i < nr; i++)
-		v[i] = s[i].ns_per_fault;
-	r->ns_per_fault = bench_median(v, nr);
+	r->faults_per_s = bench_median_at(
+		s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
+	r->ns_per_fault = bench_median_at(
+		s, nr, sizeof(*s), offsetof(struct sample, ns_per_fault));
 	r->done = true;
 }
 
@@ -594,7 +580,7 @@ static void print_targets(void)
  */
 static int run_group(struct row **g, int nr)
 {
-	static struct sample s[VS_FAULT_NR_STRATEGIES][MAX_REPEAT];
+	static struct sample s[VS_FAULT_NR_STRATEGIES][BENCH_MAX_REPEAT];
 	unsigned int r;
 	int i, err;
 
@@ -761,11 +747,11 @@ static void parse_options(int argc, char **argv)
 			duration = true;
 			break;
 		case 'r':
-			if (bench_parse_uint(optarg, 1, MAX_REPEAT,
+			if (bench_parse_uint(optarg, 1, BENCH_MAX_REPEAT,
 					     &opt.repeat))
 				bench_usage_error("--repeat: '%s' is not a "
 						  "repeat count (1..%d)",
-						  optarg, MAX_REPEAT);
+						  optarg, BENCH_MAX_REPEAT);
 			break;
 		case 'm':
 			if (strcmp(optarg, "shared") &&

@@ -29,7 +29,6 @@
 #define MAX_THREADS 1024	/* per measurement */
 #define MAX_COLS 64		/* thread counts in --threads */
 #define MAX_ROWS (BENCH_MAX_LOCKS * NR_OPS * 2)
-#define MAX_REPEAT 1000
 #define MAX_DURATION_MS 3600000u
 #define MAX_WORK 1000000u
 #define MAX_MIX 1000000000u
@@ -383,29 +382,16 @@ static const struct cell *find_cell(const char *lock, enum variant v,
 	return NULL;
 }
 
-static int cmp_sample(const void *a, const void *b)
-{
-	double x = ((const struct sample *)a)->ns_per_pair;
-	double y = ((const struct sample *)b)->ns_per_pair;
-
-	return (x > y) - (x < y);
-}
-
 static void cell_set(struct cell *c, struct sample *s, unsigned int nr)
 {
-	static double v[MAX_REPEAT];
-	unsigned int i;
-
-	qsort(s, nr, sizeof(*s), cmp_sample);
+	bench_sort_at(s, nr, sizeof(*s), offsetof(struct sample, ns_per_pair));
 	c->min = s[0].ns_per_pair;
 	c->max = s[nr - 1].ns_per_pair;
 	c->at_med = s[(nr - 1) / 2];
-	for (i = 0; i < nr; i++)
-		v[i] = s[i].ns_per_pair;
-	c->med = bench_median(v, nr);
-	for (i = 0; i < nr; i++)
-		v[i] = s[i].ns_per_write;
-	c->wmed = bench_median(v, nr);
+	c->med = bench_median_at(s, nr, sizeof(*s),
+				 offsetof(struct sample, ns_per_pair));
+	c->wmed = bench_median_at(s, nr, sizeof(*s),
+				  offsetof(struct sample, ns_per_write));
 	c->done = true;
 }
 
@@ -619,8 +605,8 @@ static void print_targets(void)
  */
 static int run_group(struct row **g, int nr, struct vs_lock *lock, int c)
 {
-	static struct sample s[2][MAX_REPEAT];
-	static double ratio[MAX_REPEAT];
+	static struct sample s[2][BENCH_MAX_REPEAT];
+	static double ratio[BENCH_MAX_REPEAT];
 	unsigned int r;
 	int i, err;
 
@@ -797,7 +783,7 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'r':
 			opt_uint("--repeat", optarg, "a repeat count", 1,
-				 MAX_REPEAT, &opt.repeat);
+				 BENCH_MAX_REPEAT, &opt.repeat);
 			break;
 		case 'm':
 			opt_uint("--mix", optarg, "a count of read pairs per "

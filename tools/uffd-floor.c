@@ -51,7 +51,6 @@
 #define MAX_THREADS 64		/* faulting threads per measurement */
 #define MAX_COLS 16		/* thread counts in --threads */
 #define MAX_ROWS (NR_IMPLS * VS_UFFD_NR_MODES * MAX_COLS)
-#define MAX_REPEAT 1000
 #define MAX_DURATION_MS 3600000u
 #define QUICK_DURATION_MS 300u
 #define TARGET_RATIO 0.8	/* vmsim / floor faults/s, at least */
@@ -563,29 +562,16 @@ static void build_rows(void)
 			}
 }
 
-static int cmp_sample(const void *a, const void *b)
-{
-	double x = ((const struct sample *)a)->faults_per_s;
-	double y = ((const struct sample *)b)->faults_per_s;
-
-	return (x > y) - (x < y);
-}
-
 static void row_set(struct row *r, struct sample *s, unsigned int nr)
 {
-	static double v[MAX_REPEAT];
-	unsigned int i;
-
-	qsort(s, nr, sizeof(*s), cmp_sample);
+	bench_sort_at(s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
 	r->min = s[0].faults_per_s;
 	r->max = s[nr - 1].faults_per_s;
 	r->pages = s[(nr - 1) / 2].pages;
-	for (i = 0; i < nr; i++)
-		v[i] = s[i].faults_per_s;
-	r->faults_per_s = bench_median(v, nr);
-	for (i = 0; i < nr; i++)
-		v[i] = s[i].ns_per_fault;
-	r->ns_per_fault = bench_median(v, nr);
+	r->faults_per_s = bench_median_at(
+		s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
+	r->ns_per_fault = bench_median_at(
+		s, nr, sizeof(*s), offsetof(struct sample, ns_per_fault));
 	r->done = true;
 }
 
@@ -704,7 +690,7 @@ static void print_targets(void)
  */
 static int run_pair(struct row *p)
 {
-	static struct sample s[NR_IMPLS][MAX_REPEAT];
+	static struct sample s[NR_IMPLS][BENCH_MAX_REPEAT];
 	unsigned int r;
 	int i, err;
 
@@ -844,9 +830,10 @@ static void parse_option(int ch, bool *duration, bool *quick)
 		*duration = true;
 		break;
 	case 'r':
-		if (bench_parse_uint(optarg, 1, MAX_REPEAT, &opt.repeat))
+		if (bench_parse_uint(optarg, 1, BENCH_MAX_REPEAT, &opt.repeat))
 			bench_usage_error("--repeat: '%s' is not a repeat "
-					  "count (1..%d)", optarg, MAX_REPEAT);
+					  "count (1..%d)", optarg,
+					  BENCH_MAX_REPEAT);
 		break;
 	case 's':
 		opt.strategy = vs_fault_strategy_parse(optarg);
