@@ -368,14 +368,8 @@ const char *vs_spf_abort_name(int reason)
 
 static unsigned long stat_sum(int what)
 {
-	unsigned long sum = 0;
-	int s;
-
-	/* Acquire: pairs with the release in vs__slot_add(). */
-	for (s = 0; s < VS_SLOT_ARRAY; s++)
-		sum += (unsigned long)vs_load_acquire(
-			&vs__fault_stats[s].c[what]);
-	return sum;
+	return (unsigned long)vs__slot_sum(&vs__fault_stats[0].c[what],
+					   sizeof(vs__fault_stats[0]));
 }
 
 int vs_fault_stats_get(struct vs_fault_stats *st)

@@ -335,12 +335,8 @@ const char *vs_uffd_mode_name(int mode)
 
 static unsigned long stat_sum(struct vs_uffd *u, int what)
 {
-	unsigned long n = 0;
-	int s;
-
-	for (s = 0; s < VS_SLOT_ARRAY; s++)
-		n += (unsigned long)vs_load_acquire(&u->stat[s].c[what]);
-	return n;
+	return (unsigned long)vs__slot_sum(&u->stat[0].c[what],
+					   sizeof(u->stat[0]));
 }
 
 int vs_uffd_stats_get(struct vs_uffd *u, struct vs_uffd_stats *st)

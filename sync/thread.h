@@ -16,6 +16,8 @@
 #ifndef VS_SYNC_THREAD_H
 #define VS_SYNC_THREAD_H
 
+#include <stddef.h>
+
 #include "atomic.h"
 #include "common.h"
 
@@ -79,6 +81,26 @@ static inline void vs__slot_add(vs_atomic_long_t *count, unsigned int slot,
 		vs_store_release(count, vs_read_once(count) + delta);
 	else
 		vs_fetch_add(count, delta);
+}
+
+/*
+ * vs__slot_sum - the sum of one counter over every slot
+ * @first: the counter in slot 0
+ * @stride: bytes from one slot's counter to the next's
+ *
+ * Exact when no writer is in flight, a snapshot otherwise.
+ * Context: any.  Acquire: pairs with the release in vs__slot_add().
+ */
+static inline long vs__slot_sum(const vs_atomic_long_t *first,
+				size_t stride)
+{
+	const char *p = (const char *)first;
+	long sum = 0;
+	int s;
+
+	for (s = 0; s < VS_SLOT_ARRAY; s++, p += stride)
+		sum += vs_load_acquire((const vs_atomic_long_t *)p);
+	return sum;
 }
 
 #endif /* VS_SYNC_THREAD_H */

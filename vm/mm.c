@@ -136,14 +136,11 @@ void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta)
 
 long vs_get_mm_counter(struct vs_mm *mm, int member)
 {
-	long sum = 0;
-	int s;
+	long sum;
 
 	if (!mm || member < 0 || member >= VS_NR_MM_COUNTERS)
 		return -EINVAL;
-	/* Acquire: pairs with the release in vs__slot_add(). */
-	for (s = 0; s < VS_SLOT_ARRAY; s++)
-		sum += vs_load_acquire(&mm->rss[s].count[member]);
+	sum = vs__slot_sum(&mm->rss[0].count[member], sizeof(mm->rss[0]));
 	return sum < 0 ? 0 : sum;
 }
 
