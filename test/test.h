@@ -37,25 +37,12 @@
 #define VS_TEST_NS_PER_MS INT64_C(1000000)
 #define VS_TEST_NS_PER_SEC INT64_C(1000000000)
 
-/* The suites, one per file in test/sync/, test/vm/ and test/fault/. */
-Suite *error_suite(void);
-Suite *wait_suite(void);
-Suite *spinlock_suite(void);
-Suite *seqcount_suite(void);
-Suite *rcu_suite(void);
-Suite *lockstat_suite(void);
-Suite *lock_suite(void);
-Suite *rwsem_suite(void);
-Suite *vma_tree_suite(void);
-Suite *page_suite(void);
-Suite *pgtable_suite(void);
-Suite *mm_suite(void);
-Suite *diff_suite(void);
-Suite *fault_suite(void);
-Suite *stress_suite(void);
-Suite *uffd_api_suite(void);
-Suite *uffd_suite(void);
-Suite *uffd_stress_suite(void);
+/* The suites, listed in suites.def: Suite *NAME_suite(void) for each. */
+#define VS_SUITE(name, unsupported, timeout, labels) Suite *name##_suite(void);
+#include "suites.def"
+#undef VS_SUITE
+
+/* test/vm/test_diff.c: why the kernel cannot be compared here, or NULL. */
 const char *diff_unsupported(void);
 /* test/fault/test_uffd.c: why userfaultfd cannot be used here, or NULL. */
 const char *uffd_unsupported(void);

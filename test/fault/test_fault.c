@@ -21,8 +21,6 @@
 #include "vm/file.h"
 #include "vm/mm.h"
 
-Suite *fault_suite(void);
-
 #define PG VS_PAGE_SIZE
 #define POOL 512
 #define RW (VS_PROT_READ | VS_PROT_WRITE)

@@ -84,8 +84,6 @@
 #include "test.h"
 #include "vm/mm.h"
 
-Suite *diff_suite(void);
-
 #define PG 4096UL
 #define RANGE_PAGES 512UL
 #define RANGE (RANGE_PAGES * PG)

@@ -29,8 +29,6 @@
 #define VMFL_RW (VS_VM_READ | VS_VM_WRITE | VS_VM_MAYREAD | \
 		 VS_VM_MAYWRITE | VS_VM_MAYEXEC)
 
-Suite *mm_suite(void);
-
 struct range {
 	unsigned long start, end, flags;
 };

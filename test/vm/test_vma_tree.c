@@ -24,8 +24,6 @@
 #include "test.h"
 #include "vm/vma_tree.h"
 
-Suite *vma_tree_suite(void);
-
 #define FAKE_MAGIC UINT64_C(0x7a6d61766d617601)
 
 /* A fake vma: the tree only stores the pointer; it records its range. */
