@@ -48,6 +48,38 @@ const char *diff_unsupported(void);
 const char *uffd_unsupported(void);
 
 /**
+ * vs_test_tcase - a new test case of @s, bounded by VS_TEST_TIMEOUT
+ * @s: the suite it is added to
+ * @name: its name (CK_RUN_CASE and `vmsim-test SUITE TCASE` select it)
+ *
+ * Return: the test case, already added to @s.
+ */
+static inline TCase *vs_test_tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+/*
+ * vs_test_add(tc, test, ...): tcase_add_test(tc, test) for each test, in
+ * order.  vs_test_add_loop(tc, n, test, ...): tcase_add_loop_test(tc,
+ * test, 0, n) for each.  The tests are names given to START_TEST.
+ */
+#define vs_test_add(tc, ...) vs_test_add_loop(tc, 1, __VA_ARGS__)
+#define vs_test_add_loop(tc, n, ...)                                      \
+	vs__test_add_loop((tc), (n), (const TTest *const[]){ __VA_ARGS__, NULL })
+
+static inline void vs__test_add_loop(TCase *tc, int n,
+				     const TTest *const *tests)
+{
+	for (; *tests; tests++)
+		tcase_add_loop_test(tc, *tests, 0, n);
+}
+
+/**
  * vs_test_scale - scale an iteration count by VS_TEST_SCALE
  * @n: the count at scale 100
  *
