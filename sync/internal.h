@@ -10,26 +10,16 @@
 #include <time.h>
 
 /*
- * Planted protocol bugs.  A build configured with -DVS_BROKEN=name (the
- * names below, with '-' for '_') compiles one of them in, and the test
- * suite must then fail: docs/testing.md lists what catches each.  In a
- * normal build every VS_BROKEN(x) is a constant 0.
+ * Planted protocol bugs, listed in broken.def.  A build configured with
+ * -DVS_BROKEN=name (with '-' for '_') compiles one of them in, and its
+ * suite must then fail (the teeth-NAME tests).  In a normal build every
+ * VS_BROKEN(x) is a constant 0.
  */
 enum {
 	VS__BROKEN_none,
-	VS__BROKEN_rwsem_reader_barges,
-	VS__BROKEN_rwsem_wake_one_reader,
-	VS__BROKEN_percpu_no_rcu_sync,
-	VS__BROKEN_prwlock_reader_ignores_flag,
-	VS__BROKEN_brlock_writer_skips_shared_slot,
-	VS__BROKEN_rcu_no_grace_period,
-	VS__BROKEN_vma_no_write_mark,
-	VS__BROKEN_vma_free_no_rcu,
-	VS__BROKEN_spf_skip_seq_revalidate,
-	VS__BROKEN_pervma_ignore_lock_seq,
-	VS__BROKEN_fault_no_pte_same,
-	VS__BROKEN_uffd_writeback_no_wp,
-	VS__BROKEN_uffd_install_no_seq,
+#define VS_BUG(name, suite, sanitize, what) VS__BROKEN_##name,
+#include "broken.def"
+#undef VS_BUG
 };
 #ifndef VS_BROKEN_ID
 #define VS_BROKEN_ID VS__BROKEN_none

@@ -3,7 +3,8 @@
 # bug NAME (-DVS_BROKEN=NAME, and -DVS_SANITIZE=SANITIZE if given) in
 # BUILD/teeth[-SANITIZE] and run SUITE of vmsim-test there.  Passes only
 # if the suite fails: a suite that cannot catch the bug it exists for
-# has no teeth.
+# has no teeth.  test/CMakeLists.txt runs it for each entry of
+# sync/broken.def.
 set -u
 src=$1 build=$2 name=$3 suite=$4 sanitize=${5:-}
 dir=$build/teeth${sanitize:+-$sanitize}

@@ -37,28 +37,47 @@
 #define VS_TEST_NS_PER_MS INT64_C(1000000)
 #define VS_TEST_NS_PER_SEC INT64_C(1000000000)
 
-/* The suites, one per file in test/sync/, test/vm/ and test/fault/. */
-Suite *error_suite(void);
-Suite *wait_suite(void);
-Suite *spinlock_suite(void);
-Suite *seqcount_suite(void);
-Suite *rcu_suite(void);
-Suite *lockstat_suite(void);
-Suite *lock_suite(void);
-Suite *rwsem_suite(void);
-Suite *vma_tree_suite(void);
-Suite *page_suite(void);
-Suite *pgtable_suite(void);
-Suite *mm_suite(void);
-Suite *diff_suite(void);
-Suite *fault_suite(void);
-Suite *stress_suite(void);
-Suite *uffd_api_suite(void);
-Suite *uffd_suite(void);
-Suite *uffd_stress_suite(void);
+/* The suites, listed in suites.def: Suite *NAME_suite(void) for each. */
+#define VS_SUITE(name, unsupported, timeout, labels) Suite *name##_suite(void);
+#include "suites.def"
+#undef VS_SUITE
+
+/* test/vm/test_diff.c: why the kernel cannot be compared here, or NULL. */
 const char *diff_unsupported(void);
 /* test/fault/test_uffd.c: why userfaultfd cannot be used here, or NULL. */
 const char *uffd_unsupported(void);
+
+/**
+ * vs_test_tcase - a new test case of @s, bounded by VS_TEST_TIMEOUT
+ * @s: the suite it is added to
+ * @name: its name (CK_RUN_CASE and `vmsim-test SUITE TCASE` select it)
+ *
+ * Return: the test case, already added to @s.
+ */
+static inline TCase *vs_test_tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+/*
+ * vs_test_add(tc, test, ...): tcase_add_test(tc, test) for each test, in
+ * order.  vs_test_add_loop(tc, n, test, ...): tcase_add_loop_test(tc,
+ * test, 0, n) for each.  The tests are names given to START_TEST.
+ */
+#define vs_test_add(tc, ...) vs_test_add_loop(tc, 1, __VA_ARGS__)
+#define vs_test_add_loop(tc, n, ...)                                      \
+	vs__test_add_loop((tc), (n), (const TTest *const[]){ __VA_ARGS__, NULL })
+
+static inline void vs__test_add_loop(TCase *tc, int n,
+				     const TTest *const *tests)
+{
+	for (; *tests; tests++)
+		tcase_add_loop_test(tc, *tests, 0, n);
+}
 
 /**
  * vs_test_scale - scale an iteration count by VS_TEST_SCALE

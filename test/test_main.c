@@ -21,33 +21,20 @@
 #include "test.h"
 
 /*
- * @unsupported, when set, says why a suite cannot run on this machine
- * (NULL: it can).  Such a suite is left out with a note; asked for by
- * name it exits 77, which CTest reports as skipped (SKIP_RETURN_CODE).
+ * The suites of suites.def.  @unsupported, when set, says why a suite
+ * cannot run on this machine (NULL: it can).  Such a suite is left out
+ * with a note; asked for by name it exits 77, which CTest reports as
+ * skipped (SKIP_RETURN_CODE).
  */
 static const struct {
 	const char *name;
 	Suite *(*suite)(void);
 	const char *(*unsupported)(void);
 } suites[] = {
-	{ "error", error_suite, NULL },
-	{ "wait", wait_suite, NULL },
-	{ "spinlock", spinlock_suite, NULL },
-	{ "seqcount", seqcount_suite, NULL },
-	{ "rcu", rcu_suite, NULL },
-	{ "rwsem", rwsem_suite, NULL },
-	{ "lock", lock_suite, NULL },
-	{ "lockstat", lockstat_suite, NULL },
-	{ "vma_tree", vma_tree_suite, NULL },
-	{ "page", page_suite, NULL },
-	{ "pgtable", pgtable_suite, NULL },
-	{ "mm", mm_suite, NULL },
-	{ "diff", diff_suite, diff_unsupported },
-	{ "fault", fault_suite, NULL },
-	{ "stress", stress_suite, NULL },
-	{ "uffd_api", uffd_api_suite, NULL },
-	{ "uffd", uffd_suite, uffd_unsupported },
-	{ "uffd_stress", uffd_stress_suite, uffd_unsupported },
+#define VS_SUITE(name, unsupported, timeout, labels)                        \
+	{ #name, name##_suite, unsupported },
+#include "suites.def"
+#undef VS_SUITE
 };
 
 static int known_suite(const char *name)

@@ -21,8 +21,6 @@
 #include "vm/file.h"
 #include "vm/mm.h"
 
-Suite *fault_suite(void);
-
 #define PG VS_PAGE_SIZE
 #define POOL 512
 #define RW (VS_PROT_READ | VS_PROT_WRITE)
@@ -1515,47 +1513,26 @@ END_TEST
 Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
-	TCase *tc = tcase_create("api");
+	TCase *tc = vs_test_tcase(s, "api");
 	int n = VS_FAULT_NR_STRATEGIES;
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, fault_bad_args);
-	tcase_add_test(tc, fault_names);
-	tcase_add_test(tc, strategy_register);
-	tcase_add_test(tc, access_bad_args);
-	tcase_add_test(tc, access_sets_young_dirty);
-	suite_add_tcase(s, tc);
+	vs_test_add(tc, fault_bad_args, fault_names, strategy_register,
+		    access_bad_args, access_sets_young_dirty);
 
 	/* Once per strategy: the loop index is the strategy. */
-	tc = tcase_create("handle");
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_loop_test(tc, anon_read_maps_zero_page, 0, n);
-	tcase_add_loop_test(tc, anon_write_new_page, 0, n);
-	tcase_add_loop_test(tc, anon_write_after_read, 0, n);
-	tcase_add_loop_test(tc, fault_spurious, 0, n);
-	tcase_add_loop_test(tc, cow_after_fork, 0, n);
-	tcase_add_loop_test(tc, cow_reuse_after_child_exit, 0, n);
-	tcase_add_loop_test(tc, file_shared_write, 0, n);
-	tcase_add_loop_test(tc, file_private_copy, 0, n);
-	tcase_add_loop_test(tc, file_sigbus, 0, n);
-	tcase_add_loop_test(tc, perm_sigsegv, 0, n);
-	tcase_add_loop_test(tc, access_partial, 0, n);
-	tcase_add_loop_test(tc, mprotect_none_and_back, 0, n);
-	tcase_add_loop_test(tc, madvise_dontneed_zaps, 0, n);
-	tcase_add_loop_test(tc, oom_small_pool, 0, n);
-	tcase_add_loop_test(tc, rss_matches_ptes, 0, n);
-	suite_add_tcase(s, tc);
+	tc = vs_test_tcase(s, "handle");
+	vs_test_add_loop(tc, n, anon_read_maps_zero_page, anon_write_new_page,
+			 anon_write_after_read, fault_spurious, cow_after_fork,
+			 cow_reuse_after_child_exit, file_shared_write,
+			 file_private_copy, file_sigbus, perm_sigsegv,
+			 access_partial, mprotect_none_and_back,
+			 madvise_dontneed_zaps, oom_small_pool,
+			 rss_matches_ptes);
 
-	tc = tcase_create("stats");
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, stats_reset_zeroes);
-	tcase_add_test(tc, stats_locked);
-	tcase_add_test(tc, stats_spf_success);
-	tcase_add_test(tc, stats_spf_no_table_then_anon_vma);
-	tcase_add_test(tc, stats_spf_no_vma);
-	tcase_add_test(tc, stats_vma_being_written);
-	tcase_add_test(tc, stats_pervma);
-	tcase_add_test(tc, stats_strategy_per_call);
-	suite_add_tcase(s, tc);
+	tc = vs_test_tcase(s, "stats");
+	vs_test_add(tc, stats_reset_zeroes, stats_locked, stats_spf_success,
+		    stats_spf_no_table_then_anon_vma, stats_spf_no_vma,
+		    stats_vma_being_written, stats_pervma,
+		    stats_strategy_per_call);
 	return s;
 }

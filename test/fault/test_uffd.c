@@ -502,26 +502,23 @@ START_TEST(refuse_bad_mm_option)
 }
 END_TEST
 
+/* A test case of a uffd suite: UFFD_TIMEOUT bounds it. */
+static TCase *uffd_tcase(Suite *s, const char *name)
+{
+	TCase *tc = vs_test_tcase(s, name);
+
+	tcase_set_timeout(tc, UFFD_TIMEOUT);
+	return tc;
+}
+
 Suite *uffd_api_suite(void)
 {
 	Suite *s = suite_create("uffd_api");
-	TCase *tc = tcase_create("args");
 
-	tcase_set_timeout(tc, UFFD_TIMEOUT);
-	tcase_add_test(tc, create_bad_args);
-	tcase_add_test(tc, create_defaults);
-	tcase_add_test(tc, null_handles);
-	tcase_add_test(tc, mode_names);
-	tcase_add_test(tc, advice);
-	tcase_add_test(tc, unsupported_message);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("seccomp");
-	tcase_set_timeout(tc, UFFD_TIMEOUT);
-	tcase_add_test(tc, refuse_eperm);
-	tcase_add_test(tc, refuse_enosys);
-	tcase_add_test(tc, refuse_bad_mm_option);
-	suite_add_tcase(s, tc);
+	vs_test_add(uffd_tcase(s, "args"), create_bad_args, create_defaults,
+		    null_handles, mode_names, advice, unsupported_message);
+	vs_test_add(uffd_tcase(s, "seccomp"), refuse_eperm, refuse_enosys,
+		    refuse_bad_mm_option);
 	return s;
 }
 
@@ -1845,48 +1842,32 @@ END_TEST
 Suite *uffd_suite(void)
 {
 	Suite *s = suite_create("uffd");
-	TCase *tc = tcase_create("access");
+	TCase *tc = uffd_tcase(s, "access");
 
-	tcase_set_timeout(tc, UFFD_TIMEOUT);
-	tcase_add_loop_test(tc, anon_rw, 0, NR_CASES);
-	tcase_add_loop_test(tc, zero_page_then_write, 0, NR_CASES);
-	tcase_add_loop_test(tc, anon_dontneed_zaps, 0, NR_CASES);
-	tcase_add_loop_test(tc, thread_stats_two_threads, 0, NR_CASES);
-	tcase_add_loop_test(tc, concurrent_touch, 0, NR_CASES);
-	tcase_add_loop_test(tc, thread_stats_overflow, 0, NR_MODE_CASES);
-	suite_add_tcase(s, tc);
+	vs_test_add_loop(tc, NR_CASES, anon_rw, zero_page_then_write,
+			 anon_dontneed_zaps, thread_stats_two_threads,
+			 concurrent_touch);
+	vs_test_add_loop(tc, NR_MODE_CASES, thread_stats_overflow);
 
-	tc = tcase_create("signals");
-	tcase_set_timeout(tc, UFFD_TIMEOUT);
-	tcase_add_loop_test(tc, sigsegv_delivery, 0, NR_CASES);
-	tcase_add_loop_test(tc, sigbus_past_eof, 0, NR_CASES);
-	tcase_add_loop_test(tc, sigbus_oom, 0, NR_CASES);
-	tcase_add_loop_test(tc, sigbus_foreign_chains, 0, NR_MODE_CASES);
-	tcase_add_loop_test(tc, sigbus_default_kills, 0, NR_MODE_CASES);
-	tcase_add_test(tc, sigbus_unattached_aborts);
-	suite_add_tcase(s, tc);
+	tc = uffd_tcase(s, "signals");
+	vs_test_add_loop(tc, NR_CASES, sigsegv_delivery, sigbus_past_eof,
+			 sigbus_oom);
+	vs_test_add_loop(tc, NR_MODE_CASES, sigbus_foreign_chains,
+			 sigbus_default_kills);
+	vs_test_add(tc, sigbus_unattached_aborts);
 
-	tc = tcase_create("mirror");
-	tcase_set_timeout(tc, UFFD_TIMEOUT);
-	tcase_add_loop_test(tc, shared_file_keeps_data, 0, NR_CASES);
-	tcase_add_loop_test(tc, shared_anon_keeps_data, 0, NR_CASES);
-	tcase_add_loop_test(tc, private_file_cow, 0, NR_CASES);
-	tcase_add_loop_test(tc, fork_sees_real_stores, 0, NR_CASES);
-	tcase_add_loop_test(tc, fork_child_outlives_region, 0, NR_CASES);
-	tcase_add_loop_test(tc, mremap_moves_data, 0, NR_CASES);
-	tcase_add_loop_test(tc, map_fixed_replaces, 0, NR_CASES);
-	tcase_add_loop_test(tc, brk_grows_and_shrinks, 0, NR_CASES);
-	tcase_add_loop_test(tc, mremap_shared_file, 0, NR_CASES);
-	tcase_add_loop_test(tc, populate_then_touch, 0, NR_CASES);
-	suite_add_tcase(s, tc);
+	tc = uffd_tcase(s, "mirror");
+	vs_test_add_loop(tc, NR_CASES, shared_file_keeps_data,
+			 shared_anon_keeps_data, private_file_cow,
+			 fork_sees_real_stores, fork_child_outlives_region,
+			 mremap_moves_data, map_fixed_replaces,
+			 brk_grows_and_shrinks, mremap_shared_file,
+			 populate_then_touch);
 
 	/* Mode only: the strategy does not matter here. */
-	tc = tcase_create("lifetime");
-	tcase_set_timeout(tc, UFFD_TIMEOUT);
-	tcase_add_loop_test(tc, teardown, 0, NR_CASES);
-	tcase_add_loop_test(tc, two_regions, 0, NR_CASES);
-	tcase_add_loop_test(tc, region_limit, 0, NR_MODE_CASES);
-	tcase_add_loop_test(tc, destroy_busy_keeps_region, 0, NR_MODE_CASES);
-	suite_add_tcase(s, tc);
+	tc = uffd_tcase(s, "lifetime");
+	vs_test_add_loop(tc, NR_CASES, teardown, two_regions);
+	vs_test_add_loop(tc, NR_MODE_CASES, region_limit,
+			 destroy_busy_keeps_region);
 	return s;
 }

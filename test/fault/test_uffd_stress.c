@@ -208,13 +208,9 @@ END_TEST
 Suite *uffd_stress_suite(void)
 {
 	Suite *s = suite_create("uffd_stress");
-	TCase *tc = tcase_create("bounce");
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_loop_test(tc, uffd_stress_sigbus, 0, VS_FAULT_NR_STRATEGIES);
-	tcase_add_loop_test(tc, uffd_stress_threads, 0,
-			    VS_FAULT_NR_STRATEGIES);
-	tcase_add_loop_test(tc, uffd_stress_uv, 0, VS_FAULT_NR_STRATEGIES);
-	suite_add_tcase(s, tc);
+	vs_test_add_loop(vs_test_tcase(s, "bounce"), VS_FAULT_NR_STRATEGIES,
+			 uffd_stress_sigbus, uffd_stress_threads,
+			 uffd_stress_uv);
 	return s;
 }

@@ -435,21 +435,12 @@ END_TEST
 Suite *rcu_suite(void)
 {
 	Suite *s = suite_create("rcu");
-	TCase *gp = tcase_create("grace_period");
-	TCase *poison = tcase_create("poison");
 
-	tcase_set_timeout(gp, VS_TEST_TIMEOUT);
-	tcase_add_test(gp, rcu_read_lock_nests);
-	tcase_add_test(gp, rcu_synchronize_no_reader);
-	tcase_add_test(gp, rcu_synchronize_waits_for_reader);
-	tcase_add_test(gp, rcu_call_rcu_after_reader);
-	tcase_add_test(gp, rcu_call_rcu_inside_reader);
-	tcase_add_test(gp, rcu_barrier_waits_for_callbacks);
-	suite_add_tcase(s, gp);
-
-	tcase_set_timeout(poison, VS_TEST_TIMEOUT);
-	tcase_add_test(poison, rcu_poison_graveyard);
-	tcase_add_test(poison, rcu_poison_free);
-	suite_add_tcase(s, poison);
+	vs_test_add(vs_test_tcase(s, "grace_period"), rcu_read_lock_nests,
+		    rcu_synchronize_no_reader, rcu_synchronize_waits_for_reader,
+		    rcu_call_rcu_after_reader, rcu_call_rcu_inside_reader,
+		    rcu_barrier_waits_for_callbacks);
+	vs_test_add(vs_test_tcase(s, "poison"), rcu_poison_graveyard,
+		    rcu_poison_free);
 	return s;
 }

@@ -692,39 +692,21 @@ END_TEST
 
 /* ---- the suite ------------------------------------------------------- */
 
-static TCase *tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	suite_add_tcase(s, tc);
-	return tc;
-}
-
 Suite *rwsem_suite(void)
 {
 	Suite *s = suite_create("rwsem");
-	TCase *tc;
 
-	tc = tcase(s, "basic");
-	tcase_add_test(tc, test_rwsem_init_destroy);
-	tcase_add_test(tc, test_rwsem_trylock);
-	tcase_add_test(tc, test_rwsem_downgrade_uncontended);
-
-	tc = tcase(s, "queue");
-	tcase_add_test(tc, test_rwsem_trylock_waiters);
-	tcase_add_test(tc, test_rwsem_fifo);
-	tcase_add_test(tc, test_rwsem_reader_batch);
-	tcase_add_test(tc, test_rwsem_downgrade);
-
-	tc = tcase(s, "fairness");
-	tcase_add_loop_test(tc, test_rwsem_reader_not_starved, 0,
-			    (int)VS_ARRAY_SIZE(spins));
-	tcase_add_loop_test(tc, test_rwsem_writer_not_starved, 0,
-			    (int)VS_ARRAY_SIZE(spins));
-
-	tc = tcase(s, "exclusion");
-	tcase_add_loop_test(tc, test_rwsem_exclusion, 0,
-			    (int)VS_ARRAY_SIZE(stress_configs));
+	vs_test_add(vs_test_tcase(s, "basic"), test_rwsem_init_destroy,
+		    test_rwsem_trylock, test_rwsem_downgrade_uncontended);
+	vs_test_add(vs_test_tcase(s, "queue"), test_rwsem_trylock_waiters,
+		    test_rwsem_fifo, test_rwsem_reader_batch,
+		    test_rwsem_downgrade);
+	vs_test_add_loop(vs_test_tcase(s, "fairness"),
+			 (int)VS_ARRAY_SIZE(spins),
+			 test_rwsem_reader_not_starved,
+			 test_rwsem_writer_not_starved);
+	vs_test_add_loop(vs_test_tcase(s, "exclusion"),
+			 (int)VS_ARRAY_SIZE(stress_configs),
+			 test_rwsem_exclusion);
 	return s;
 }

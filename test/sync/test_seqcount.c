@@ -329,19 +329,11 @@ END_TEST
 Suite *seqcount_suite(void)
 {
 	Suite *s = suite_create("seqcount");
-	TCase *basic = tcase_create("basic");
-	TCase *validate = tcase_create("validate");
 
-	tcase_set_timeout(basic, VS_TEST_TIMEOUT);
-	tcase_add_test(basic, seqcount_try_begin);
-	tcase_add_test(basic, seqcount_retry);
-	tcase_add_test(basic, seqcount_begin_waits_for_writer);
-	tcase_add_test(basic, seqcount_latch_switch);
-	suite_add_tcase(s, basic);
-
-	tcase_set_timeout(validate, VS_TEST_TIMEOUT);
-	tcase_add_test(validate, seqcount_validate);
-	tcase_add_test(validate, seqcount_latch_validate);
-	suite_add_tcase(s, validate);
+	vs_test_add(vs_test_tcase(s, "basic"), seqcount_try_begin,
+		    seqcount_retry, seqcount_begin_waits_for_writer,
+		    seqcount_latch_switch);
+	vs_test_add(vs_test_tcase(s, "validate"), seqcount_validate,
+		    seqcount_latch_validate);
 	return s;
 }

@@ -203,13 +203,9 @@ END_TEST
 Suite *spinlock_suite(void)
 {
 	Suite *s = suite_create("spinlock");
-	TCase *tc = tcase_create("spinlock");
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, spinlock_trylock);
-	tcase_add_test(tc, spinlock_mutual_exclusion);
-	tcase_add_test(tc, spinlock_waiter_sleeps);
-	tcase_add_test(tc, spinlock_sleeping_stress);
-	suite_add_tcase(s, tc);
+	vs_test_add(vs_test_tcase(s, "spinlock"), spinlock_trylock,
+		    spinlock_mutual_exclusion, spinlock_waiter_sleeps,
+		    spinlock_sleeping_stress);
 	return s;
 }

@@ -163,15 +163,9 @@ END_TEST
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
-	TCase *tc = tcase_create("futex");
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, wait_value_changed);
-	tcase_add_test(tc, wait_timeout);
-	tcase_add_test(tc, wait_wake_nobody);
-	tcase_add_test(tc, wait_wake_one);
-	tcase_add_test(tc, wait_wake_all);
-	tcase_add_test(tc, wait_bad_word);
-	suite_add_tcase(s, tc);
+	vs_test_add(vs_test_tcase(s, "futex"), wait_value_changed,
+		    wait_timeout, wait_wake_nobody, wait_wake_one,
+		    wait_wake_all, wait_bad_word);
 	return s;
 }

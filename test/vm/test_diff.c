@@ -84,8 +84,6 @@
 #include "test.h"
 #include "vm/mm.h"
 
-Suite *diff_suite(void);
-
 #define PG 4096UL
 #define RANGE_PAGES 512UL
 #define RANGE (RANGE_PAGES * PG)
@@ -1104,11 +1102,9 @@ const char *diff_unsupported(void)
 Suite *diff_suite(void)
 {
 	Suite *s = suite_create("diff");
-	TCase *tc = tcase_create("kernel");
+	TCase *tc = vs_test_tcase(s, "kernel");
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, diff_detects_divergence);
-	tcase_add_loop_test(tc, diff_random, 0, NR_SEEDS);
-	suite_add_tcase(s, tc);
+	vs_test_add(tc, diff_detects_divergence);
+	vs_test_add_loop(tc, NR_SEEDS, diff_random);
 	return s;
 }

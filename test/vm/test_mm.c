@@ -29,8 +29,6 @@
 #define VMFL_RW (VS_VM_READ | VS_VM_WRITE | VS_VM_MAYREAD | \
 		 VS_VM_MAYWRITE | VS_VM_MAYEXEC)
 
-Suite *mm_suite(void);
-
 struct range {
 	unsigned long start, end, flags;
 };
@@ -975,36 +973,19 @@ END_TEST
 Suite *mm_suite(void)
 {
 	Suite *s = suite_create("mm");
-	TCase *tc = tcase_create("ops");
 	int n;
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, mm_create_args);
-	tcase_add_test(tc, mm_lock_seq);
-	tcase_add_test(tc, mmap_errors);
-	tcase_add_test(tc, mmap_topdown_merge);
-	tcase_add_test(tc, mmap_hint_and_fixed);
-	tcase_add_test(tc, mmap_topdown_gaps);
-	tcase_add_test(tc, mmap_populate_accounting);
-	tcase_add_test(tc, mm_destroy_returns_pages);
-	tcase_add_test(tc, mm_destroy_busy);
-	tcase_add_test(tc, munmap_cases);
-	tcase_add_test(tc, mprotect_split_merge);
-	tcase_add_test(tc, mprotect_hole);
-	tcase_add_test(tc, madvise_dontneed);
-	tcase_add_test(tc, brk_grow_shrink);
-	tcase_add_test(tc, mm_dump_format);
-	tcase_add_test(tc, file_mappings);
-	tcase_add_test(tc, mremap_cases);
-	tcase_add_test(tc, mremap_multi_vma);
-	tcase_add_test(tc, shared_anon_pages);
-	tcase_add_test(tc, fork_cow);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("concurrent");
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	vs_test_add(vs_test_tcase(s, "ops"), mm_create_args, mm_lock_seq,
+		    mmap_errors, mmap_topdown_merge, mmap_hint_and_fixed,
+		    mmap_topdown_gaps, mmap_populate_accounting,
+		    mm_destroy_returns_pages, mm_destroy_busy, munmap_cases,
+		    mprotect_split_merge, mprotect_hole, madvise_dontneed,
+		    brk_grow_shrink, mm_dump_format, file_mappings,
+		    mremap_cases, mremap_multi_vma, shared_anon_pages,
+		    fork_cow);
 	for (n = 0; vs_lock_kind_name(n); n++)
 		;
-	tcase_add_loop_test(tc, pervma_readers_vs_writer, 0, n);
-	suite_add_tcase(s, tc);
+	vs_test_add_loop(vs_test_tcase(s, "concurrent"), n,
+			 pervma_readers_vs_writer);
 	return s;
 }

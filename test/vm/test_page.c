@@ -410,21 +410,10 @@ END_TEST
 Suite *page_suite(void)
 {
 	Suite *s = suite_create("page");
-	TCase *basic = tcase_create("basic");
-	TCase *mt = tcase_create("concurrent");
 
-	tcase_set_timeout(basic, VS_TEST_TIMEOUT);
-	tcase_add_test(basic, page_create_invalid);
-	tcase_add_test(basic, page_alloc_exhaust);
-	tcase_add_test(basic, page_refcount_mapcount);
-	tcase_add_test(basic, page_zero_page);
-	tcase_add_test(basic, page_pfn);
-	tcase_add_test(basic, page_destroy_busy);
-	tcase_add_test(basic, page_clear_copy);
-	suite_add_tcase(s, basic);
-
-	tcase_set_timeout(mt, VS_TEST_TIMEOUT);
-	tcase_add_test(mt, page_concurrent);
-	suite_add_tcase(s, mt);
+	vs_test_add(vs_test_tcase(s, "basic"), page_create_invalid,
+		    page_alloc_exhaust, page_refcount_mapcount, page_zero_page,
+		    page_pfn, page_destroy_busy, page_clear_copy);
+	vs_test_add(vs_test_tcase(s, "concurrent"), page_concurrent);
 	return s;
 }

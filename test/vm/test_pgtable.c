@@ -610,23 +610,12 @@ END_TEST
 Suite *pgtable_suite(void)
 {
 	Suite *s = suite_create("pgtable");
-	TCase *basic = tcase_create("basic");
-	TCase *mt = tcase_create("concurrent");
 
-	tcase_set_timeout(basic, VS_TEST_TIMEOUT);
-	tcase_add_test(basic, pgtable_entry_helpers);
-	tcase_add_test(basic, pgtable_alloc_offset);
-	tcase_add_test(basic, pgtable_noncanonical);
-	tcase_add_test(basic, pgtable_zap_frees_tables);
-	tcase_add_test(basic, pgtable_free_pgd_range);
-	tcase_add_test(basic, pgtable_ptl);
-	tcase_add_test(basic, pgtable_walk);
-	suite_add_tcase(s, basic);
-
-	tcase_set_timeout(mt, VS_TEST_TIMEOUT);
-	tcase_add_test(mt, pgtable_spec_walk_split);
-	tcase_add_test(mt, pgtable_spec_walk_mm);
-	tcase_add_test(mt, pgtable_alloc_race);
-	suite_add_tcase(s, mt);
+	vs_test_add(vs_test_tcase(s, "basic"), pgtable_entry_helpers,
+		    pgtable_alloc_offset, pgtable_noncanonical,
+		    pgtable_zap_frees_tables, pgtable_free_pgd_range,
+		    pgtable_ptl, pgtable_walk);
+	vs_test_add(vs_test_tcase(s, "concurrent"), pgtable_spec_walk_split,
+		    pgtable_spec_walk_mm, pgtable_alloc_race);
 	return s;
 }

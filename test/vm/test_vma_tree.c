@@ -24,8 +24,6 @@
 #include "test.h"
 #include "vm/vma_tree.h"
 
-Suite *vma_tree_suite(void);
-
 #define FAKE_MAGIC UINT64_C(0x7a6d61766d617601)
 
 /* A fake vma: the tree only stores the pointer; it records its range. */
@@ -813,28 +811,17 @@ END_TEST
 Suite *vma_tree_suite(void)
 {
 	Suite *s = suite_create("vma_tree");
-	TCase *tc = tcase_create("api");
+	TCase *tc;
 
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, vma_tree_empty);
-	tcase_add_test(tc, vma_tree_insert_errors);
-	tcase_add_test(tc, vma_tree_adjacent);
-	tcase_add_test(tc, vma_tree_find_semantics);
-	tcase_add_test(tc, vma_tree_erase);
-	tcase_add_test(tc, vma_tree_replace);
-	tcase_add_test(tc, vma_tree_iterate);
-	tcase_add_test(tc, vma_tree_enomem);
-	suite_add_tcase(s, tc);
+	vs_test_add(vs_test_tcase(s, "api"), vma_tree_empty,
+		    vma_tree_insert_errors, vma_tree_adjacent,
+		    vma_tree_find_semantics, vma_tree_erase, vma_tree_replace,
+		    vma_tree_iterate, vma_tree_enomem);
 
-	tc = tcase_create("random");
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, vma_tree_sequential);
-	tcase_add_loop_test(tc, vma_tree_differential, 0, 3);
-	suite_add_tcase(s, tc);
+	tc = vs_test_tcase(s, "random");
+	vs_test_add(tc, vma_tree_sequential);
+	vs_test_add_loop(tc, 3, vma_tree_differential);
 
-	tc = tcase_create("rcu");
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, vma_tree_rcu_readers);
-	suite_add_tcase(s, tc);
+	vs_test_add(vs_test_tcase(s, "rcu"), vma_tree_rcu_readers);
 	return s;
 }
