@@ -270,25 +270,34 @@ static int trylock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 	return ok;
 }
 
+/*
+ * The hold ends when the kind's unlock returns, as it begins when its
+ * lock returns: the hold time and the released hook both come after the
+ * real unlock, so a holder preempted before it still holds the lock in
+ * the statistics and in a trace.  @lock itself stays valid until this
+ * returns (vs_lock_destroy()'s rule), though another thread may hold it.
+ */
 static void unlock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 {
 	bool write = side == VS_LOCK_WRITE;
 
-	if (lock->class)
-		stat_released(lock, side);
-	if (tracing() && trace.released)
-		trace.released(lock, write, trace.arg);
 	if (write)
 		lock->kind->write_unlock(lock);
 	else
 		lock->kind->read_unlock(lock);
+	if (lock->class)
+		stat_released(lock, side);
+	if (tracing() && trace.released)
+		trace.released(lock, write, trace.arg);
 }
 
 static void downgrade_hooked(struct vs_lock *lock)
 {
 	int i, had = 0;
 
-	/* The write hold ends here; a read hold starts, not contended. */
+	lock->kind->downgrade_write(lock);
+	/* The write hold ends when the downgrade returns; a read hold,
+	 * not contended, starts there. */
 	if (lock->class) {
 		for (i = 0; i < nr_held; i++)
 			had |= held[i].lock == lock;
@@ -297,7 +306,6 @@ static void downgrade_hooked(struct vs_lock *lock)
 			stat_acquired(lock, VS_LOCK_READ, -1);
 	}
 	/* Like mmap_write_downgrade(): only acquire_returned(read). */
-	lock->kind->downgrade_write(lock);
 	if (tracing() && trace.acquire_returned)
 		trace.acquire_returned(lock, false, true, trace.arg);
 }

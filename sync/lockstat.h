@@ -13,7 +13,8 @@
  * in /proc/lock_stat.  Waittime is measured for contended acquisitions
  * only (an acquisition is contended when the lock could not be taken at
  * once); holdtime for every acquisition released while statistics were
- * on.  A bounce is an acquisition by a different thread slot than the
+ * on, from the return of the lock call to the return of the unlock (or
+ * of the downgrade, which ends a write hold and starts a read hold).  A bounce is an acquisition by a different thread slot than the
  * previous acquisition of the same lock: the lock's cache line moved.
  */
 #ifndef VS_SYNC_LOCKSTAT_H
@@ -94,12 +95,15 @@ struct vs_lock;
  * tracepoints
  * @start_locking: before a lock or trylock call (@write: the write side)
  * @acquire_returned: after it, with @success (always true for a lock
- *                    call); a downgrade reports a read acquisition
- * @released: after an unlock
+ *                    call); a downgrade reports a read acquisition,
+ *                    after the downgrade
+ * @released: after the unlock has returned: the lock is no longer held
+ *            by this thread, and another thread may hold it already
  * @arg: passed to every hook
  *
  * Every hook is optional (NULL) and is called on the locking thread of
- * every lock that has a class or not; it must not take the lock.
+ * every lock that has a class or not; it must not lock or unlock @lock
+ * through the vs_lock_*() calls, which would call the hooks again.
  */
 struct vs_lock_trace {
 	void (*start_locking)(struct vs_lock *lock, bool write, void *arg);

@@ -586,6 +586,153 @@ START_TEST(lockstat_trace_partial)
 }
 END_TEST
 
+/* ---- the hooks come after the real unlock ----------------------------- */
+
+struct probe {
+	vs_atomic32_t free[2];	/* released found the lock free, R W */
+	vs_atomic32_t busy[2];	/* released found it still held */
+};
+
+/*
+ * A released hook that asks the lock's kind, not the hooked table, for a
+ * write lock: after the real unlock, with no other thread about, it gets
+ * it at once.
+ */
+static void probe_released(struct vs_lock *lock, bool write, void *arg)
+{
+	struct probe *p = arg;
+
+	if (lock->kind->write_trylock(lock)) {
+		lock->kind->write_unlock(lock);
+		vs_fetch_add(&p->free[write], 1);
+	} else {
+		vs_fetch_add(&p->busy[write], 1);
+	}
+}
+
+/*
+ * Every lock kind, both sides, downgrade too, statistics on: the
+ * released hook runs after the unlock, so a holder preempted before the
+ * unlock still shows as holding.  The order before this test found the
+ * lock held every time.
+ */
+START_TEST(lockstat_released_after_unlock)
+{
+	const char *kind = kind_name(_i);
+	struct probe p;
+	const struct vs_lock_trace tr = { .released = probe_released,
+					  .arg = &p };
+	struct vs_lock_class *class;
+	struct vs_lockstat r, w;
+	struct vs_lock l;
+	char name[VS_LOCK_CLASS_NAME_MAX + 1];
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	memset(&p, 0, sizeof(p));
+	class = lock_init_class(&l, kind, name, sizeof(name));
+	vs_lockstat_reset();
+	vs_lockstat_enable(1);
+	vs_lock_trace_set(&tr);
+
+	read_pair(&l);
+	write_pair(&l);
+	ck_assert_int_eq(vs_lock_read_trylock(&l), 1);
+	vs_lock_read_unlock(&l);
+	ck_assert_int_eq(vs_lock_write_trylock(&l), 1);
+	vs_lock_write_unlock(&l);
+	vs_lock_write_lock(&l);
+	vs_lock_downgrade_write(&l);
+	vs_lock_read_unlock(&l);
+
+	vs_lock_trace_set(NULL);
+	vs_lockstat_enable(0);
+	ck_assert_msg(vs_test_read32(&p.busy[0]) == 0 &&
+		      vs_test_read32(&p.busy[1]) == 0,
+		      "%s: released found the lock still held %u (R) and "
+		      "%u (W) times", kind, vs_test_read32(&p.busy[0]),
+		      vs_test_read32(&p.busy[1]));
+	CK_TRACE(&p, free, 3, 2);
+	/* The probe's own acquisitions bypass the hooks: not counted. */
+	r = read_side(class, VS_LOCK_READ);
+	w = read_side(class, VS_LOCK_WRITE);
+	ck_assert_uint_eq(r.acquisitions, 3);
+	ck_assert_uint_eq(r.holdtime_nr, 3);
+	ck_assert_uint_eq(w.acquisitions, 3);
+	ck_assert_uint_eq(w.holdtime_nr, 3);
+	ck_assert_int_eq(vs_lock_destroy(&l), 0);
+}
+END_TEST
+
+/* rwsem with an unlock and a downgrade that take SLOW_NS each. */
+#define SLOW_NS (20 * MS)
+static const struct vs_lock_ops *slow_base;
+
+static void slow_read_unlock(struct vs_lock *l)
+{
+	vs_test_sleep_ns(SLOW_NS);
+	slow_base->read_unlock(l);
+}
+
+static void slow_write_unlock(struct vs_lock *l)
+{
+	vs_test_sleep_ns(SLOW_NS);
+	slow_base->write_unlock(l);
+}
+
+static void slow_downgrade(struct vs_lock *l)
+{
+	vs_test_sleep_ns(SLOW_NS);
+	slow_base->downgrade_write(l);
+}
+
+/*
+ * A hold ends when the unlock (or the downgrade) returns: with a kind
+ * whose unlock and downgrade take 20 ms, every hold lasts at least that.
+ * Timed before the unlock, as it was, each one lasted about nothing.
+ */
+START_TEST(lockstat_hold_ends_at_unlock)
+{
+	static struct vs_lock_ops slow;
+	struct vs_lock_class *class;
+	struct vs_lockstat r, w;
+	struct vs_lock l;
+	char name[VS_LOCK_CLASS_NAME_MAX + 1];
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	slow_base = vs_lock_kind_ops("rwsem");
+	ck_assert_ptr_nonnull(slow_base);
+	slow = *slow_base;
+	slow.name = "test_slow_unlock";
+	slow.read_unlock = slow_read_unlock;
+	slow.write_unlock = slow_write_unlock;
+	slow.downgrade_write = slow_downgrade;
+	ck_assert_int_ge(vs_lock_kind_register(&slow), 0);
+	class = lock_init_class(&l, slow.name, name, sizeof(name));
+	vs_lockstat_reset();
+	vs_lockstat_enable(1);
+
+	read_pair(&l);
+	write_pair(&l);
+	vs_lock_write_lock(&l);
+	vs_lock_downgrade_write(&l);    /* W ends after 20 ms, R starts */
+	vs_lock_read_unlock(&l);        /* R ends after 20 ms */
+	vs_lockstat_enable(0);
+
+	r = read_side(class, VS_LOCK_READ);
+	w = read_side(class, VS_LOCK_WRITE);
+	check_sane(&r);
+	check_sane(&w);
+	ck_assert_uint_eq(r.holdtime_nr, 2);
+	ck_assert_uint_eq(w.holdtime_nr, 2);
+	ck_assert_msg(r.holdtime_min >= SLOW_NS && w.holdtime_min >= SLOW_NS,
+		      "a hold ended before its %lld ns unlock: shortest R %llu "
+		      "ns, W %llu ns", (long long)SLOW_NS,
+		      (unsigned long long)r.holdtime_min,
+		      (unsigned long long)w.holdtime_min);
+	ck_assert_int_eq(vs_lock_destroy(&l), 0);
+}
+END_TEST
+
 /* ---- printout --------------------------------------------------------- */
 
 /* Parse the numbers of one "class-S:" line of the printout. */
@@ -731,6 +878,7 @@ Suite *lockstat_suite(void)
 	tcase_add_loop_test(kinds, lockstat_disabled, 0, n);
 	tcase_add_loop_test(kinds, lockstat_contended, 0, n);
 	tcase_add_loop_test(kinds, lockstat_trace_hooks, 0, n);
+	tcase_add_loop_test(kinds, lockstat_released_after_unlock, 0, n);
 	suite_add_tcase(s, kinds);
 
 	tcase_set_timeout(misc, VS_TEST_TIMEOUT);
@@ -740,9 +888,12 @@ Suite *lockstat_suite(void)
 	tcase_add_test(misc, lockstat_trace_partial);
 	tcase_add_test(misc, lockstat_print);
 	tcase_add_test(misc, lockstat_errors);
-	/* Fills the process-wide class table: only in its own process. */
-	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no") != 0)
+	/* Fill the process-wide class table and add a lock kind: only in
+	 * a process of their own. */
+	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no") != 0) {
 		tcase_add_test(misc, lockstat_class_table_full);
+		tcase_add_test(misc, lockstat_hold_ends_at_unlock);
+	}
 	suite_add_tcase(s, misc);
 	return s;
 }
