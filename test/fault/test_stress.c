@@ -23,7 +23,7 @@
 #include <stdlib.h>
 
 #include "fault/fault.h"
-#include "fault/stress.h"
+#include "check/stress.h"
 #include "sync/lock.h"
 #include "test.h"
 
