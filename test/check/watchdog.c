@@ -47,7 +47,7 @@ static const char *const doing_names[DO_NR] = {
 	[DO_TOUCH] = "vs_access",
 	[DO_FAULT] = "vs_handle_mm_fault",
 	[DO_HOLD_PTL] = "holding the arena's PTL (trap)",
-	[DO_PROBE_WAIT] = "waiting for a downgrade",
+	[DO_PROBE_WAIT] = "the wait for a downgrade to probe",
 	[DO_PROBE_READ] = "a read hold beside the downgraded one",
 	[DO_PROBE_WRITE] = "a write trylock beside the downgraded one",
 };
