@@ -56,7 +56,8 @@ static int check_pte(struct stress *r, struct vs_mm *mm, uint64_t pte,
 		bad = "mapping a non-anonymous page in a private VMA";
 	if (!bad)
 		return 0;
-	vs__stress_bug(r, "%s PTE %#" PRIx64 " at %#lx (page %ld) %s", who, pte, addr,
+	vs__stress_bug(r, "%s PTE "
+	    "%#" PRIx64 " at %#lx (page %ld) %s", who, pte, addr,
 	    ((long)addr - (long)ARENA) / (long)PG, bad);
 	return 1;
 }
@@ -171,7 +172,8 @@ static void check_mapcounts(struct stress *r, vs_atomic64_t *pte0,
 							     VS_PG_FILE) &&
 		     mc != 1) ||
 		    rc < want || (quiet && rc != want)) {
-			vs__stress_bug(r, "page %ld (pfn %lu, PTE %#" PRIx64 "): "
+			vs__stress_bug(r, "page %ld (pfn %lu, PTE "
+			    "%#" PRIx64 "): "
 			    "mapcount %u, refcount %u; %u PTEs map it "
 			    "here, %u in the child", (long)i - 64, pfn, pte,
 			    mc, rc, r->pcnt[pfn], r->ccnt[pfn]);
@@ -224,7 +226,8 @@ void vs__stress_final_data(struct stress *r)
 			continue;
 		err = vs_mprotect(r->mm, pg_addr(p), PG, VS_PROT_READ);
 		if (err) {
-			vs__stress_bug(r, "at the end: mprotect(page %d, READ) returned "
+			vs__stress_bug(r, "at the end: mprotect(page %d, READ) "
+			    "returned "
 			    "%d", p, err);
 			return;
 		}
@@ -239,7 +242,8 @@ void vs__stress_final_data(struct stress *r)
 			err = vs_read(r->mm, pg_addr(p) + 512 + 64 * i, &v,
 				      sizeof(v));
 			if (err || !rec_eq(&v, &f->exp[p])) {
-				vs__stress_bug(r, "at the end: faulter %d page %d read "
+				vs__stress_bug(r, "at the end: faulter %d page "
+				    "%d read "
 				    "%d {%#x %u %" PRIu64 "}, expected {%#x "
 				    "%u %" PRIu64 "}", i, p, err, v.tag,
 				    v.page, v.count, f->exp[p].tag,
@@ -277,11 +281,13 @@ void vs__stress_check_teardown(struct stress *r)
 			      &ptes);
 	vs_mmap_read_unlock(mm);
 	if (err || ptes || rss(mm))
-		vs__stress_bug(r, "at teardown: %ld PTEs, RSS %ld after munmap (walk "
+		vs__stress_bug(r, "at teardown: %ld PTEs, RSS %ld after munmap "
+		    "(walk "
 		    "%d)", ptes, rss(mm), err);
 	else if (vs_page_pool_free_pages(mm->pool) !=
 		 vs_page_pool_size(mm->pool))
-		vs__stress_bug(r, "at teardown: %zu of %zu pages free after munmap",
+		vs__stress_bug(r, "at teardown: %zu of %zu pages free after "
+		    "munmap",
 		    vs_page_pool_free_pages(mm->pool),
 		    vs_page_pool_size(mm->pool));
 }

@@ -179,7 +179,8 @@ static int do_access(struct faulter *f, struct access *a)
 		return raise_fault(f, a);
 	}
 	if (a->ret != 0 && a->ret != -EFAULT) {
-		vs__stress_bug(f->r, "faulter %d: access at page %d returned %d",
+		vs__stress_bug(f->r, "faulter %d: access at page %d returned "
+		    "%d",
 		    f->id, a->p, a->ret);
 		return -1;
 	}
@@ -223,7 +224,8 @@ static void judge_quiet(struct faulter *f, const struct access *a)
 	} else if (f->valid[p]) {
 		f->data_checks++;
 		if (!rec_eq(&a->v, &f->exp[p]))
-			vs__stress_bug(r, "faulter %d: page %d (%s) read {%#x %u %"
+			vs__stress_bug(r, "faulter %d: page %d (%s) read {%#x "
+			    "%u %"
 			    PRIu64 "}, wrote {%#x %u %" PRIu64 "}", f->id,
 			    p, vs__stress_st_str(a->st, b), a->v.tag, a->v.page,
 			    a->v.count, f->exp[p].tag, f->exp[p].page,
@@ -290,7 +292,8 @@ static void faulter_step(struct faulter *f)
 	a.s2 = vs_read_once(&r->seq);
 	if (a.p < 0) {
 		if (a.ok)
-			vs__stress_bug(r, "faulter %d: access to a guard page at %#lx "
+			vs__stress_bug(r, "faulter %d: access to a guard page "
+			    "at %#lx "
 			    "succeeded", f->id, a.addr);
 		return;
 	}

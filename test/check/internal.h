@@ -293,7 +293,7 @@ struct stress {
 };
 
 
-/* ---- small helpers -------------------------------------------------------- */
+/* ---- small helpers ---------------------------------------------------- */
 
 /* xorshift64*: a fast generator per thread. */
 static inline uint64_t rnd(uint64_t *s)
@@ -367,7 +367,7 @@ void vs__stress_log_put(struct stress *r, unsigned long j,
 void vs__stress_set_zero(struct faulter *f, int s, int n);
 void vs__stress_catch_up(struct faulter *f, unsigned long upto);
 
-/* ---- faulter.c, writer.c, checker.c ---------------------------------------- */
+/* ---- faulter.c, writer.c, checker.c ---------------------------------- */
 
 void *vs__stress_faulter_main(void *arg);
 void *vs__stress_prober_main(void *arg);

@@ -262,7 +262,8 @@ static void replay(struct faulter *f, const struct op *o)
 			if (o->nn < o->n)
 				forget(f, o->s + o->nn, o->n - o->nn);
 			else
-				vs__stress_set_zero(f, o->s + o->n, o->nn - o->n);
+				vs__stress_set_zero(f, o->s + o->n,
+				    o->nn - o->n);
 		} else {
 			memcpy(v, f->valid, sizeof(v));
 			memcpy(e, f->exp, sizeof(e));
@@ -327,7 +328,8 @@ static void judge_read(struct faulter *f, const struct pending *q,
 	if (rec_eq(&q->val, &f->exp[p]) || (zero_ok && rec_zero(&q->val)) ||
 	    (alt && rec_eq(&q->val, alt)))
 		return;
-	vs__stress_bug(r, "faulter %d: page %d read {%#x %u %" PRIu64 "} during %s "
+	vs__stress_bug(r, "faulter %d: page %d read {%#x %u "
+	    "%" PRIu64 "} during %s "
 	    "(op %lu: s %d n %d d %d nn %d ok %d), expected {%#x %u %"
 	    PRIu64 "}%s", f->id, p, q->val.tag, q->val.page, q->val.count,
 	    vs__stress_doing_name(o->type), j, o->s, o->n, o->d, o->nn, o->ok,

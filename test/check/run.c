@@ -234,8 +234,10 @@ static void reap(struct stress *r)
 	int i, live;
 
 	do {
-		live = r->writer_started && !vs_load_acquire(&r->writer_w.done);
-		live |= r->prober_started && !vs_load_acquire(&r->prober_w.done);
+		live = r->writer_started &&
+		       !vs_load_acquire(&r->writer_w.done);
+		live |= r->prober_started &&
+			!vs_load_acquire(&r->prober_w.done);
 		for (i = 0; i < r->nthreads; i++)
 			live |= !vs_load_acquire(&r->f[i].w.done);
 		if (live)

@@ -34,7 +34,8 @@ int vs__stress_read_state(struct stress *r, struct vs_mm *mm, uint32_t *sh)
 	vs_mmap_read_lock(mm);
 	for (v = vs_find_vma(mm, 0); v; v = vs_find_vma(mm, v->vm_end)) {
 		if (v->vm_start < ARENA || v->vm_end > end) {
-			vs__stress_bug(r, "a VMA %#lx-%#lx outside the arena %#lx-%#lx",
+			vs__stress_bug(r, "a VMA %#lx-%#lx outside the arena "
+			    "%#lx-%#lx",
 			    (unsigned long)v->vm_start,
 			    (unsigned long)v->vm_end, ARENA, end);
 			err = -1;
@@ -78,9 +79,11 @@ static void op_end(struct stress *r, struct op *o, const uint32_t *want)
 	if (vs__stress_read_state(r, r->mm, sh) == 0)
 		for (p = 0; want && p < NP; p++)
 			if (want[p] != ~0u && want[p] != sh[p]) {
-				vs__stress_bug(r, "%s s %d n %d d %d nn %d returned ok:"
+				vs__stress_bug(r, "%s s %d n %d d %d nn %d "
+				    "returned ok:"
 				    " page %d is %s, expected %s",
-				    vs__stress_doing_name(o->type), o->s, o->n, o->d,
+				    vs__stress_doing_name(o->type), o->s, o->n,
+				    o->d,
 				    o->nn, p, vs__stress_st_str(sh[p], b1),
 				    vs__stress_st_str(want[p], b2));
 				break;
@@ -146,7 +149,8 @@ static void do_dontneed(struct stress *r, int s, int n)
 	err = vs_madvise(r->mm, pg_addr(s), (size_t)n * PG,
 			 VS_MADV_DONTNEED);
 	if (err && err != -ENOMEM)
-		vs__stress_bug(r, "madvise(page %d, %d pages) returned %d", s, n,
+		vs__stress_bug(r, "madvise(page %d, %d pages) returned "
+		    "%d", s, n,
 		    err);
 	o.ok = err == 0;
 	op_end(r, &o, r->cur);	/* no mapping changes */
@@ -263,7 +267,8 @@ static int do_mmap(struct stress *r, int s, int n, int prot, int shared,
 	ret = vs_mmap(r->mm, pg_addr(s), (size_t)n * PG, prot, flags, NULL,
 		      0);
 	if (ret != (long)pg_addr(s))
-		vs__stress_bug(r, "mmap(page %d, %d pages, %d, %#x) returned %ld",
+		vs__stress_bug(r, "mmap(page %d, %d pages, %d, %#x) returned "
+		    "%ld",
 		    s, n, prot, (unsigned int)flags, ret);
 	o.ok = ret == (long)pg_addr(s);
 	for (p = 0; p < NP; p++)
@@ -484,15 +489,18 @@ static void child_fork(struct stress *r)
 		return;
 	}
 	r->forks++;
-	vs_write_once(&r->child_lock, (uint64_t)(uintptr_t)&r->child->mmap_lock);
+	vs_write_once(&r->child_lock,
+	    (uint64_t)(uintptr_t)&r->child->mmap_lock);
 	memcpy(r->child_sh, r->cur, sizeof(sh));
 	r->child_life = 100 + below(&r->rng, 400);
 	if (vs__stress_read_state(r, r->child, sh))
 		return;
 	for (p = 0; p < NP; p++)
 		if (sh[p] != r->child_sh[p]) {
-			vs__stress_bug(r, "fork: child page %d is %s, parent's was %s",
-			    p, vs__stress_st_str(sh[p], b1), vs__stress_st_str(r->child_sh[p], b2));
+			vs__stress_bug(r, "fork: child page %d is %s, parent's "
+			    "was %s",
+			    p, vs__stress_st_str(sh[p], b1),
+			    vs__stress_st_str(r->child_sh[p], b2));
 			return;
 		}
 }
@@ -524,7 +532,8 @@ static void child_age(struct stress *r)
 		vs__stress_bug(r, "child page %d (%s): write %d, read %d", p,
 		    vs__stress_st_str(r->child_sh[p], b1), werr, rerr);
 	else if (!werr && !rec_eq(&got, &v))
-		vs__stress_bug(r, "child page %d: read {%#x %u %" PRIu64 "} after "
+		vs__stress_bug(r, "child page %d: read {%#x %u "
+		    "%" PRIu64 "} after "
 		    "writing {%#x %u %" PRIu64 "}", p, got.tag, got.page,
 		    got.count, v.tag, v.page, v.count);
 }
