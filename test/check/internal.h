@@ -353,6 +353,7 @@ static inline int rec_eq(const struct rec *a, const struct rec *b)
 
 void vs__stress_bug(struct stress *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void vs__stress_violation(struct stress *r, const char *msg);
 int vs__stress_failed(struct stress *r);
 void vs__stress_nap_us(unsigned int us);
 void vs__stress_spin_ns(int64_t ns);
@@ -387,7 +388,7 @@ void vs__stress_watch_done(struct watch *w);
 void vs__stress_doing(struct watch *w, int what, int page, int pages);
 const char *vs__stress_doing_name(int what);
 const char *vs__stress_doing_str(uint64_t doing, char *buf, size_t len);
-int vs__stress_hooks_get(void);
+void vs__stress_hooks_get(void);
 void vs__stress_hooks_put(void);
 int vs__stress_watchdog(struct stress *r);
 

@@ -26,7 +26,6 @@ void vs__stress_bug(struct stress *r, const char *fmt, ...)
 {
 	uint64_t doing = (uint64_t)vs_read_once(&r->writer_w.doing);
 	char msg[sizeof(r->msg)], what[64];
-	uint32_t zero = 0;
 	va_list ap;
 	int len;
 
@@ -37,8 +36,20 @@ void vs__stress_bug(struct stress *r, const char *fmt, ...)
 		snprintf(msg + len, sizeof(msg) - (size_t)len,
 			 " [writer in %s]", vs__stress_doing_str(doing, what,
 							   sizeof(what)));
+	vs__stress_violation(r, msg);
+}
+
+/*
+ * vs__stress_violation - report violation @msg as it is: count it, keep
+ * the first for the report, describe it on the log, stop everyone.
+ * Context: any thread of the run, or its watchdog.
+ */
+void vs__stress_violation(struct stress *r, const char *msg)
+{
+	uint32_t zero = 0;
+
 	if (vs_cmpxchg(&r->failed, &zero, 1))
-		memcpy(r->msg, msg, sizeof(msg));
+		snprintf(r->msg, sizeof(r->msg), "%s", msg);
 	vs_fetch_add(&r->violations, 1);
 	if (r->out)
 		fprintf(r->out, "vs_stress %s/%s seed %#" PRIx64 ": %s\n",

@@ -99,7 +99,8 @@ void vs__stress_watch_attach(struct watch *w)
 void vs__stress_watch_done(struct watch *w)
 {
 	me = NULL;
-	/* Release: the thread's last writes before the watchdog joins. */
+	/* Release: the thread's last writes before done (pairs with the
+	 * acquire of done in vs__stress_watchdog() and reap()). */
 	vs_store_release(&w->done, 1);
 }
 
@@ -174,20 +175,19 @@ static const struct vs_lock_trace hooks = {
 	.released = hook_released,
 };
 
-/*
- * vs__stress_hooks_get - install the trace hooks for one more run
- * Context: before the run's threads start.  Return: 0.
- */
-int vs__stress_hooks_get(void)
+/* Install the trace hooks for one more run.  Context: before its
+ * threads start; takes hooks_mutex and the lock registry's spinlock. */
+void vs__stress_hooks_get(void)
 {
 	pthread_mutex_lock(&hooks_mutex);
 	if (hooks_users++ == 0)
 		vs_lock_trace_set(&hooks);
 	pthread_mutex_unlock(&hooks_mutex);
-	return 0;
 }
 
-/* Remove them once the last run is over.  Context: its threads stopped. */
+/* Remove them once the last run is over.  Context: its threads
+ * stopped or are blocked in a lock (not in a hook); takes hooks_mutex
+ * and the lock registry's spinlock. */
 void vs__stress_hooks_put(void)
 {
 	pthread_mutex_lock(&hooks_mutex);
@@ -270,7 +270,7 @@ static void report(struct stress *r, struct watch **ws, int n,
 	for (i = 0; i < n; i++)
 		if (!vs_load_acquire(&ws[i]->done))
 			describe(r, ws[i], stalled[i], now, buf, sizeof(buf));
-	vs__stress_bug(r, "%s", buf);
+	vs__stress_violation(r, buf);
 }
 
 /*

@@ -397,7 +397,8 @@ static void w_mremap(struct stress *r)
  * the prober must get a read hold within PROBE_NS (a downgrade that
  * kept the write side shuts readers out) and must not get a write hold
  * (a downgrade that dropped the lock lets a writer in beside the
- * downgraded reader).
+ * downgraded reader).  Context: the writer; takes @r->mm's mmap_lock
+ * for writing, downgrades it and returns with it released.
  */
 static void w_downgrade(struct stress *r)
 {
@@ -428,7 +429,8 @@ static void w_downgrade(struct stress *r)
 
 /*
  * The prober thread: when the writer asks (w_downgrade), take the
- * mmap_lock for reading and let it go, then try it for writing.
+ * mmap_lock for reading and let it go, then try it for writing (and
+ * let that go too).  It holds no lock between requests.
  */
 void *vs__stress_prober_main(void *arg)
 {
