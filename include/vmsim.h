@@ -15,9 +15,12 @@
  * - vm/: the address space (vm/mm.h: mm, VMAs, mmap and friends, fork),
  *   its VMA index (vm/vma_tree.h), page tables (vm/pgtable.h), pages
  *   (vm/page.h) and in-memory files (vm/file.h);
- * - fault/: the page fault and its strategies (fault/fault.h), real
- *   memory whose faults the model resolves (fault/uffd.h), and the
- *   stress run that checks a lock kind or strategy (fault/stress.h).
+ * - fault/: the page fault and its strategies (fault/fault.h) and real
+ *   memory whose faults the model resolves (fault/uffd.h).
+ *
+ * The stress run that checks a lock kind or strategy is test code, in
+ * a library of its own (libvmsim-check) with a header of its own,
+ * <vmsim/check/stress.h>, which this one does not include.
  *
  * Conventions.  A function that can fail returns a negative errno
  * (sync/error.h names them): its "Return" section says which, and its
@@ -31,7 +34,6 @@
 #define VMSIM_H
 
 #include "fault/fault.h"
-#include "fault/stress.h"
 #include "fault/uffd.h"
 #include "sync/atomic.h"
 #include "sync/brlock.h"

@@ -7,10 +7,16 @@
  * Exit status 0 when the sound strategy passes and the broken lock kind
  * is caught (so CTest can run it), 1 otherwise.
  *
- *	cc stress_kind.c $(pkg-config --cflags --libs vmsim) -o stress_kind
+ * vs_stress_run() is test code, in libvmsim-check beside libvmsim:
+ *
+ *	cc stress_kind.c $(pkg-config --cflags --libs vmsim-check) \
+ *		-o stress_kind
+ *
+ * or, with CMake, target_link_libraries(... vmsim::vmsim_check).
  */
 #include <stdio.h>
 
+#include <vmsim/check/stress.h>
 #include <vmsim/vmsim.h>
 
 /* A strategy of our own: count the faults, resolve them as locked. */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fault stress suite: vs_stress_run() (fault/stress.h says what it
- * checks, fault/stress.c how) for every built-in mmap_lock kind and
- * fault strategy, one test case per kind looping over the strategies.
+ * The fault stress suite: vs_stress_run() (test/check/stress.h says
+ * what it checks, test/check/ how) for every built-in mmap_lock kind and
+ * fault strategy, one test case per kind looping over the strategies;
+ * then the harness's own teeth: lock kinds and a strategy with planted
+ * bugs that the watchdog, the downgrade probe and the fault-result
+ * check must report, by name.
  *
  * A run at VS_TEST_SCALE=100 ends once it made RUN_FAULTS faults (5.25
  * million for the 15 runs) and the writer RUN_OPS operations, or after
@@ -21,9 +24,10 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fault/fault.h"
-#include "fault/stress.h"
+#include "check/stress.h"
 #include "sync/lock.h"
 #include "test.h"
 
@@ -58,14 +62,14 @@ static void stress_print(const char *kind, int strategy,
 		aborts += st->spf_abort[i];
 	printf("stress: %-7s %-6s %8lu faults (spf %lu ok %lu abort, "
 	       "vma lock %lu ok %lu abort %lu retry %lu miss) "
-	       "%lu ops %lu forks %lu+%lu traps %lu checks, %lu "
-	       "quiet %lu data %lu racing, %.2f s\n", kind,
+	       "%lu ops %lu forks %lu downgrades %lu+%lu traps %lu checks, "
+	       "%lu quiet %lu data %lu racing, %.2f s\n", kind,
 	       vs_fault_strategy_name(strategy), rep->faults,
 	       st->spf_success, aborts, st->vma_lock_success,
 	       st->vma_lock_abort, st->vma_lock_retry, st->vma_lock_miss,
-	       rep->ops, rep->forks, rep->traps, rep->move_traps,
-	       rep->checks, rep->quiet, rep->data_checks, rep->race_checks,
-	       (double)rep->elapsed_ns / 1e9);
+	       rep->ops, rep->forks, rep->downgrades, rep->traps,
+	       rep->move_traps, rep->checks, rep->quiet, rep->data_checks,
+	       rep->race_checks, (double)rep->elapsed_ns / 1e9);
 	fflush(stdout);
 }
 
@@ -156,6 +160,176 @@ START_TEST(stress_seed_reported)
 }
 END_TEST
 
+/*
+ * cfg.runs: that many runs, each with its own seed, the first the one
+ * given; the report sums them and gives the last seed.
+ */
+START_TEST(stress_runs)
+{
+	struct vs_stress_config cfg = { .strategy = VS_FAULT_PERVMA,
+					.seed = 0x2e2ac13e, .faults = 1000,
+					.ops = 20, .max_ms = 200, .runs = 3,
+					.log = stderr };
+	struct vs_stress_report rep, one;
+
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
+	ck_assert_msg(rep.violations == 0, "%s", rep.first);
+	ck_assert_uint_eq(rep.runs, 3);
+	ck_assert_uint_ge(rep.ops, 3 * 20);
+	ck_assert_uint_ne(rep.seed, 0x2e2ac13e);
+	cfg.runs = 1;
+	cfg.seed = rep.seed;	/* the third run alone */
+	ck_assert_int_eq(vs_stress_run(&cfg, &one), 0);
+	ck_assert_uint_eq(one.runs, 1);
+	ck_assert_uint_eq(one.seed, rep.seed);
+}
+END_TEST
+
+/* Register @ops once per process (a test may run in the parent). */
+static void kind_register(const struct vs_lock_ops *ops)
+{
+	int idx = vs_lock_kind_register(ops);
+
+	ck_assert_msg(idx >= 0 || idx == -EEXIST, "register %s: %d",
+		      ops->name, idx);
+}
+
+/* An rwsem that loses one unlock in 500: the lock stays held. */
+static struct vs_lock_ops lossy;
+static vs_atomic_long_t unlocks;
+
+static int lost(void)
+{
+	return vs_fetch_add(&unlocks, 1) % 500 == 499;
+}
+
+static void lossy_read_unlock(struct vs_lock *lock)
+{
+	if (!lost())
+		vs_lock_kind_ops("rwsem")->read_unlock(lock);
+}
+
+static void lossy_write_unlock(struct vs_lock *lock)
+{
+	if (!lost())
+		vs_lock_kind_ops("rwsem")->write_unlock(lock);
+}
+
+/*
+ * The lost unlock leaves threads blocked for good: the watchdog stops
+ * the run within its bound and names the lock and side they wait for,
+ * and the seed.  The blocked threads stay behind in this test's
+ * process, which exits.
+ */
+START_TEST(stress_watchdog_lost_unlock)
+{
+	struct vs_stress_config cfg = { .lock_kind = "lossy-rwsem",
+					.strategy = VS_FAULT_LOCKED,
+					.max_ms = 3000, .watchdog_ms = 1000,
+					.log = stderr };
+	struct vs_stress_report rep;
+	char seed[32];
+	int64_t t0, ms;
+
+	lossy = *vs_lock_kind_ops("rwsem");
+	lossy.name = "lossy-rwsem";
+	lossy.read_unlock = lossy_read_unlock;
+	lossy.write_unlock = lossy_write_unlock;
+	kind_register(&lossy);
+	t0 = vs_test_now_ns();
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -ETIMEDOUT);
+	ms = (vs_test_now_ns() - t0) / 1000000;
+	/* At the latest: the run's end, the bound, a poll, the reaping. */
+	ck_assert_msg(ms <= 3000 + 2 * 1000 + 1000, "reported after %lld ms",
+		      (long long)ms);
+	snprintf(seed, sizeof(seed), "seed %#llx",
+		 (unsigned long long)rep.seed);
+	ck_assert_msg(strstr(rep.first, "watchdog: no progress for 1000 ms") &&
+		      strstr(rep.first, seed) &&
+		      strstr(rep.first, "(stuck): in ") &&
+		      (strstr(rep.first, "waits for mmap_lock (write)") ||
+		       strstr(rep.first, "waits for mmap_lock (read)")),
+		      "report: %s", rep.first);
+	ck_assert_uint_ge(rep.violations, 1);
+	ck_assert_uint_ge(rep.stuck, 1);
+}
+END_TEST
+
+/*
+ * An rwsem whose downgrade keeps the write hold (the holder's read
+ * unlock then drops it): readers stay shut out beside the downgraded
+ * holder, and the prober says so.
+ */
+static struct vs_lock_ops sticky;
+static __thread struct vs_lock *kept;
+
+static void sticky_downgrade(struct vs_lock *lock)
+{
+	kept = lock;
+}
+
+static void sticky_read_unlock(struct vs_lock *lock)
+{
+	if (kept == lock) {
+		kept = NULL;
+		vs_lock_kind_ops("rwsem")->write_unlock(lock);
+	} else {
+		vs_lock_kind_ops("rwsem")->read_unlock(lock);
+	}
+}
+
+START_TEST(stress_downgrade_keeps_writer)
+{
+	struct vs_stress_config cfg = { .lock_kind = "sticky-rwsem",
+					.strategy = VS_FAULT_PERVMA,
+					.log = stderr };
+	struct vs_stress_report rep;
+
+	sticky = *vs_lock_kind_ops("rwsem");
+	sticky.name = "sticky-rwsem";
+	sticky.downgrade_write = sticky_downgrade;
+	sticky.read_unlock = sticky_read_unlock;
+	kind_register(&sticky);
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
+	ck_assert_uint_ge(rep.violations, 1);
+	ck_assert_msg(strstr(rep.first, "downgrade_write: a reader waited"),
+		      "first: %s", rep.first);
+}
+END_TEST
+
+/* A strategy that answers an instruction fetch with SIGBUS, not SEGV. */
+static int exec_sigbus_fault(struct vs_mm *mm, unsigned long addr,
+			     unsigned int flags)
+{
+	if (flags & VS_FAULT_FLAG_INSTRUCTION)
+		return VS_VM_FAULT_SIGBUS;
+	return vs_fault_strategy_ops(VS_FAULT_LOCKED)->fault(mm, addr, flags);
+}
+
+static const struct vs_fault_strategy_ops exec_sigbus = {
+	.name = "exec-sigbus",
+	.fault = exec_sigbus_fault,
+};
+
+/* The wrong result is reported by VM_FAULT name, both ways. */
+START_TEST(stress_fault_bits_named)
+{
+	struct vs_stress_config cfg = { .log = stderr };
+	struct vs_stress_report rep;
+
+	cfg.strategy = vs_fault_strategy_register(&exec_sigbus);
+	if (cfg.strategy == -EEXIST)
+		cfg.strategy = vs_fault_strategy_parse("exec-sigbus");
+	ck_assert_int_ge(cfg.strategy, VS_FAULT_NR_STRATEGIES);
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
+	ck_assert_uint_ge(rep.violations, 1);
+	ck_assert_msg(strstr(rep.first, "returned VS_VM_FAULT_SIGBUS, "
+			     "expected VS_VM_FAULT_SIGSEGV") &&
+		      strstr(rep.first, "[writer in "),
+		      "first: %s", rep.first);
+}
+END_TEST
+
 Suite *stress_suite(void)
 {
 	const TTest *tests[] = {
@@ -177,6 +351,13 @@ Suite *stress_suite(void)
 	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
 	tcase_add_test(tc, stress_einval);
 	tcase_add_test(tc, stress_seed_reported);
+	tcase_add_test(tc, stress_runs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("teeth");
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	tcase_add_test(tc, stress_watchdog_lost_unlock);
+	tcase_add_test(tc, stress_downgrade_keeps_writer);
+	tcase_add_test(tc, stress_fault_bits_named);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,3 +18,14 @@ pc=$work/prefix/lib/pkgconfig
 cc ${VS_CONSUMER_CFLAGS:-} -o "$work/consumer_pc" "$src/consumer.c" \
 	$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs vmsim)
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer_pc"
+# libvmsim-check: the stress harness, which libvmsim must not carry.
+if nm -D "$work/prefix/lib/libvmsim.so" | grep -q ' T vs_stress'; then
+	echo "libvmsim.so exports stress symbols" >&2
+	exit 1
+fi
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake/check_consumer_shared"
+"$work/cmake/check_consumer_static"
+cc ${VS_CONSUMER_CFLAGS:-} -o "$work/check_consumer_pc" \
+	"$src/check_consumer.c" \
+	$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs vmsim-check)
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/check_consumer_pc"
