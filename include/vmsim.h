@@ -31,6 +31,7 @@
 #define VMSIM_H
 
 #include "fault/fault.h"
+#include "fault/memory.h"
 #include "fault/stress.h"
 #include "fault/uffd.h"
 #include "sync/atomic.h"
