@@ -37,6 +37,10 @@
  * VM_GROWSDOWN), VM_FAULT_SIGBUS for a file page beyond the end of the
  * file, VM_FAULT_OOM when the page pool is empty.  Bad arguments (NULL
  * mm, unknown flags or strategy) return a negative errno instead.
+ *
+ * The pieces the strategies are made of (handle_pte_fault and its
+ * cases, the PTL helpers, the install) are in fault/memory.h, for a
+ * strategy of one's own (vs_fault_strategy_register()).
  */
 #ifndef VS_FAULT_FAULT_H
 #define VS_FAULT_FAULT_H
