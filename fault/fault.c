@@ -25,7 +25,7 @@ static const char *const abort_names[VS_SPF_ABORT_NR] = {
 	"pte_changed", "anon_vma", "nomem"
 };
 
-bool vs_access_error(unsigned int flags, unsigned long vm_flags)
+inline bool vs_access_error(unsigned int flags, unsigned long vm_flags)
 {
 	if (flags & VS_FAULT_FLAG_WRITE)
 		return !(vm_flags & VS_VM_WRITE);
@@ -34,7 +34,7 @@ bool vs_access_error(unsigned int flags, unsigned long vm_flags)
 	return !(vm_flags & (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC));
 }
 
-void vs_vmf_read_vma(struct vs_vm_fault *vmf, struct vs_vma *vma)
+inline void vs_vmf_read_vma(struct vs_vm_fault *vmf, struct vs_vma *vma)
 {
 	vmf->vma = vma;
 	vmf->vm_start = vs_read_once(&vma->vm_start);
@@ -371,7 +371,11 @@ const char *vs_spf_abort_name(int reason)
 
 /* ---- counters ------------------------------------------------------------ */
 
-int vs_count_vm_event(int item)
+/*
+ * Exported, and inline here: the built-in strategies count on their
+ * fast path, where the check of a constant @item folds away.
+ */
+inline int vs_count_vm_event(int item)
 {
 	unsigned int slot;
 

@@ -41,7 +41,7 @@ static int fault_pte_changed(struct vs_vm_fault *vmf)
 	return 0;
 }
 
-bool vs_pte_map_lock(struct vs_vm_fault *vmf)
+inline bool vs_pte_map_lock(struct vs_vm_fault *vmf)
 {
 	if (speculative(vmf) && vs_vma_has_changed(vmf)) {
 		vmf->abort = VS_SPF_ABORT_SEQ_CHANGED;
@@ -64,7 +64,7 @@ bool vs_pte_map_lock(struct vs_vm_fault *vmf)
 	return true;
 }
 
-bool vs_vmf_pte_changed(struct vs_vm_fault *vmf)
+inline bool vs_vmf_pte_changed(struct vs_vm_fault *vmf)
 {
 	return vs_ptep_get(vmf->pte) != vmf->orig_pte &&
 	       !VS_BROKEN(fault_no_pte_same);
@@ -89,8 +89,8 @@ static int fault_pte_lock(struct vs_vm_fault *vmf)
 	return PTE_LOCKED;
 }
 
-void vs_set_pte_range(struct vs_vm_fault *vmf, struct vs_page *page,
-		      uint64_t prot)
+inline void vs_set_pte_range(struct vs_vm_fault *vmf,
+			     struct vs_page *page, uint64_t prot)
 {
 	struct vs_mm *mm = vmf->mm;
 
