@@ -4,6 +4,11 @@
  * fault/fault.h), after arch/x86/mm/fault.c's do_user_addr_fault(),
  * mm/memory.c's lock_vma_under_rcu(), and the speculative page fault
  * series (Zijlstra 2010/2014, Dufour 2017-2019).
+ *
+ * The building blocks of fault/memory.h that the built-in strategies
+ * call on every fault are defined inline: the header's declaration
+ * keeps them external for a strategy of one's own, and the strategies
+ * here pay no call for them.
  */
 #include <pthread.h>
 #include <string.h>

@@ -10,6 +10,9 @@
  * fault/memory.h): under the mmap_lock anything; under the VMA lock no
  * anon_vma; speculative nothing but pages, every failure an abort with
  * its reason.
+ *
+ * The pieces every fault goes through are defined inline (external all
+ * the same, through fault/memory.h's declarations), as in fault.c.
  */
 #include "internal.h"
 
