@@ -32,7 +32,7 @@ if(VS_BUILD_DOCS)
 
   # The installed headers, less the generated config.h (no API in it).
   set(VS_DOC_HEADERS include/vmsim.h ${VS_SYNC_HEADERS} ${VS_VM_HEADERS}
-    ${VS_FAULT_HEADERS})
+    ${VS_FAULT_HEADERS} ${VS_CHECK_HEADERS})
   list(FILTER VS_DOC_HEADERS EXCLUDE REGEX "^${VS_GEN_DIR}/")
   list(TRANSFORM VS_DOC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/")
 

@@ -4,6 +4,11 @@
  * fault/fault.h), after arch/x86/mm/fault.c's do_user_addr_fault(),
  * mm/memory.c's lock_vma_under_rcu(), and the speculative page fault
  * series (Zijlstra 2010/2014, Dufour 2017-2019).
+ *
+ * The building blocks of fault/memory.h that the built-in strategies
+ * call on every fault are defined inline: the header's declaration
+ * keeps them external for a strategy of one's own, and the strategies
+ * here pay no call for them.
  */
 #include <pthread.h>
 #include <string.h>
@@ -13,18 +18,19 @@
 #define FAULT_FLAGS (VS_FAULT_FLAG_WRITE | VS_FAULT_FLAG_USER | \
 		     VS_FAULT_FLAG_INSTRUCTION | VS_FAULT_FLAG_NO_FALLBACK)
 
-struct vs__fault_slot vs__fault_stats[VS_SLOT_ARRAY];
+/* One slot's counters, a cache line apart from the next slot's. */
+struct fault_slot {
+	VS_CACHELINE_ALIGNED vs_atomic_long_t c[VS_NR_VM_EVENT_ITEMS];
+};
+
+static struct fault_slot fault_stats[VS_SLOT_ARRAY];
 
 static const char *const abort_names[VS_SPF_ABORT_NR] = {
 	"no_vma", "seq_odd", "vma_write", "seq_changed", "seq_ptl", "no_table",
 	"pte_changed", "anon_vma", "nomem"
 };
 
-/*
- * access_error (arch/x86/mm/fault.c): a write needs VM_WRITE, an
- * instruction fetch VM_EXEC, a read any access at all.
- */
-static int access_error(unsigned int flags, unsigned long vm_flags)
+inline bool vs_access_error(unsigned int flags, unsigned long vm_flags)
 {
 	if (flags & VS_FAULT_FLAG_WRITE)
 		return !(vm_flags & VS_VM_WRITE);
@@ -33,53 +39,72 @@ static int access_error(unsigned int flags, unsigned long vm_flags)
 	return !(vm_flags & (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC));
 }
 
-/*
- * Read the VMA's fields into @f.  Context: the VMA is stable (mmap_lock
- * or its read lock), or inside vs_rcu_read_lock() between a vm_sequence
- * sample and its retry check (then they are a snapshot).
- */
-static void fault_read_vma(struct vs__fault *f, struct vs_vma *vma)
+inline void vs_vmf_read_vma(struct vs_vm_fault *vmf, struct vs_vma *vma)
 {
-	f->vma = vma;
-	f->start = vs_read_once(&vma->vm_start);
-	f->end = vs_read_once(&vma->vm_end);
-	f->vm_flags = vs_read_once(&vma->vm_flags);
-	f->pgoff = vs_read_once(&vma->vm_pgoff);
-	f->file = vs_read_once(&vma->vm_file);
+	vmf->vma = vma;
+	vmf->vm_start = vs_read_once(&vma->vm_start);
+	vmf->vm_end = vs_read_once(&vma->vm_end);
+	vmf->vm_flags = vs_read_once(&vma->vm_flags);
+	vmf->vm_pgoff = vs_read_once(&vma->vm_pgoff);
+	vmf->vm_file = vs_read_once(&vma->vm_file);
 	/* Acquire: pairs with anon_vma_prepare's cmpxchg, so the anon_vma
 	 * is initialised when seen. */
-	f->anon_vma = vs_load_acquire(&vma->anon_vma);
+	vmf->anon_vma = vs_load_acquire(&vma->anon_vma);
+}
+
+int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma)
+{
+	if (!vs_raw_seqcount_try_begin(&vma->vm_sequence, &vmf->sequence))
+		return vs_spf_abort(vmf, VS_SPF_ABORT_SEQ_ODD);
+	vs_vmf_read_vma(vmf, vma);
+	/* Read inside the section: a detach is made between
+	 * vm_write_begin and vm_write_end. */
+	if (vs_read_once(&vma->vm_detached))
+		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
+	/*
+	 * A VMA the current mmap_lock writer marked may sit between two
+	 * write sections of one operation (mremap moved its PTEs and has
+	 * yet to unmap it): its fields are consistent but stale.  The mark
+	 * is stored before the writer's vm_write_begin, so a fault that
+	 * reads it unmarked here and then finds vm_sequence unchanged
+	 * under the PTL ran wholly before the operation's first section.
+	 */
+	if (vs_vma_is_write_marked(vma))
+		return vs_spf_abort(vmf, VS_SPF_ABORT_VMA_WRITE);
+	if (vs_vma_has_changed(vmf))
+		return vs_spf_abort(vmf, VS_SPF_ABORT_SEQ_CHANGED);
+	return 0;
 }
 
 /* Count how the fault ended.  Context: any. */
 static int fault_done(int ret)
 {
 	if (ret & VS_VM_FAULT_SIGSEGV)
-		vs__fault_count(VS__FS_SIGSEGV);
+		vs_count_vm_event(VS_FAULT_SIGSEGV);
 	if (ret & VS_VM_FAULT_SIGBUS)
-		vs__fault_count(VS__FS_SIGBUS);
+		vs_count_vm_event(VS_FAULT_SIGBUS);
 	if (ret & VS_VM_FAULT_OOM)
-		vs__fault_count(VS__FS_OOM);
+		vs_count_vm_event(VS_FAULT_OOM);
 	return ret;
 }
 
 /* The classic path.  Context: no lock of @mm held. */
-static int fault_locked(struct vs__fault *f)
+static int fault_locked(struct vs_vm_fault *f)
 {
 	struct vs_vma *vma;
 	int ret;
 
-	vs__fault_count(VS__FS_LOCKED);
-	f->strategy = VS_FAULT_LOCKED;
+	vs_count_vm_event(VS_PGFAULT_LOCKED);
+	f->flags &= ~(VS_FAULT_FLAG_SPECULATIVE | VS_FAULT_FLAG_VMA_LOCK);
 	vs_mmap_read_lock(f->mm);
 	vma = vs_find_vma(f->mm, f->address);
 	if (!vma || f->address < vs_read_once(&vma->vm_start)) {
 		vs_mmap_read_unlock(f->mm);
 		return VS_VM_FAULT_SIGSEGV;
 	}
-	fault_read_vma(f, vma);
-	ret = access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
-		vs__handle_pte_fault(f);
+	vs_vmf_read_vma(f, vma);
+	ret = vs_access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
+		vs_handle_pte_fault(f);
 	vs_mmap_read_unlock(f->mm);
 	return ret;
 }
@@ -90,53 +115,38 @@ static int fault_locked(struct vs__fault *f)
  * Return: as the fault, or VM_FAULT_RETRY with f->abort.
  * Context: inside vs_rcu_read_lock().
  */
-static int spf_fault(struct vs__fault *f)
+static int spf_fault(struct vs_vm_fault *f)
 {
 	struct vs_vma *vma = vs_vma_lookup(f->mm, f->address);
+	int ret;
 
 	if (!vma)
-		return vs__spf_abort(f, VS_SPF_ABORT_NO_VMA);
-	if (!vs_raw_seqcount_try_begin(&vma->vm_sequence, &f->seq))
-		return vs__spf_abort(f, VS_SPF_ABORT_SEQ_ODD);
-	fault_read_vma(f, vma);
-	/* Read inside the section: a detach is made between
-	 * vm_write_begin and vm_write_end. */
-	if (vs_read_once(&vma->vm_detached))
-		return vs__spf_abort(f, VS_SPF_ABORT_NO_VMA);
-	/*
-	 * A VMA the current mmap_lock writer marked may sit between two
-	 * write sections of one operation (mremap moved its PTEs and has
-	 * yet to unmap it): its fields are consistent but stale.  The mark
-	 * is stored before the writer's vm_write_begin, so a fault that
-	 * reads it unmarked here and then finds vm_sequence unchanged
-	 * under the PTL ran wholly before the operation's first section.
-	 */
-	if (vs_vma_is_write_marked(vma))
-		return vs__spf_abort(f, VS_SPF_ABORT_VMA_WRITE);
-	if (vs_read_seqcount_retry(&vma->vm_sequence, f->seq))
-		return vs__spf_abort(f, VS_SPF_ABORT_SEQ_CHANGED);
+		return vs_spf_abort(f, VS_SPF_ABORT_NO_VMA);
+	ret = vs_vma_snapshot(f, vma);
+	if (ret)
+		return ret;
 	/* A consistent snapshot of a live VMA: the VMA moved away from
 	 * the address after the lookup, or forbids the access. */
-	if (f->address < f->start || f->address >= f->end)
-		return vs__spf_abort(f, VS_SPF_ABORT_NO_VMA);
-	if (access_error(f->flags, f->vm_flags))
+	if (f->address < f->vm_start || f->address >= f->vm_end)
+		return vs_spf_abort(f, VS_SPF_ABORT_NO_VMA);
+	if (vs_access_error(f->flags, f->vm_flags))
 		return VS_VM_FAULT_SIGSEGV;
-	return vs__handle_pte_fault(f);
+	return vs_handle_pte_fault(f);
 }
 
-static int fault_spf(struct vs__fault *f)
+static int fault_spf(struct vs_vm_fault *f)
 {
 	int ret;
 
-	f->strategy = VS_FAULT_SPF;
+	f->flags |= VS_FAULT_FLAG_SPECULATIVE;
 	vs_rcu_read_lock();
 	ret = spf_fault(f);
 	vs_rcu_read_unlock();
 	if (!(ret & VS_VM_FAULT_RETRY)) {
-		vs__fault_count(VS__FS_SPF_SUCCESS);
+		vs_count_vm_event(VS_SPF_SUCCESS);
 		return ret;
 	}
-	vs__fault_count(VS__FS_SPF_ABORT + f->abort);
+	vs_count_vm_event(VS_SPF_ABORT_EVENT + f->abort);
 	if (f->flags & VS_FAULT_FLAG_NO_FALLBACK)
 		return VS_VM_FAULT_RETRY;
 	return fault_locked(f);
@@ -184,7 +194,7 @@ retry:
 		goto inval;
 	if (vs_read_once(&vma->vm_detached)) {
 		vs_up_read(&vma->vm_lock);
-		vs__fault_count(VS__FS_VMA_LOCK_MISS);
+		vs_count_vm_event(VS_VMA_LOCK_MISS);
 		goto retry;
 	}
 	/* vm_start and vm_end may have changed before the lock. */
@@ -197,27 +207,27 @@ retry:
 	return vma;
 inval:
 	vs_rcu_read_unlock();
-	vs__fault_count(VS__FS_VMA_LOCK_ABORT);
+	vs_count_vm_event(VS_VMA_LOCK_ABORT);
 	return NULL;
 }
 
-static int fault_pervma(struct vs__fault *f)
+static int fault_pervma(struct vs_vm_fault *f)
 {
 	struct vs_vma *vma = lock_vma_under_rcu(f->mm, f->address);
 	int ret;
 
-	f->strategy = VS_FAULT_PERVMA;
 	if (!vma)
 		goto fallback;
-	fault_read_vma(f, vma);
-	ret = access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
-		vs__handle_pte_fault(f);
+	f->flags |= VS_FAULT_FLAG_VMA_LOCK;
+	vs_vmf_read_vma(f, vma);
+	ret = vs_access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
+		vs_handle_pte_fault(f);
 	vs_up_read(&vma->vm_lock);	/* vma_end_read */
 	if (!(ret & VS_VM_FAULT_RETRY)) {
-		vs__fault_count(VS__FS_VMA_LOCK_SUCCESS);
+		vs_count_vm_event(VS_VMA_LOCK_SUCCESS);
 		return ret;
 	}
-	vs__fault_count(VS__FS_VMA_LOCK_RETRY);
+	vs_count_vm_event(VS_VMA_LOCK_RETRY);
 fallback:
 	if (f->flags & VS_FAULT_FLAG_NO_FALLBACK)
 		return VS_VM_FAULT_RETRY;
@@ -228,14 +238,14 @@ fallback:
 
 /* A built-in strategy's fault at @addr: the descriptor, then @fn. */
 static int builtin_fault(struct vs_mm *mm, unsigned long addr,
-			 unsigned int flags, int (*fn)(struct vs__fault *))
+			 unsigned int flags, int (*fn)(struct vs_vm_fault *))
 {
-	struct vs__fault f;
+	struct vs_vm_fault f = {
+		.mm = mm,
+		.address = addr & VS_PAGE_MASK,
+		.flags = flags,
+	};
 
-	memset(&f, 0, sizeof(f));
-	f.mm = mm;
-	f.address = addr & VS_PAGE_MASK;
-	f.flags = flags;
 	return fn(&f);
 }
 
@@ -309,7 +319,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
-	vs__fault_count(VS__FS_FAULTS);
+	vs_count_vm_event(VS_PGFAULT);
 	if (addr < mm->start || addr >= mm->end)
 		return fault_done(VS_VM_FAULT_SIGSEGV);
 	return fault_done(ops->fault(mm, addr, flags));
@@ -366,10 +376,25 @@ const char *vs_spf_abort_name(int reason)
 
 /* ---- counters ------------------------------------------------------------ */
 
-static unsigned long stat_sum(int what)
+/*
+ * Exported, and inline here: the built-in strategies count on their
+ * fast path, where the check of a constant @item folds away.
+ */
+inline int vs_count_vm_event(int item)
 {
-	return (unsigned long)vs__slot_sum(&vs__fault_stats[0].c[what],
-					   sizeof(vs__fault_stats[0]));
+	unsigned int slot;
+
+	if (item < 0 || item >= VS_NR_VM_EVENT_ITEMS)
+		return -EINVAL;
+	slot = vs__thread_slot();
+	vs__slot_add(&fault_stats[slot].c[item], slot, 1);
+	return 0;
+}
+
+static unsigned long stat_sum(int item)
+{
+	return (unsigned long)vs__slot_sum(&fault_stats[0].c[item],
+					   sizeof(fault_stats[0]));
 }
 
 int vs_fault_stats_get(struct vs_fault_stats *st)
@@ -378,18 +403,41 @@ int vs_fault_stats_get(struct vs_fault_stats *st)
 
 	if (!st)
 		return -EINVAL;
-	st->faults = stat_sum(VS__FS_FAULTS);
-	st->locked = stat_sum(VS__FS_LOCKED);
-	st->spf_success = stat_sum(VS__FS_SPF_SUCCESS);
+	st->faults = stat_sum(VS_PGFAULT);
+	st->locked = stat_sum(VS_PGFAULT_LOCKED);
+	st->spf_success = stat_sum(VS_SPF_SUCCESS);
 	for (i = 0; i < VS_SPF_ABORT_NR; i++)
-		st->spf_abort[i] = stat_sum(VS__FS_SPF_ABORT + i);
-	st->vma_lock_success = stat_sum(VS__FS_VMA_LOCK_SUCCESS);
-	st->vma_lock_abort = stat_sum(VS__FS_VMA_LOCK_ABORT);
-	st->vma_lock_retry = stat_sum(VS__FS_VMA_LOCK_RETRY);
-	st->vma_lock_miss = stat_sum(VS__FS_VMA_LOCK_MISS);
-	st->sigsegv = stat_sum(VS__FS_SIGSEGV);
-	st->sigbus = stat_sum(VS__FS_SIGBUS);
-	st->oom = stat_sum(VS__FS_OOM);
+		st->spf_abort[i] = stat_sum(VS_SPF_ABORT_EVENT + i);
+	st->vma_lock_success = stat_sum(VS_VMA_LOCK_SUCCESS);
+	st->vma_lock_abort = stat_sum(VS_VMA_LOCK_ABORT);
+	st->vma_lock_retry = stat_sum(VS_VMA_LOCK_RETRY);
+	st->vma_lock_miss = stat_sum(VS_VMA_LOCK_MISS);
+	st->sigsegv = stat_sum(VS_FAULT_SIGSEGV);
+	st->sigbus = stat_sum(VS_FAULT_SIGBUS);
+	st->oom = stat_sum(VS_FAULT_OOM);
+	return 0;
+}
+
+int vs_fault_stats_sub(const struct vs_fault_stats *a,
+		       const struct vs_fault_stats *b,
+		       struct vs_fault_stats *res)
+{
+	int i;
+
+	if (!a || !b || !res)
+		return -EINVAL;
+	res->faults = a->faults - b->faults;
+	res->locked = a->locked - b->locked;
+	res->spf_success = a->spf_success - b->spf_success;
+	for (i = 0; i < VS_SPF_ABORT_NR; i++)
+		res->spf_abort[i] = a->spf_abort[i] - b->spf_abort[i];
+	res->vma_lock_success = a->vma_lock_success - b->vma_lock_success;
+	res->vma_lock_abort = a->vma_lock_abort - b->vma_lock_abort;
+	res->vma_lock_retry = a->vma_lock_retry - b->vma_lock_retry;
+	res->vma_lock_miss = a->vma_lock_miss - b->vma_lock_miss;
+	res->sigsegv = a->sigsegv - b->sigsegv;
+	res->sigbus = a->sigbus - b->sigbus;
+	res->oom = a->oom - b->oom;
 	return 0;
 }
 
@@ -398,6 +446,6 @@ void vs_fault_stats_reset(void)
 	int s, i;
 
 	for (s = 0; s < VS_SLOT_ARRAY; s++)
-		for (i = 0; i < VS__FS_NR; i++)
-			vs_write_once(&vs__fault_stats[s].c[i], 0);
+		for (i = 0; i < VS_NR_VM_EVENT_ITEMS; i++)
+			vs_write_once(&fault_stats[s].c[i], 0);
 }

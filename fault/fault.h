@@ -37,6 +37,10 @@
  * VM_GROWSDOWN), VM_FAULT_SIGBUS for a file page beyond the end of the
  * file, VM_FAULT_OOM when the page pool is empty.  Bad arguments (NULL
  * mm, unknown flags or strategy) return a negative errno instead.
+ *
+ * The pieces the strategies are made of (handle_pte_fault and its
+ * cases, the PTL helpers, the install) are in fault/memory.h, for a
+ * strategy of one's own (vs_fault_strategy_register()).
  */
 #ifndef VS_FAULT_FAULT_H
 #define VS_FAULT_FAULT_H
@@ -163,16 +167,51 @@ struct vs_fault_stats {
 };
 
 /**
+ * enum vs_vm_event_item - one counter of struct vs_fault_stats, for
+ * vs_count_vm_event() (the kernel's vm_event_item)
+ * @VS_PGFAULT: .faults
+ * @VS_PGFAULT_LOCKED: .locked
+ * @VS_SPF_SUCCESS: .spf_success
+ * @VS_SPF_ABORT_EVENT: .spf_abort[0]; add the enum vs_spf_abort reason
+ * @VS_VMA_LOCK_SUCCESS: .vma_lock_success
+ * @VS_VMA_LOCK_ABORT: .vma_lock_abort
+ * @VS_VMA_LOCK_RETRY: .vma_lock_retry
+ * @VS_VMA_LOCK_MISS: .vma_lock_miss
+ * @VS_FAULT_SIGSEGV: .sigsegv
+ * @VS_FAULT_SIGBUS: .sigbus
+ * @VS_FAULT_OOM: .oom
+ * @VS_NR_VM_EVENT_ITEMS: the number of counters
+ */
+enum vs_vm_event_item {
+	VS_PGFAULT,
+	VS_PGFAULT_LOCKED,
+	VS_SPF_SUCCESS,
+	VS_SPF_ABORT_EVENT,
+	VS_VMA_LOCK_SUCCESS = VS_SPF_ABORT_EVENT + VS_SPF_ABORT_NR,
+	VS_VMA_LOCK_ABORT,
+	VS_VMA_LOCK_RETRY,
+	VS_VMA_LOCK_MISS,
+	VS_FAULT_SIGSEGV,
+	VS_FAULT_SIGBUS,
+	VS_FAULT_OOM,
+	VS_NR_VM_EVENT_ITEMS
+};
+
+/**
  * struct vs_fault_strategy_ops - one way to resolve faults
  * @name: unique among strategies; what vs_fault_strategy_parse() takes
  * @fault: resolve the fault at @addr of @mm for @flags (VS_FAULT_FLAG_*),
  *	as vs_handle_mm_fault() says: return 0 or VS_VM_FAULT_* bits.
  *	Called with no lock of @mm held and outside vs_rcu_read_lock(),
- *	after the fault was counted and @addr checked against the mm's
- *	range; the result's SIGSEGV/SIGBUS/OOM are counted after it.
+ *	after the fault was counted (VS_PGFAULT) and @addr checked
+ *	against the mm's range; the result's SIGSEGV/SIGBUS/OOM are
+ *	counted after it.  The strategy counts the rest of what it does
+ *	with vs_count_vm_event(), as the built-in ones do.
  *
  * The built-in strategies are ops tables too (vs_fault_strategy_ops()),
- * so a new strategy may hand a case it does not handle to one of them.
+ * so a new strategy may hand a case it does not handle to one of them
+ * (the speculative ones fall back to VS_FAULT_LOCKED's).  A strategy of
+ * one's own is composed of the pieces of fault/memory.h.
  */
 struct vs_fault_strategy_ops {
 	const char *name;
@@ -307,6 +346,31 @@ VS_EXTERN int vs_fault_stats_get(struct vs_fault_stats *st);
  * counts a fault meanwhile may store its old count back.
  */
 VS_EXTERN void vs_fault_stats_reset(void);
+
+/**
+ * vs_fault_stats_sub - the counts between two vs_fault_stats_get() calls
+ * @a: the later sums
+ * @b: the earlier sums
+ * @res: receives @a - @b, counter by counter; may be @a or @b
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for a NULL argument.
+ */
+VS_EXTERN int vs_fault_stats_sub(const struct vs_fault_stats *a,
+				 const struct vs_fault_stats *b,
+				 struct vs_fault_stats *res);
+
+/**
+ * vs_count_vm_event - count one event of the calling thread
+ * @item: a value of enum vs_vm_event_item
+ *
+ * What a strategy calls to count what it did (count_vm_event): into the
+ * calling thread's slot, summed by vs_fault_stats_get().
+ *
+ * Context: any; takes no lock.
+ * Return: 0, -EINVAL for an unknown @item.
+ */
+VS_EXTERN int vs_count_vm_event(int item);
 
 /**
  * vs_access - touch [addr, addr + len) as user code would

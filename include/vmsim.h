@@ -34,6 +34,7 @@
 #define VMSIM_H
 
 #include "fault/fault.h"
+#include "fault/memory.h"
 #include "fault/uffd.h"
 #include "sync/atomic.h"
 #include "sync/brlock.h"

@@ -77,7 +77,6 @@ void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
 void vs__mmu_notify_end(struct vs_mm *mm, unsigned long start,
 			unsigned long end, int event, unsigned long flags);
 
-void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta);
 /* @event: VS_MMU_NOTIFY_UNMAP or _CLEAR, for the secondary MMU. */
 void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 	     int event);

@@ -109,29 +109,27 @@ void vs_vma_start_write(struct vs_vma *vma)
 
 /* ---- page accounting (see vm/internal.h) --------------------------------- */
 
-/* The RSS counter @page counts in. */
-static int mm_counter(struct vs_page *page)
+int vs_mm_counter(struct vs_page *page)
 {
 	struct vs_file *f;
 
+	if (!page)
+		return -EINVAL;
 	if (vs_page_test_flags(page, VS_PG_ANON))
 		return VS_MM_ANONPAGES;
 	f = page->mapping;
 	return f && f->shmem ? VS_MM_SHMEMPAGES : VS_MM_FILEPAGES;
 }
 
-/* Add @delta to the calling thread's slot of counter @member. */
-static void mm_add_counter(struct vs_mm *mm, int member, long delta)
+int vs_add_mm_counter(struct vs_mm *mm, int member, long value)
 {
-	unsigned int slot = vs__thread_slot();
+	unsigned int slot;
 
-	vs__slot_add(&mm->rss[slot].count[member], slot, delta);
-}
-
-/* Context: the PTL of the PTE that maps or mapped @page. */
-void vs__mm_add_rss(struct vs_mm *mm, struct vs_page *page, long delta)
-{
-	mm_add_counter(mm, mm_counter(page), delta);
+	if (!mm || member < 0 || member >= VS_NR_MM_COUNTERS)
+		return -EINVAL;
+	slot = vs__thread_slot();
+	vs__slot_add(&mm->rss[slot].count[member], slot, value);
+	return 0;
 }
 
 long vs_get_mm_counter(struct vs_mm *mm, int member)
@@ -165,7 +163,7 @@ static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
 	(void)addr;
 	if (!page || vs_page_test_flags(page, VS_PG_ZERO))
 		return;
-	member = mm_counter(page);
+	member = vs_mm_counter(page);
 	if (member != VS_MM_ANONPAGES && vs_pte_dirty(pte))
 		vs_page_set_flags(page, VS_PG_DIRTY);
 	z->rss[member]++;
@@ -188,7 +186,7 @@ void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
 	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
 		if (z.rss[i])
-			mm_add_counter(mm, i, -z.rss[i]);
+			vs_add_mm_counter(mm, i, -z.rss[i]);
 	vs__mmu_notify_end(mm, start, end, event, 0);
 }
 
@@ -274,7 +272,7 @@ int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 		flags |= VS_PTE_WRITE | VS_PTE_DIRTY;
 	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
 		vs_page_add_mapcount(page);
-		vs__mm_add_rss(mm, page, 1);
+		vs_add_mm_counter(mm, vs_mm_counter(page), 1);
 	}
 	/* Release: the page's contents before the PTE (see vs_set_pte). */
 	vs_set_pte(ptep, vs_mk_pte(vs_page_to_pfn(mm->pool, page), flags));

@@ -334,6 +334,35 @@ VS_EXTERN int vs_mmu_notifier_unregister(struct vs_mm *mm,
 VS_EXTERN long vs_get_mm_counter(struct vs_mm *mm, int member);
 
 /**
+ * vs_mm_counter - the RSS counter a mapping of @page counts in (mm_counter)
+ * @page: a page other than the zero page (which counts nowhere)
+ *
+ * Context: any.
+ * Return: VS_MM_ANONPAGES, VS_MM_SHMEMPAGES or VS_MM_FILEPAGES; -EINVAL
+ * for NULL.
+ */
+VS_EXTERN int vs_mm_counter(struct vs_page *page);
+
+/**
+ * vs_add_mm_counter - add @value to @mm's RSS counter @member
+ * (add_mm_counter)
+ * @mm: the mm
+ * @member: VS_MM_FILEPAGES, VS_MM_ANONPAGES or VS_MM_SHMEMPAGES
+ * @value: pages mapped (positive) or unmapped (negative)
+ *
+ * Adds to the calling thread's slot (see vs_get_mm_counter()).  The
+ * accounting rule: a PTE that maps a page other than the zero page
+ * counts once, in vs_mm_counter() of the page, from the moment it is
+ * set to the moment it is cleared.
+ *
+ * Context: any; a fault adds under the PTL of the PTE it sets (so that
+ * a sum taken under that PTL is exact), a zap gathers its counts and
+ * adds them once it is done.
+ * Return: 0; -EINVAL for a NULL @mm or an unknown @member.
+ */
+VS_EXTERN int vs_add_mm_counter(struct vs_mm *mm, int member, long value);
+
+/**
  * vs_mm_destroy - unmap everything and free the mm
  * @mm: the mm
  *

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fault/fault.h"
+#include "fault/memory.h"
 #include "sync/rcu.h"
 #include "sync/thread.h"
 #include "test.h"
@@ -289,6 +290,9 @@ START_TEST(fault_bad_args)
 	ck_assert_int_eq(vs_get_mm_counter(NULL, VS_MM_ANONPAGES), -EINVAL);
 	ck_assert_int_eq(vs_get_mm_counter(mm, -1), -EINVAL);
 	ck_assert_int_eq(vs_get_mm_counter(mm, VS_NR_MM_COUNTERS), -EINVAL);
+	ck_assert_int_eq(vs_add_mm_counter(NULL, VS_MM_ANONPAGES, 1), -EINVAL);
+	ck_assert_int_eq(vs_add_mm_counter(mm, VS_NR_MM_COUNTERS, 1), -EINVAL);
+	ck_assert_int_eq(vs_mm_counter(NULL), -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault(NULL, A0, U), -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, U | 0x2), -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, UW | 0x80000000u),
@@ -301,6 +305,13 @@ START_TEST(fault_bad_args)
 			 -EINVAL);
 	ck_assert_int_eq(vs_handle_mm_fault_as(mm, A0, UW | 0x20,
 					       VS_FAULT_SPF), -EINVAL);
+	/* The mode bits are the strategies' own. */
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0,
+					    U | VS_FAULT_FLAG_SPECULATIVE),
+			 -EINVAL);
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0,
+					    U | VS_FAULT_FLAG_VMA_LOCK),
+			 -EINVAL);
 	/* Refused calls fault nothing in. */
 	ck_assert_uint_eq(pte_at(mm, A0), 0);
 	ck_assert_int_eq(vs_mm_set_fault_strategy(NULL, VS_FAULT_SPF),
@@ -1159,6 +1170,35 @@ START_TEST(stats_reset_zeroes)
 }
 END_TEST
 
+/* What a strategy counts shows in the sums, and a difference of two
+ * snapshots is exactly what happened between them. */
+START_TEST(stats_count_and_sub)
+{
+	struct vs_fault_stats a, b, d;
+
+	ck_assert_int_eq(vs_count_vm_event(-1), -EINVAL);
+	ck_assert_int_eq(vs_count_vm_event(VS_NR_VM_EVENT_ITEMS), -EINVAL);
+	ck_assert_int_eq(vs_fault_stats_sub(NULL, &a, &d), -EINVAL);
+	ck_assert_int_eq(vs_fault_stats_sub(&a, NULL, &d), -EINVAL);
+	ck_assert_int_eq(vs_fault_stats_sub(&a, &b, NULL), -EINVAL);
+	b = stats();
+	ck_assert_int_eq(vs_count_vm_event(VS_SPF_SUCCESS), 0);
+	ck_assert_int_eq(vs_count_vm_event(VS_SPF_ABORT_EVENT +
+					   VS_SPF_ABORT_NOMEM), 0);
+	ck_assert_int_eq(vs_count_vm_event(VS_FAULT_OOM), 0);
+	a = stats();
+	ck_assert_int_eq(vs_fault_stats_sub(&a, &b, &d), 0);
+	ck_assert_uint_eq(d.spf_success, 1);
+	ck_assert_uint_eq(d.spf_abort[VS_SPF_ABORT_NOMEM], 1);
+	ck_assert_uint_eq(spf_aborts(&d), 1);
+	ck_assert_uint_eq(d.oom, 1);
+	ck_assert_uint_eq(d.faults + d.locked + d.sigsegv + d.sigbus, 0);
+	/* @res may be @a. */
+	ck_assert_int_eq(vs_fault_stats_sub(&a, &b, &a), 0);
+	ck_assert_mem_eq(&a, &d, sizeof(d));
+}
+END_TEST
+
 START_TEST(stats_locked)
 {
 	struct vs_mm *mm = mm_new(VS_FAULT_LOCKED);
@@ -1530,9 +1570,9 @@ Suite *fault_suite(void)
 			 rss_matches_ptes);
 
 	tc = vs_test_tcase(s, "stats");
-	vs_test_add(tc, stats_reset_zeroes, stats_locked, stats_spf_success,
-		    stats_spf_no_table_then_anon_vma, stats_spf_no_vma,
-		    stats_vma_being_written, stats_pervma,
+	vs_test_add(tc, stats_reset_zeroes, stats_count_and_sub, stats_locked,
+		    stats_spf_success, stats_spf_no_table_then_anon_vma,
+		    stats_spf_no_vma, stats_vma_being_written, stats_pervma,
 		    stats_strategy_per_call);
 	return s;
 }
