@@ -37,7 +37,7 @@ run_shared "$work/cmake/consumer_shared"
 PKG_CONFIG_PATH=$(find "$prefix" -name vmsim.pc -printf '%h')
 export PKG_CONFIG_PATH
 libdir=$(pkg-config --variable=libdir vmsim)
-# shellcheck disable=SC2046 # pkg-config's flags are meant to split
+# shellcheck disable=SC2046,SC2086 # compiler flags are meant to split
 cc ${VS_CONSUMER_CFLAGS:-} -o "$work/consumer_pc" "$src/consumer.c" \
 	$(pkg-config --cflags --libs vmsim) -Wl,-rpath,"$libdir"
 run_shared "$work/consumer_pc"
