@@ -8,7 +8,7 @@
  * strategy says, and returns the kernel's VM_FAULT_* bits.
  *
  *   locked  mmap_read_lock, find_vma, access check, handle, unlock.
- *   spf     the speculative page fault (seeds 003 and 004, Dufour's
+ *   spf     the speculative page fault (Zijlstra's 2010/2014 series, Dufour's
  *           series): under rcu_read_lock, look the VMA up, sample its
  *           vm_sequence (odd: abort), snapshot its fields (a VMA that
  *           the current mmap_lock writer marked: abort), check access,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sync/brlock.h - big-reader lock (seed 000): one mutex per slot.
+ * sync/brlock.h - big-reader lock: one mutex per slot (Linux 2.4's brlock
+ * as Paul McKenney's "Recent read-mostly research", LWN 2014, describes
+ * it; docs/references.md).
  *
  * A reader takes only its own slot's mutex: an atomic on its own cache
  * line, never a miss while no writer comes.  Threads beyond VS_NR_SLOTS

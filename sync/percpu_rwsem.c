@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-slot reader counts with rcu_sync (seed 002; kernel/rcu/sync.c and
+ * Per-slot reader counts with rcu_sync (Gautham Shenoy's 2006
+ * lock_cpu_hotplug redesign, docs/references.md; kernel/rcu/sync.c and
  * kernel/locking/percpu-rwsem.c).  See percpu_rwsem.h for the protocol.
  */
 #include "percpu_rwsem.h"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sync/percpu_rwsem.h - per-slot reader counts with a writer flag, the
- * protocol of the 2006 lock_cpu_hotplug redesign (seed 002) as it grew
- * into the kernel's percpu_rw_semaphore, with rcu_sync so that
- * back-to-back writers skip the grace period.
+ * protocol of Gautham Shenoy's 2006 lock_cpu_hotplug redesign
+ * (docs/references.md) as it grew into the kernel's percpu_rw_semaphore,
+ * with rcu_sync so that back-to-back writers skip the grace period.
  *
  * Reader fast path, inside an RCU read-side section: if rcu_sync is idle
  * (no writer for at least a grace period), add one to the caller's slot

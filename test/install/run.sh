@@ -1,31 +1,56 @@
 #!/bin/sh
 # Install vmsim from build dir $1 into a scratch prefix, then build and
-# run test/install/consumer.c against it both ways: CMake find_package
-# (shared and static) and pkg-config.
+# run test/install/consumer.c against it: with CMake find_package
+# (shared and static), and with pkg-config and an rpath taken from
+# `pkg-config --variable=libdir vmsim`, as README tells a user who
+# installs into a prefix the dynamic loader does not search.  No
+# LD_LIBRARY_PATH: each program must find the library it was linked
+# against by itself, and ldd must show it is the one in the prefix.
 set -eu
 build=$1
 src=$(cd "$(dirname "$0")" && pwd)
 work=$build/install-test
 rm -rf "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$src" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" \
+prefix=$(cd "$work/prefix" && pwd)
+unset LD_LIBRARY_PATH
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=$src/tsan.supp"
+
+# $1 must load libvmsim.so from the scratch prefix, then run clean.
+run_shared() {
+	lib=$(ldd "$1" | awk '/libvmsim\.so/ { print $3 }')
+	case $lib in
+	"$prefix"/*) ;;
+	*)	echo "install: $1 loads libvmsim from '$lib'," \
+			"not from $prefix" >&2
+		exit 1 ;;
+	esac
+	"$1"
+}
+
+cmake -S "$src" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
 	-DCMAKE_C_FLAGS="${VS_CONSUMER_CFLAGS:-}" >/dev/null
 cmake --build "$work/cmake" >/dev/null
-export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=$src/tsan.supp"
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake/consumer_shared"
+run_shared "$work/cmake/consumer_shared"
 "$work/cmake/consumer_static"
-pc=$work/prefix/lib/pkgconfig
+
+PKG_CONFIG_PATH=$(find "$prefix" -name vmsim.pc -printf '%h')
+export PKG_CONFIG_PATH
+libdir=$(pkg-config --variable=libdir vmsim)
+# shellcheck disable=SC2046,SC2086 # compiler flags are meant to split
 cc ${VS_CONSUMER_CFLAGS:-} -o "$work/consumer_pc" "$src/consumer.c" \
-	$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs vmsim)
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer_pc"
+	$(pkg-config --cflags --libs vmsim) -Wl,-rpath,"$libdir"
+run_shared "$work/consumer_pc"
+
 # libvmsim-check: the stress harness, which libvmsim must not carry.
-if nm -D "$work/prefix/lib/libvmsim.so" | grep -q ' T vs_stress'; then
-	echo "libvmsim.so exports stress symbols" >&2
+if nm -D "$libdir/libvmsim.so" | grep -q ' T vs_stress'; then
+	echo "install: libvmsim.so exports stress symbols" >&2
 	exit 1
 fi
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake/check_consumer_shared"
+run_shared "$work/cmake/check_consumer_shared"
 "$work/cmake/check_consumer_static"
+# shellcheck disable=SC2046,SC2086 # compiler flags are meant to split
 cc ${VS_CONSUMER_CFLAGS:-} -o "$work/check_consumer_pc" \
 	"$src/check_consumer.c" \
-	$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs vmsim-check)
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/check_consumer_pc"
+	$(pkg-config --cflags --libs vmsim-check) -Wl,-rpath,"$libdir"
+run_shared "$work/check_consumer_pc"

@@ -70,9 +70,9 @@ START_TEST(error_unknown)
 END_TEST
 
 /*
- * Extreme inputs must not crash (DESIGN.md: never abort on bad input):
- * INT_MIN has no positive counterpart, so abs(INT_MIN) is undefined and
- * UBSan aborts on it.
+ * Extreme inputs must not crash (docs/design.md: bad input gets an error,
+ * never an abort): INT_MIN has no positive counterpart, so abs(INT_MIN)
+ * is undefined and UBSan aborts on it.
  */
 START_TEST(error_int_min)
 {
