@@ -222,7 +222,7 @@ void bench_figure_line(const char *label, enum bench_agg agg,
 
 	snprintf(left, sizeof(left), "%s (%s of %s):", label,
 		 bench_agg_name(agg), over);
-	printf("  %-40s %.*f%s%s\n", left, decimals, v, *unit ? " " : "",
+	printf("  %-44s %.*f%s%s\n", left, decimals, v, *unit ? " " : "",
 	       unit);
 }
 
