@@ -99,11 +99,6 @@ _Noreturn void bench_usage_error(const char *fmt, ...)
 	exit(BENCH_EXIT_USAGE);
 }
 
-_Noreturn void bench_try_help(void)
-{
-	bench_usage_error("bad option");
-}
-
 bool bench_given(int key)
 {
 	return key > 0 && key < BENCH_OPT_END && given[key];
