@@ -357,14 +357,22 @@ static bool set_std(int key, char *arg)
 	return false;
 }
 
-/* --quick: the tool's quick values where none was given. */
+/* --quick: the tool's quick values where none was given; with all of
+ * them given it would do nothing, and is refused. */
 static void apply_quick(const struct bench_tool *tool)
 {
+	bool ms = tool->quick_ms && !bench_given(BENCH_OPT_DURATION);
+	bool rep = tool->quick_repeat && !bench_given(BENCH_OPT_REPEAT);
+
 	if (!bench_given(BENCH_OPT_QUICK))
 		return;
-	if (tool->quick_ms && !bench_given(BENCH_OPT_DURATION))
+	if (!ms && !rep)
+		bench_usage_error("--quick does not apply with %s%s",
+				  tool->quick_repeat ? "--duration and " : "",
+				  tool->quick_repeat ? "--repeat" : "--duration");
+	if (ms)
 		bench_std.duration_ms = tool->quick_ms;
-	if (tool->quick_repeat && !bench_given(BENCH_OPT_REPEAT))
+	if (rep)
 		bench_std.repeat = tool->quick_repeat;
 }
 

@@ -80,6 +80,11 @@ done
 refused lockbench --lock rwsem,nosuch
 refused lockbench --op read,
 refused lockbench --repeat 0
+refused lockbench --lock urcu --hooks
+refused lockbench --lock urcu,urcu-call --lockstat
+refused lockbench --quick --duration 1 --repeat 2
+refused faultbench --quick --duration 1
+refused uffd-floor --quick --duration 1
 refused faultbench --strategy spf,,locked
 refused faultbench --mapping both
 refused faultbench --writer all,x
