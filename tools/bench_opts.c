@@ -439,6 +439,18 @@ static bool is_long_name(const char *name, size_t len)
 	return false;
 }
 
+/* "-json" would be read as -j -s on ...: refuse a long name with one
+ * dash before getopt_long() takes it apart. */
+static void check_one_dash(const char *word)
+{
+	size_t len = strcspn(word, "=");
+
+	if (word[0] == '-' && word[1] != '-' && len > 2 &&
+	    is_long_name(word + 1, len - 1))
+		bench_usage_error("'%.*s' is not an option; write --%.*s",
+				  (int)len, word, (int)len - 1, word + 1);
+}
+
 /* getopt_long() returned '?' or ':' for @word (the element it was at). */
 static _Noreturn void bad_option(int ch, const char *word)
 {
@@ -473,6 +485,7 @@ void bench_parse_options(const struct bench_tool *tool, int argc,
 		/* With '+' the element being read is argv[optind] unless a
 		 * cluster of letters is under way, which is no long one. */
 		word = optind < argc ? argv[optind] : "";
+		check_one_dash(word);
 		idx = -1;
 		ch = getopt_long(argc, argv, shorts, longs, &idx);
 		if (ch == -1)

@@ -63,6 +63,7 @@ for t in lockbench vmbench faultbench uffd-floor multi-fault-ref; do
 	refused "$t" an-argument
 	# A long option is written in full: --js is not --json.
 	refused "$t" --js
+	refused "$t" -json
 	run "$t" --js
 	expect 'grep -q -- "--json" "$err"' "$t --js names --json"
 	[ "$t" = vmbench ] && continue
