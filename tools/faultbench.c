@@ -172,27 +172,6 @@ static unsigned long spf_abort_total(const struct vs_fault_stats *st)
 	return n;
 }
 
-/* @b - @a, counter by counter, into @d. */
-static void stats_delta(const struct vs_fault_stats *a,
-			const struct vs_fault_stats *b,
-			struct vs_fault_stats *d)
-{
-	int i;
-
-	d->faults = b->faults - a->faults;
-	d->locked = b->locked - a->locked;
-	d->spf_success = b->spf_success - a->spf_success;
-	for (i = 0; i < VS_SPF_ABORT_NR; i++)
-		d->spf_abort[i] = b->spf_abort[i] - a->spf_abort[i];
-	d->vma_lock_success = b->vma_lock_success - a->vma_lock_success;
-	d->vma_lock_abort = b->vma_lock_abort - a->vma_lock_abort;
-	d->vma_lock_retry = b->vma_lock_retry - a->vma_lock_retry;
-	d->vma_lock_miss = b->vma_lock_miss - a->vma_lock_miss;
-	d->sigsegv = b->sigsegv - a->sigsegv;
-	d->sigbus = b->sigbus - a->sigbus;
-	d->oom = b->oom - a->oom;
-}
-
 /*
  * The faulting threads are w[0..@nr), the writer (if any) w[@nr].
  * faults/s is over the wall time from the first thread's start to the
@@ -315,7 +294,7 @@ static int measure(const char *lock, int strategy, unsigned int nr,
 	err = bench_join(w, sizeof(*w), nthr);
 	vs_rcu_thread_online();
 	vs_fault_stats_get(&after);
-	stats_delta(&before, &after, &s->st);
+	vs_fault_stats_sub(&after, &before, &s->st);
 	if (!err)
 		summarise(w, nr, writer == W_MMAP, s);
 out:

@@ -304,26 +304,6 @@ static void finish(struct stress *r)
 	r->mm = NULL;
 }
 
-static void stats_delta(struct vs_fault_stats *d,
-			const struct vs_fault_stats *a,
-			const struct vs_fault_stats *b)
-{
-	int i;
-
-	d->faults = a->faults - b->faults;
-	d->locked = a->locked - b->locked;
-	d->spf_success = a->spf_success - b->spf_success;
-	for (i = 0; i < VS_SPF_ABORT_NR; i++)
-		d->spf_abort[i] = a->spf_abort[i] - b->spf_abort[i];
-	d->vma_lock_success = a->vma_lock_success - b->vma_lock_success;
-	d->vma_lock_abort = a->vma_lock_abort - b->vma_lock_abort;
-	d->vma_lock_retry = a->vma_lock_retry - b->vma_lock_retry;
-	d->vma_lock_miss = a->vma_lock_miss - b->vma_lock_miss;
-	d->sigsegv = a->sigsegv - b->sigsegv;
-	d->sigbus = a->sigbus - b->sigbus;
-	d->oom = a->oom - b->oom;
-}
-
 static void stats_add(struct vs_fault_stats *sum,
 		      const struct vs_fault_stats *d)
 {
@@ -349,7 +329,7 @@ static void add_report(struct stress *r, struct vs_stress_report *rep)
 	struct vs_fault_stats d;
 	int i;
 
-	stats_delta(&d, &r->st1, &r->st0);
+	vs_fault_stats_sub(&r->st1, &r->st0, &d);
 	stats_add(&rep->stats, &d);
 	rep->seed = r->seed;
 	rep->runs++;
