@@ -16,7 +16,6 @@
 
 #include "bench.h"
 
-const char *bench_prog = "bench";
 bool bench_interrupted;		/* main thread only */
 
 /* Raised by the main thread, read by the workers. */
@@ -28,197 +27,31 @@ static uv_loop_t *loop;
 static uv_timer_t run_timer;
 static uv_signal_t sigint_watcher;
 
-/* ---- options ---------------------------------------------------------- */
-
-_Noreturn void bench_try_help(void)
+void bench_json_lockstat(const struct vs_lock_class *class)
 {
-	fprintf(stderr, "Try '%s --help'.\n", bench_prog);
-	exit(BENCH_EXIT_USAGE);
-}
-
-_Noreturn void bench_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", bench_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n", stderr);
-	bench_try_help();
-}
-
-int bench_parse_seconds(const char *s, unsigned int max_ms, unsigned int *ms)
-{
-	size_t digits = strspn(s, "0123456789"), frac = 0;
-	double v;
-	char *end;
-
-	if (s[digits] == '.')
-		frac = strspn(s + digits + 1, "0123456789");
-	if (digits + frac == 0 ||
-	    strlen(s) != digits + (s[digits] == '.') + frac)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end)
-		return -EINVAL;
-	v = v * 1000 + 0.5;	/* to the nearest ms */
-	if (v < 1 || v >= max_ms + 1.0)
-		return -EINVAL;
-	*ms = (unsigned int)v;
-	return 0;
-}
-
-int bench_parse_uint(const char *s, unsigned long min, unsigned long max,
-		     unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = (unsigned int)v;
-	return 0;
-}
-
-void bench_for_each_item(char *list, void (*fn)(const char *item))
-{
-	char *item, *next;
-
-	for (item = list; item; item = next) {
-		next = strchr(item, ',');
-		if (next)
-			*next++ = '\0';
-		fn(item);
-	}
-}
-
-int bench_col_of(const unsigned int *threads, int nr, unsigned int t)
-{
-	int c;
-
-	for (c = 0; c < nr; c++)
-		if (threads[c] == t)
-			return c;
-	return -1;
-}
-
-void bench_add_threads(unsigned int *threads, int *nr, int max_cols,
-		       unsigned int t)
-{
-	if (bench_col_of(threads, *nr, t) >= 0)
-		return;
-	if (*nr == max_cols)
-		bench_usage_error("--threads: more than %d thread counts",
-				  max_cols);
-	threads[(*nr)++] = t;
-}
-
-void bench_threads_item(const char *item, unsigned int *threads, int *nr,
-			int max_cols, unsigned int max_threads)
-{
-	char lo[32], *dash;
-	unsigned int a, b;
-
-	snprintf(lo, sizeof(lo), "%s", item);
-	dash = strchr(lo, '-');
-	if (dash)
-		*dash = '\0';
-	if (strlen(item) >= sizeof(lo) ||
-	    bench_parse_uint(lo, 1, max_threads, &a) ||
-	    (dash && bench_parse_uint(dash + 1, a, max_threads, &b)))
-		bench_usage_error("--threads: '%s' is not a thread count or "
-				  "range (1..%u)", item, max_threads);
-	if (!dash)
-		b = a;
-	for (; a <= b; a++)
-		bench_add_threads(threads, nr, max_cols, a);
-}
-
-/* Add @name to @lock[0..*@nr) unless it is there or @lock is full. */
-static void add_lock(const char **lock, int *nr, const char *name)
-{
+	static const char *const side[] = { "read", "write" };
+	struct vs_lockstat st;
 	int i;
 
-	for (i = 0; i < *nr; i++)
-		if (strcmp(lock[i], name) == 0)
-			return;
-	if (*nr < BENCH_MAX_LOCKS)
-		lock[(*nr)++] = name;
-}
-
-void bench_lock_item(const char *item, const char *(*name)(int),
-		     const char *what, const char **lock, int *nr)
-{
-	char valid[128] = "";
-	const char *n;
-	int i, found = 0;
-
-	for (i = 0; (n = name(i)); i++) {
-		if (strcmp(item, "all") == 0 || strcmp(item, n) == 0) {
-			add_lock(lock, nr, n);
-			found = 1;
-		}
-		strcat(strcat(valid, n), ", ");
+	for (i = VS_LOCK_READ; i <= VS_LOCK_WRITE; i++) {
+		if (vs_lockstat_read(class, (enum vs_lock_side)i, &st))
+			continue;
+		bench_json_begin();
+		bench_json_str("lockstat", class->name);
+		bench_json_str("side", side[i]);
+		bench_json_uint("acquisitions", st.acquisitions);
+		bench_json_uint("contentions", st.contentions);
+		bench_json_uint("con_bounces", st.con_bounces);
+		bench_json_uint("acq_bounces", st.acq_bounces);
+		bench_json_uint("waittime_min_ns", st.waittime_min);
+		bench_json_uint("waittime_max_ns", st.waittime_max);
+		bench_json_uint("waittime_total_ns", st.waittime_total);
+		bench_json_uint("holdtime_min_ns", st.holdtime_min);
+		bench_json_uint("holdtime_max_ns", st.holdtime_max);
+		bench_json_uint("holdtime_total_ns", st.holdtime_total);
+		bench_json_uint("holdtime_nr", st.holdtime_nr);
+		bench_json_end();
 	}
-	if (!found)
-		bench_usage_error("--lock: '%s' is not %s (valid: %sall)", item,
-				  what, valid);
-}
-
-/* ---- results ---------------------------------------------------------- */
-
-/* qsort() order of doubles, ascending. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double bench_median(double *v, unsigned int nr)
-{
-	qsort(v, nr, sizeof(*v), cmp_double);
-	return nr % 2 ? v[nr / 2] : (v[nr / 2 - 1] + v[nr / 2]) / 2;
-}
-
-/* The field bench_sort_at() compares (qsort takes no argument). */
-static size_t sort_offset;
-
-static double field(const void *s, size_t offset)
-{
-	double v;
-
-	memcpy(&v, (const char *)s + offset, sizeof(v));
-	return v;
-}
-
-static int cmp_at(const void *a, const void *b)
-{
-	return cmp_double(&(double){ field(a, sort_offset) },
-			  &(double){ field(b, sort_offset) });
-}
-
-void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset)
-{
-	sort_offset = offset;
-	qsort(s, nr, size, cmp_at);
-}
-
-double bench_median_at(const void *s, unsigned int nr, size_t size,
-		       size_t offset)
-{
-	static double v[BENCH_MAX_REPEAT];
-	unsigned int i;
-
-	for (i = 0; i < nr && i < BENCH_MAX_REPEAT; i++)
-		v[i] = field((const char *)s + i * size, offset);
-	return bench_median(v, i);
 }
 
 /* ---- one measurement: libuv times it and catches SIGINT -------------- */

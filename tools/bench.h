@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/bench.h - what the benchmarks of tools/ share: option parsing,
- * the median, and the timed run of one measurement.
+ * tools/bench.h - what the benchmarks of tools/ share: the options
+ * (bench_opts.h), rounds and reports (bench_report.h), and the timed run
+ * of one measurement.
  *
  * A measurement starts its workers together: each attaches, says it is
  * ready and spins until the main thread raises bench_go.  The main
@@ -24,13 +25,11 @@
 #include <stddef.h>
 
 #include "vmsim.h"
+#include "bench_opts.h"
+#include "bench_report.h"
 
-#define BENCH_EXIT_USAGE 2	/* a bad option */
 #define BENCH_EXIT_INTR 130	/* SIGINT */
 #define BENCH_MAX_LOCKS 8	/* names in a --lock list */
-
-/* The tool's name, for messages; main() sets it before anything else. */
-extern const char *bench_prog;
 
 /* Set by SIGINT; the run stops and the tool exits BENCH_EXIT_INTR. */
 extern bool bench_interrupted;
@@ -48,112 +47,14 @@ struct bench_worker {
 	int err;
 };
 
-/* ---- options ---------------------------------------------------------- */
-
 /**
- * bench_try_help - point at --help on stderr and exit BENCH_EXIT_USAGE
+ * bench_json_lockstat - one JSON object per side of lock class @class:
+ * {"lockstat":"<class>","side":"read",...} with the fields of struct
+ * vs_lockstat, times in ns
  *
- * For getopt_long()'s errors, which it has already printed.
+ * Context: main thread; a snapshot while locks of @class are in use.
  */
-_Noreturn void bench_try_help(void);
-
-/**
- * bench_usage_error - "<prog>: <message>", then as bench_try_help()
- * @fmt:	printf format of the message, no newline
- */
-_Noreturn void bench_usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-/**
- * bench_parse_uint - parse a decimal in [@min, @max]: digits only
- * @s:		the text
- * @out:	the value, written only on success
- *
- * Return: 0 or -EINVAL.
- */
-int bench_parse_uint(const char *s, unsigned long min, unsigned long max,
-		     unsigned int *out);
-
-/**
- * bench_parse_seconds - parse seconds, "1", "0.3", "2.50": digits with at
- * most one point, no sign, no exponent, at least 1 ms and at most @max_ms
- * @ms:		the value in milliseconds (nearest), written only on success
- *
- * Return: 0 or -EINVAL.
- */
-int bench_parse_seconds(const char *s, unsigned int max_ms, unsigned int *ms);
-
-/**
- * bench_for_each_item - call @fn on each comma-separated item of @list
- * @list:	a writable copy (optarg): the commas become NULs
- */
-void bench_for_each_item(char *list, void (*fn)(const char *item));
-
-/**
- * bench_col_of - the column of thread count @t in @threads[0..@nr)
- *
- * Return: the index, or -1.
- */
-int bench_col_of(const unsigned int *threads, int nr, unsigned int t);
-
-/**
- * bench_add_threads - add thread count @t to @threads, once
- * @nr:		the counts in @threads, updated
- * @max_cols:	the length of @threads; beyond it a usage error
- */
-void bench_add_threads(unsigned int *threads, int *nr, int max_cols,
-		       unsigned int t);
-
-/**
- * bench_threads_item - add an item of --threads: "N" or "N-M"
- * @max_threads: the largest count; anything else is a usage error
- *
- * As bench_add_threads() for each count.
- */
-void bench_threads_item(const char *item, unsigned int *threads, int *nr,
-			int max_cols, unsigned int max_threads);
-
-/**
- * bench_lock_item - add an item of --lock: a name of @name, or "all"
- * @name:	the valid names by index, in their order for "all"; NULL
- *		past the last
- * @what:	the noun of the usage error: "'x' is not @what (valid: ...)"
- * @lock:	BENCH_MAX_LOCKS names, each added once (more are dropped)
- * @nr:		the names in @lock, updated
- */
-void bench_lock_item(const char *item, const char *(*name)(int),
-		     const char *what, const char **lock, int *nr);
-
-/* ---- results ---------------------------------------------------------- */
-
-/**
- * bench_median - the median of @v[0..@nr), which it sorts
- *
- * An even @nr gives the mean of the two middle values.
- */
-double bench_median(double *v, unsigned int nr);
-
-/* Measurements a row may have: what bench_median_at() can take. */
-#define BENCH_MAX_REPEAT 1000
-
-/**
- * bench_sort_at - sort @nr measurements by one of their fields
- * @s:		an array of @nr structs of @size bytes
- * @offset:	of a double in each (offsetof()), the key, ascending
- *
- * Afterwards s[0], s[nr - 1] and s[(nr - 1) / 2] are the lowest, the
- * highest and the median measurement.  Context: one thread at a time.
- */
-void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset);
-
-/**
- * bench_median_at - the median of one field of @nr measurements
- * @s, @size, @offset: as bench_sort_at(); @nr <= BENCH_MAX_REPEAT
- *
- * Context: one thread at a time.
- */
-double bench_median_at(const void *s, unsigned int nr, size_t size,
-		       size_t offset);
+void bench_json_lockstat(const struct vs_lock_class *class);
 
 /* ---- one measurement -------------------------------------------------- */
 

@@ -12,13 +12,14 @@
  * loop) together.  Each faulting thread writes one byte per page of its
  * slice (vs_access(), one fault per page), zaps the slice with
  * MADV_DONTNEED, and goes round again until a libuv timer on the main
- * thread raises the stop flag.  Faults are what vs_fault_stats counts;
- * a row reports the median of --repeat measurements.
+ * thread raises the stop flag.  Faults are what vs_fault_stats counts.
+ * Every row is measured once a round, --repeat rounds, so that drift
+ * hits every row alike; a row reports the median over the rounds and a
+ * target the median of its per-round ratios.
  * docs/man/faultbench.1 says what each number means.
  */
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,11 +43,9 @@
 #define WRITER_ADDR 0x4000000000UL	/* 256 GiB */
 #define POOL_SLACK 1024			/* pages beyond the slices */
 #define MIN_POOL_PAGES 4096
-#define MAX_THREADS 64		/* faulting threads per measurement */
 #define MAX_COLS 16		/* thread counts in --threads */
 #define MAX_ROWS \
 	(BENCH_MAX_LOCKS * MAX_COLS * NR_WRITERS * VS_FAULT_NR_STRATEGIES)
-#define MAX_DURATION_MS 3600000u
 #define QUICK_DURATION_MS 300u
 
 enum writer { W_NONE, W_MMAP, NR_WRITERS };
@@ -346,16 +345,25 @@ struct row {
 	enum writer writer;
 	int strategy;
 	bool done;
-	double faults_per_s, ns_per_fault;	/* medians over the repeats */
-	double min, max;			/* faults/s over the repeats */
-	struct sample at_med;	/* the repeat with the median faults/s */
+	struct bench_range faults_per_s;	/* over the rounds */
+	double ns_per_fault;			/* median over the rounds */
+	struct sample at_med;	/* the round with the median faults/s */
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
 
+/* samples[i * repeat + round]: row i. */
+static struct sample *samples;
+static unsigned int rounds_done;
+
+static struct sample *samples_of(const struct row *r)
+{
+	return &samples[(size_t)(r - rows) * opt.repeat];
+}
+
 /* Rows in run order: per lock, thread count and writer, the strategies
- * side by side (run_group() measures them round robin). */
+ * side by side. */
 static void build_rows(void)
 {
 	int l, c, wr, s;
@@ -388,41 +396,34 @@ static const struct row *find_row(const char *lock, int strategy,
 	return NULL;
 }
 
-static void row_set(struct row *r, struct sample *s, unsigned int nr)
+/* Row @r from the rounds done. */
+static void row_set(struct row *r)
 {
-	bench_sort_at(s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
-	r->min = s[0].faults_per_s;
-	r->max = s[nr - 1].faults_per_s;
-	r->at_med = s[(nr - 1) / 2];
-	r->faults_per_s = bench_median_at(
-		s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
-	r->ns_per_fault = bench_median_at(
-		s, nr, sizeof(*s), offsetof(struct sample, ns_per_fault));
+	static struct sample s[BENCH_MAX_REPEAT];
+
+	if (!rounds_done)
+		return;
+	memcpy(s, samples_of(r), rounds_done * sizeof(*s));
+	bench_range_at(s, rounds_done, sizeof(*s),
+		       offsetof(struct sample, faults_per_s),
+		       &r->faults_per_s);
+	r->ns_per_fault = bench_median_at(s, rounds_done, sizeof(*s),
+				offsetof(struct sample, ns_per_fault));
+	bench_sort_at(s, rounds_done, sizeof(*s),
+		      offsetof(struct sample, faults_per_s));
+	r->at_med = s[(rounds_done - 1) / 2];
 	r->done = true;
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-static void print_json(const struct row *r)
+/* {"spf_abort_reasons":{"reason":n,...}}: the nonzero ones. */
+static void print_json_aborts(const struct vs_fault_stats *st)
 {
-	const struct sample *m = &r->at_med;
-	const struct vs_fault_stats *st = &m->st;
 	const char *sep = "";
 	int i;
 
-	printf("{\"strategy\":\"%s\",\"lock\":\"%s\",\"threads\":%u,"
-	       "\"writer\":\"%s\",\"mapping\":\"%s\",\"faults_per_s\":%.0f,"
-	       "\"ns_per_fault\":%.2f,\"min_faults_per_s\":%.0f,"
-	       "\"max_faults_per_s\":%.0f,\"repeat\":%u,\"duration_ms\":%u,"
-	       "\"faults\":%lu,\"pages\":%llu,\"fairness\":%.3f,"
-	       "\"locked\":%lu,\"spf_success\":%lu,\"spf_abort\":%lu,"
-	       "\"spf_abort_reasons\":{",
-	       vs_fault_strategy_name(r->strategy), r->lock, r->threads,
-	       writer_name[r->writer], opt.shared ? "shared" : "per-thread",
-	       r->faults_per_s, r->ns_per_fault,
-	       r->min, r->max, opt.repeat, opt.duration_ms, st->faults,
-	       (unsigned long long)m->pages, m->fairness, st->locked,
-	       st->spf_success, spf_abort_total(st));
+	printf(",\"spf_abort_reasons\":{");
 	for (i = 0; i < VS_SPF_ABORT_NR; i++) {
 		if (!st->spf_abort[i])
 			continue;
@@ -430,29 +431,65 @@ static void print_json(const struct row *r)
 		       st->spf_abort[i]);
 		sep = ",";
 	}
-	printf("},\"vma_lock_success\":%lu,\"vma_lock_abort\":%lu,"
-	       "\"vma_lock_retry\":%lu,\"vma_lock_miss\":%lu",
-	       st->vma_lock_success, st->vma_lock_abort, st->vma_lock_retry,
-	       st->vma_lock_miss);
-	if (r->writer == W_MMAP)
-		printf(",\"writer_ops\":%llu,\"writer_ops_per_s\":%.0f",
-		       (unsigned long long)m->writer_ops, m->writer_ops_per_s);
-	printf("}\n");
-	fflush(stdout);
+	printf("}");
+}
+
+static void print_json(const struct row *r)
+{
+	const struct sample *m = &r->at_med;
+	const struct vs_fault_stats *st = &m->st;
+
+	bench_json_begin();
+	bench_json_str("strategy", vs_fault_strategy_name(r->strategy));
+	bench_json_str("lock", r->lock);
+	bench_json_uint("threads", r->threads);
+	bench_json_str("writer", writer_name[r->writer]);
+	bench_json_str("mapping", opt.shared ? "shared" : "per-thread");
+	bench_json_range("faults_per_s", &r->faults_per_s, 0);
+	bench_json_num("ns_per_fault", r->ns_per_fault, 2);
+	bench_json_uint("rounds", rounds_done);
+	bench_json_num("duration_s", opt.duration_ms / 1000.0, 3);
+	/* The sums over the threads of the median round. */
+	bench_json_uint("faults", st->faults);
+	bench_json_uint("pages", m->pages);
+	bench_json_num("fairness", m->fairness, 3);
+	bench_json_uint("locked", st->locked);
+	bench_json_uint("spf_success", st->spf_success);
+	bench_json_uint("spf_abort", spf_abort_total(st));
+	print_json_aborts(st);
+	bench_json_uint("vma_lock_success", st->vma_lock_success);
+	bench_json_uint("vma_lock_abort", st->vma_lock_abort);
+	bench_json_uint("vma_lock_retry", st->vma_lock_retry);
+	bench_json_uint("vma_lock_miss", st->vma_lock_miss);
+	if (r->writer == W_MMAP) {
+		bench_json_uint("writer_ops", m->writer_ops);
+		bench_json_num("writer_ops_per_s", m->writer_ops_per_s, 0);
+	}
+	bench_json_end();
+}
+
+static void print_all_json(void)
+{
+	int i;
+
+	for (i = 0; i < nr_rows; i++)
+		if (rows[i].done)
+			print_json(&rows[i]);
 }
 
 static void print_header(void)
 {
-	printf("# median of %u x %u ms; one %lu KiB slice per faulting "
-	       "thread (%s): a write per page, then MADV_DONTNEED\n",
-	       opt.repeat, opt.duration_ms, SLICE_BYTES >> 10,
-	       opt.shared ? "all in one VMA" : "a VMA each");
-	printf("# faults/s: all threads over the wall time; ns/fault: per "
-	       "thread, the zap included; %u CPUs\n",
+	bench_print_rounds_note("faults/s and ns/fault", rounds_done,
+				opt.duration_ms);
+	printf("# one %lu KiB slice per faulting thread (%s): a write per "
+	       "page, then MADV_DONTNEED; %u CPUs\n", SLICE_BYTES >> 10,
+	       opt.shared ? "all in one VMA" : "a VMA each",
 	       uv_available_parallelism());
+	printf("# faults/s: all threads over the wall time; ns/fault: per "
+	       "thread, the zap included\n");
 	printf("# counters (faults, locked, spf ok/abort, vma_lock "
-	       "ok/abort/retry/miss) from the median repeat;\n#   "
-	       "writer/s: mmap+munmap pairs per second\n");
+	       "ok/abort/retry/miss): sums over the threads\n#   of the "
+	       "median round; writer/s: mmap+munmap pairs per second\n");
 }
 
 static void print_table(void)
@@ -475,9 +512,9 @@ static void print_table(void)
 		}
 		st = &r->at_med.st;
 		printf("%10.0f %8.1f %9lu %9lu %9lu %9lu %9lu %8lu %8lu "
-		       "%7lu ", r->faults_per_s, r->ns_per_fault, st->faults,
-		       st->locked, st->spf_success, spf_abort_total(st),
-		       st->vma_lock_success,
+		       "%7lu ", r->faults_per_s.med, r->ns_per_fault,
+		       st->faults, st->locked, st->spf_success,
+		       spf_abort_total(st), st->vma_lock_success,
 		       st->vma_lock_abort, st->vma_lock_retry,
 		       st->vma_lock_miss);
 		if (r->writer == W_MMAP)
@@ -502,11 +539,46 @@ static const char *operand_name(struct operand a, char *buf, size_t len)
 	return buf;
 }
 
+/* ns per fault (@nsf) or faults/s of row @r in each round. */
+static void values_of(const struct row *r, bool nsf, double *v)
+{
+	const struct sample *s = samples_of(r);
+	unsigned int k;
+
+	for (k = 0; k < rounds_done; k++)
+		v[k] = nsf ? s[k].ns_per_fault : s[k].faults_per_s;
+}
+
+/* "lhs = 0.91x (0.85..1.02) (<= 1.10) PASS" or its JSON object; the
+ * verdict is on the median. */
+static void target_line(const char *lock, const char *lhs,
+			const struct bench_range *v, bool ratio, double limit,
+			bool at_least)
+{
+	bool pass = at_least ? v->med >= limit : v->med <= limit;
+
+	if (opt.json) {
+		bench_json_begin();
+		bench_json_str("target", lhs);
+		bench_json_str("lock", lock);
+		bench_json_range("value", v, 4);
+		bench_json_str("limit", at_least ? ">=" : "<=");
+		bench_json_num("bound", limit, 2);
+		bench_json_bool("pass", pass);
+		bench_json_end();
+		return;
+	}
+	printf("  %-44s = ", lhs);
+	bench_print_range(v, 24, ratio ? "x" : "");
+	printf(" (%s %6.2f) %s\n", at_least ? ">=" : "<=", limit,
+	       pass ? "PASS" : "MISS");
+}
+
 /*
- * One target: @a alone (absolute, ns per fault) or @a over @b.  @nsf
- * compares ns per fault, else faults/s; @at_least: the value must be
- * >= @limit, else <= @limit.  Prints "a / b ns/fault = x (<= limit)
- * PASS".  Return: 1, or 0 when an input was not measured.
+ * One target: @a alone (absolute, ns per fault) or @a over @b, taken in
+ * each round.  @nsf compares ns per fault, else faults/s; @at_least: the
+ * median must be >= @limit, else <= @limit.
+ * Return: 1, or 0 when an input was not measured.
  */
 static int target(const char *lock, struct operand a,
 		  const struct operand *b, bool nsf, double limit,
@@ -515,24 +587,24 @@ static int target(const char *lock, struct operand a,
 	const struct row *x = find_row(lock, a.strategy, a.threads, a.writer);
 	const struct row *y = b ? find_row(lock, b->strategy, b->threads,
 					   b->writer) : NULL;
+	double u[BENCH_MAX_REPEAT], w[BENCH_MAX_REPEAT];
 	char an[48], bn[48], lhs[112];
-	double v;
-	bool pass;
+	struct bench_range v;
 
 	if (!x || (b && !y))
 		return 0;
-	if (b)
-		v = nsf ? x->ns_per_fault / y->ns_per_fault
-			: x->faults_per_s / y->faults_per_s;
-	else
-		v = nsf ? x->ns_per_fault : x->faults_per_s;
-	pass = at_least ? v >= limit : v <= limit;
+	values_of(x, nsf, u);
+	if (b) {
+		values_of(y, nsf, w);
+		bench_ratio_range(u, w, rounds_done, &v);
+	} else {
+		bench_range_of(u, rounds_done, &v);
+	}
 	snprintf(lhs, sizeof(lhs), "%s%s%s %s",
 		 operand_name(a, an, sizeof(an)), b ? " / " : "",
 		 b ? operand_name(*b, bn, sizeof(bn)) : "",
 		 nsf ? "ns/fault" : "faults/s");
-	printf("  %-44s = %7.3f (%s %6.2f) %s\n", lhs, v,
-	       at_least ? ">=" : "<=", limit, pass ? "PASS" : "MISS");
+	target_line(lock, lhs, &v, b != NULL, limit, at_least);
 	return 1;
 }
 
@@ -561,223 +633,184 @@ static int lock_targets(const char *lock)
 
 static void print_targets(void)
 {
-	int i;
+	int i, nr;
 
 	for (i = 0; i < opt.nr_locks; i++) {
-		printf("\ntargets (mmap_lock %s):\n", opt.lock[i]);
-		if (!lock_targets(opt.lock[i]))
+		if (!opt.json)
+			printf("\ntargets (mmap_lock %s; a ratio is taken in "
+			       "each round: median (min..max)):\n",
+			       opt.lock[i]);
+		nr = lock_targets(opt.lock[i]);
+		if (!nr && !opt.json)
 			printf("  none: their inputs were not measured\n");
 	}
 }
 
-/* ---- the run ---------------------------------------------------------- */
+/* ---- the run: every row once a round, rounds --repeat times ---------- */
 
-/*
- * run_group - the rows of one lock, thread count and writer: one per
- * strategy, measured round robin within each repeat, so that load from
- * neighbours that changes slowly hits every strategy alike.
- * Return: 0 (also when interrupted), or a negative errno.
- */
-static int run_group(struct row **g, int nr)
+/* Row @arm in round @round.  Return: 0, 1 at SIGINT, or an errno. */
+static int measure_arm(void *ctx, unsigned int arm, unsigned int round)
 {
-	static struct sample s[VS_FAULT_NR_STRATEGIES][BENCH_MAX_REPEAT];
-	unsigned int r;
-	int i, err;
+	struct row *r = &rows[arm];
+	struct sample *s = &samples_of(r)[round];
+	int err;
 
-	for (r = 0; r < opt.repeat; r++) {
-		for (i = 0; i < nr; i++) {
-			memset(&s[i][r], 0, sizeof(s[i][r]));
-			err = measure(g[i]->lock, g[i]->strategy,
-				      g[i]->threads, g[i]->writer, &s[i][r]);
-			if (err)
-				return err;
-			if (bench_interrupted)
-				return 0;
-		}
+	(void)ctx;
+	memset(s, 0, sizeof(*s));
+	err = measure(r->lock, r->strategy, r->threads, r->writer, s);
+	if (err) {
+		fprintf(stderr, "faultbench: %s, %u threads, writer %s: %s\n",
+			r->lock, r->threads, writer_name[r->writer],
+			vs_strerror(err));
+		return err;
 	}
-	for (i = 0; i < nr; i++)
-		row_set(g[i], s[i], opt.repeat);
-	for (i = 0; opt.json && i < nr; i++)
-		print_json(g[i]);
+	if (bench_interrupted)
+		return 1;
+	if (arm == (unsigned int)nr_rows - 1)
+		rounds_done = round + 1;
 	return 0;
 }
 
-/* Every group, in row order.  Return: 0, or 1 after a failure. */
+/* Every row, in rounds.  Return: 0, or 1 after a failure. */
 static int run_all(void)
 {
-	struct row *g[VS_FAULT_NR_STRATEGIES];
-	int i = 0, nr, err = 0;
+	int i, err;
 
-	while (i < nr_rows && !err && !bench_interrupted) {
-		nr = 0;
-		do {
-			g[nr++] = &rows[i++];
-		} while (i < nr_rows && rows[i].threads == g[0]->threads &&
-			 rows[i].writer == g[0]->writer &&
-			 rows[i].lock == g[0]->lock);
-		err = run_group(g, nr);
-		if (err)
-			fprintf(stderr, "faultbench: %s, %u threads, writer "
-				"%s: %s\n", g[0]->lock, g[0]->threads,
-				writer_name[g[0]->writer], vs_strerror(err));
+	samples = calloc((size_t)nr_rows * opt.repeat, sizeof(*samples));
+	if (!samples) {
+		fprintf(stderr, "faultbench: out of memory\n");
+		return 1;
 	}
-	return err ? 1 : 0;
+	err = bench_rounds(opt.repeat, (unsigned int)nr_rows, measure_arm,
+			   NULL);
+	for (i = 0; i < nr_rows; i++)
+		row_set(&rows[i]);
+	return err < 0;
 }
 
 /* ---- options ---------------------------------------------------------- */
 
-static const char usage_text[] =
-"usage: faultbench [options]\n"
-"\n"
+static const char about[] =
 "The multi-fault loop: each thread writes every page of its own 2 MiB\n"
 "slice, then MADV_DONTNEED, repeated; faults/s and ns per fault for\n"
 "each fault strategy, with and without a thread doing mmap+munmap of\n"
-"an unrelated VMA.\n"
-"\n"
-"  -s, --strategy LIST    locked,spf,pervma or all (default all)\n"
-"  -l, --lock LIST        mmap_lock kinds: rwsem,pthread,percpu,brlock,\n"
-"                         prwlock or all (default rwsem)\n"
-"  -t, --threads LIST     faulting threads, e.g. 1,2 or 1-4 (default 1,2)\n"
-"  -w, --writer LIST      none, mmap or all (default all)\n"
-"  -d, --duration SEC     run time of one measurement, e.g. 1 or 0.3\n"
-"                         (default 1)\n"
-"  -r, --repeat N         measurements per row; the median is shown\n"
-"                         (default 3)\n"
-"  -m, --mapping KIND     per-thread: a VMA per slice (default);\n"
-"                         shared: one VMA holding every slice\n"
-"  -q, --quick            --duration 0.3 unless --duration is given\n"
-"  -j, --json             one JSON object per row\n"
-"  -h, --help             this text\n"
-"\n"
-"See faultbench(1) for the output and the targets it checks.\n";
+"an unrelated VMA.  Every row is measured once a round, --repeat\n"
+"rounds; a target's ratio is taken within each round.\n";
+
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_STRATEGY, "locked,spf,pervma or all (default all)", NULL },
+	{ BENCH_OPT_LOCK, "mmap_lock kinds: rwsem,pthread,percpu,brlock,\n"
+			  "prwlock or all (default rwsem)", NULL },
+	{ BENCH_OPT_THREADS, "faulting threads, e.g. 1,2 or 1-4, each\n"
+			     "1..256 (default 1,2)", NULL },
+	{ BENCH_OPT_WRITER, "none, mmap or all (default all)", NULL },
+	{ BENCH_OPT_DURATION, "run time of one measurement, e.g. 1 or 0.3\n"
+			      "(default 1)", NULL },
+	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 3)", NULL },
+	{ BENCH_OPT_MAPPING, "per-thread: a VMA per slice (default);\n"
+			     "shared: one VMA holding every slice", NULL },
+	{ BENCH_OPT_QUICK, "--duration 0.3 unless --duration is given",
+	  NULL },
+	{ BENCH_OPT_JSON, "one JSON object per row and per target", NULL },
+	{ 0, NULL, NULL },
+};
 
 static void threads_item(const char *item)
 {
-	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS,
-			   MAX_THREADS);
+	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS);
 }
 
 /* A kind of sync/lock.h, in its order for "all". */
 static void lock_item(const char *item)
 {
-	bench_lock_item(item, vs_lock_kind_name, "a lock kind", opt.lock,
-			&opt.nr_locks);
+	int i = bench_arg_name(item, vs_lock_kind_name, "a lock kind", true);
+	int k;
+
+	for (k = i < 0 ? 0 : i; vs_lock_kind_name(k) && (i < 0 || k == i);
+	     k++)
+		bench_add_name(opt.lock, &opt.nr_locks, BENCH_MAX_LOCKS,
+			       vs_lock_kind_name(k));
 }
 
 static void strategy_item(const char *item)
 {
-	int s;
+	int i = bench_arg_name(item, vs_fault_strategy_name, "a strategy",
+			       true), s;
 
-	if (strcmp(item, "all") == 0) {
-		for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++)
+	for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++)
+		if (i < 0 || i == s)
 			opt.strategy[s] = true;
-		return;
-	}
-	s = vs_fault_strategy_parse(item);
-	if (s < 0)
-		bench_usage_error("--strategy: '%s' is not a strategy "
-				  "(valid: locked, spf, pervma, all)", item);
-	opt.strategy[s] = true;
+}
+
+static const char *writer_of(int i)
+{
+	return i < NR_WRITERS ? writer_name[i] : NULL;
 }
 
 static void writer_item(const char *item)
 {
-	int w;
+	int i = bench_arg_name(item, writer_of, "a writer", true), w;
 
-	for (w = 0; w < NR_WRITERS; w++) {
-		if (strcmp(item, "all") == 0 ||
-		    strcmp(item, writer_name[w]) == 0)
+	for (w = 0; w < NR_WRITERS; w++)
+		if (i < 0 || i == w)
 			opt.writer[w] = true;
-	}
-	if (strcmp(item, "all") && strcmp(item, "none") &&
-	    strcmp(item, "mmap"))
-		bench_usage_error("--writer: '%s' is not a writer (valid: "
-				  "none, mmap, all)", item);
 }
 
-static const struct option long_opts[] = {
-	{ "strategy", required_argument, NULL, 's' },
-	{ "lock", required_argument, NULL, 'l' },
-	{ "threads", required_argument, NULL, 't' },
-	{ "writer", required_argument, NULL, 'w' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "mapping", required_argument, NULL, 'm' },
-	{ "quick", no_argument, NULL, 'q' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static bool any(const bool *v, int n)
+static const char *mapping_of(int i)
 {
-	while (n--)
+	static const char *const name[] = { "per-thread", "shared" };
+
+	return i < 2 ? name[i] : NULL;
+}
+
+static void set_option(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_STRATEGY:
+		bench_arg_list(arg, strategy_item);
+		break;
+	case BENCH_OPT_LOCK:
+		bench_arg_list(arg, lock_item);
+		break;
+	case BENCH_OPT_THREADS:
+		bench_arg_list(arg, threads_item);
+		break;
+	case BENCH_OPT_WRITER:
+		bench_arg_list(arg, writer_item);
+		break;
+	case BENCH_OPT_DURATION:
+		opt.duration_ms = bench_arg_seconds(arg);
+		break;
+	case BENCH_OPT_REPEAT:
+		opt.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
+		break;
+	case BENCH_OPT_MAPPING:
+		opt.shared = bench_arg_name(arg, mapping_of, "a mapping",
+					    false) == 1;
+		break;
+	case BENCH_OPT_JSON:
+		opt.json = true;
+		break;
+	}
+}
+
+static const struct bench_tool tool = { "faultbench", about, opts,
+					set_option };
+
+static bool any(const bool *v, int nr)
+{
+	int n;
+
+	for (n = 0; n < nr; n++)
 		if (v[n])
 			return true;
 	return false;
 }
 
-static void parse_options(int argc, char **argv)
+/* The defaults of what was not given. */
+static void set_defaults(void)
 {
-	bool duration = false, quick = false;
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "s:l:t:w:d:r:m:qjh", long_opts,
-				 NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			bench_for_each_item(optarg, strategy_item);
-			break;
-		case 'l':
-			bench_for_each_item(optarg, lock_item);
-			break;
-		case 't':
-			bench_for_each_item(optarg, threads_item);
-			break;
-		case 'w':
-			bench_for_each_item(optarg, writer_item);
-			break;
-		case 'd':
-			if (bench_parse_seconds(optarg, MAX_DURATION_MS,
-						&opt.duration_ms))
-				bench_usage_error("--duration: '%s' is not a "
-						  "duration in seconds "
-						  "(0.001..%u)", optarg,
-						  MAX_DURATION_MS / 1000);
-			duration = true;
-			break;
-		case 'r':
-			if (bench_parse_uint(optarg, 1, BENCH_MAX_REPEAT,
-					     &opt.repeat))
-				bench_usage_error("--repeat: '%s' is not a "
-						  "repeat count (1..%d)",
-						  optarg, BENCH_MAX_REPEAT);
-			break;
-		case 'm':
-			if (strcmp(optarg, "shared") &&
-			    strcmp(optarg, "per-thread"))
-				bench_usage_error("--mapping: '%s' is not "
-						  "per-thread or shared",
-						  optarg);
-			opt.shared = !strcmp(optarg, "shared");
-			break;
-		case 'q':
-			quick = true;
-			break;
-		case 'j':
-			opt.json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		default:
-			/* getopt_long() said what was wrong. */
-			bench_try_help();
-		}
-	}
-	if (optind < argc)
-		bench_usage_error("unexpected argument '%s'", argv[optind]);
-	if (quick && !duration)
+	if (bench_given(BENCH_OPT_QUICK) && !bench_given(BENCH_OPT_DURATION))
 		opt.duration_ms = QUICK_DURATION_MS;
 	if (!any(opt.strategy, VS_FAULT_NR_STRATEGIES))
 		strategy_item("all");
@@ -797,8 +830,8 @@ int main(int argc, char **argv)
 {
 	int ret;
 
-	bench_prog = "faultbench";
-	parse_options(argc, argv);
+	bench_parse_options(&tool, argc, argv);
+	set_defaults();
 	build_rows();
 	/* The main thread sets each mm up and goes offline while it waits
 	 * (measure()); attach it once, before any of that. */
@@ -806,9 +839,11 @@ int main(int argc, char **argv)
 	if (bench_control_init())
 		return 1;
 	ret = run_all();
-	if (!opt.json) {
+	if (opt.json)
+		print_all_json();
+	else
 		print_table();
-		print_targets();
-	}
+	print_targets();
+	free(samples);
 	return bench_control_close(ret);
 }

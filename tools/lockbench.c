@@ -8,12 +8,13 @@
  * around an empty critical section in a loop, and reads the stop flag
  * every CHECK_EVERY pairs, until a libuv timer on the main thread raises
  * the flag.  Its ns per pair is the threads' summed run time over their
- * summed pairs; a row reports the median of --repeat measurements.
+ * summed pairs.  The cells are measured in --repeat rounds, each round
+ * one measurement of every cell, and a cell reports the median and the
+ * range over the rounds; a ratio is taken within each round.
  * docs/man/lockbench.1 says what each number means.
  */
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,10 +27,8 @@
 #include "bench.h"
 
 #define CHECK_EVERY 256		/* pairs between two looks at the stop flag */
-#define MAX_THREADS 1024	/* per measurement */
 #define MAX_COLS 64		/* thread counts in --threads */
 #define MAX_ROWS (BENCH_MAX_LOCKS * NR_OPS * 2)
-#define MAX_DURATION_MS 3600000u
 #define MAX_WORK 1000000u
 #define MAX_MIX 1000000000u
 
@@ -56,7 +55,7 @@ static struct {
 	unsigned int mix;	/* read pairs per write pair */
 	bool json, hooks, lockstat;
 } opt = {
-	.duration_ms = 200,
+	.duration_ms = 200,	/* --duration 0.2 */
 	.repeat = 5,
 	.mix = 10000,
 };
@@ -272,7 +271,7 @@ static void summarise(const struct worker *w, unsigned int nr,
 
 /*
  * measure - time @nr threads running pairs of @op on @lock for
- * --duration-ms.  Return: 0 with *@s filled in, or a negative errno.
+ * --duration.  Return: 0 with *@s filled in, or a negative errno.
  */
 static int measure(struct vs_lock *lock, enum variant v, enum op op,
 		   unsigned int nr, struct sample *s)
@@ -304,14 +303,15 @@ out:
 
 struct cell {
 	bool done;
-	double med, min, max;	/* ns per pair over the repeats */
+	struct bench_range ns;	/* ns per pair over the rounds */
 	double wmed;		/* OP_MIX: median ns per write pair */
-	double hooks_ratio;	/* V_HOOKED with --hooks: see run_group() */
-	struct sample at_med;	/* the repeat that gave the median */
+	struct bench_range hooks; /* V_HOOKED with --hooks: over nohooks */
+	struct sample at_med;	/* the round that gave the median */
 };
 
 struct row {
 	const char *lock;	/* a kind, or "urcu" */
+	struct vs_lock *l;	/* its lock object; NULL for urcu */
 	enum variant v;
 	enum op op;
 	struct cell cell[MAX_COLS];
@@ -319,12 +319,25 @@ struct row {
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
+static struct vs_lock locks[BENCH_MAX_LOCKS];
 
-static void add_row(const char *lock, enum variant v, enum op op)
+/* samples[(c * nr_rows + i) * repeat + round]: row i, column c. */
+static struct sample *samples;
+static unsigned int rounds_done;
+
+static struct sample *samples_of(const struct row *r, int c)
+{
+	return &samples[((size_t)c * nr_rows + (size_t)(r - rows)) *
+			opt.repeat];
+}
+
+static void add_row(const char *lock, struct vs_lock *l, enum variant v,
+		    enum op op)
 {
 	struct row *r = &rows[nr_rows++];
 
 	r->lock = lock;
+	r->l = l;
 	r->v = v;
 	r->op = op;
 }
@@ -343,20 +356,23 @@ static enum variant urcu_variant(const char *lock)
 /* Per lock and op: the hooked row, then its nohooks twin. */
 static void build_rows(void)
 {
+	const char *name;
 	int i, op;
 
 	for (i = 0; i < opt.nr_locks; i++) {
+		name = opt.lock[i];
 		for (op = 0; op < NR_OPS; op++) {
 			if (!opt.op[op])
 				continue;
-			if (is_urcu(opt.lock[i])) {
+			if (is_urcu(name)) {
 				if (op == OP_READ)
-					add_row(opt.lock[i], urcu_variant(opt.lock[i]), op);
+					add_row(name, NULL,
+						urcu_variant(name), op);
 				continue;
 			}
-			add_row(opt.lock[i], V_HOOKED, op);
+			add_row(name, &locks[i], V_HOOKED, op);
 			if (opt.hooks)
-				add_row(opt.lock[i], V_NOHOOKS, op);
+				add_row(name, &locks[i], V_NOHOOKS, op);
 		}
 	}
 }
@@ -368,74 +384,115 @@ static const char *row_name(const struct row *r, char *buf, size_t len)
 	return buf;
 }
 
-static const struct cell *find_cell(const char *lock, enum variant v,
-				    enum op op, unsigned int threads)
+/* The row of @lock, @v and @op, or NULL. */
+static const struct row *find_row(const char *lock, enum variant v,
+				  enum op op)
 {
-	int c = bench_col_of(opt.threads, opt.nr_cols, threads), i;
+	int i;
 
-	if (c < 0)
-		return NULL;
 	for (i = 0; i < nr_rows; i++)
 		if (rows[i].v == v && rows[i].op == op &&
 		    strcmp(rows[i].lock, lock) == 0)
-			return rows[i].cell[c].done ? &rows[i].cell[c] : NULL;
+			return &rows[i];
 	return NULL;
 }
 
-static void cell_set(struct cell *c, struct sample *s, unsigned int nr)
+/* ns per pair of each round, of row @r at column @c. */
+static void ns_of(const struct row *r, int c, double *v)
 {
-	bench_sort_at(s, nr, sizeof(*s), offsetof(struct sample, ns_per_pair));
-	c->min = s[0].ns_per_pair;
-	c->max = s[nr - 1].ns_per_pair;
-	c->at_med = s[(nr - 1) / 2];
-	c->med = bench_median_at(s, nr, sizeof(*s),
-				 offsetof(struct sample, ns_per_pair));
-	c->wmed = bench_median_at(s, nr, sizeof(*s),
-				  offsetof(struct sample, ns_per_write));
-	c->done = true;
+	const struct sample *s = samples_of(r, c);
+	unsigned int k;
+
+	for (k = 0; k < rounds_done; k++)
+		v[k] = s[k].ns_per_pair;
+}
+
+/* Per round @a over @b, at column @c: median and range. */
+static void ratio_of(const struct row *a, const struct row *b, int c,
+		     struct bench_range *out)
+{
+	static double x[BENCH_MAX_REPEAT], y[BENCH_MAX_REPEAT];
+
+	ns_of(a, c, x);
+	ns_of(b, c, y);
+	bench_ratio_range(x, y, rounds_done, out);
+}
+
+/* The cells of row @r from the rounds done. */
+static void row_set(struct row *r)
+{
+	static struct sample s[BENCH_MAX_REPEAT];
+	const struct row *twin;
+	struct cell *k;
+	int c;
+
+	for (c = 0; rounds_done && c < opt.nr_cols; c++) {
+		k = &r->cell[c];
+		memcpy(s, samples_of(r, c), rounds_done * sizeof(*s));
+		bench_range_at(s, rounds_done, sizeof(*s),
+			       offsetof(struct sample, ns_per_pair), &k->ns);
+		k->wmed = bench_median_at(s, rounds_done, sizeof(*s),
+				offsetof(struct sample, ns_per_write));
+		bench_sort_at(s, rounds_done, sizeof(*s),
+			      offsetof(struct sample, ns_per_pair));
+		k->at_med = s[(rounds_done - 1) / 2];
+		twin = find_row(r->lock, V_NOHOOKS, r->op);
+		if (r->v == V_HOOKED && twin)
+			ratio_of(r, twin, c, &k->hooks);
+		k->done = true;
+	}
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-/* What the hooks cost at column @c, in percent; false if not measured. */
-static bool hooks_overhead(const struct row *r, int c, double *pct)
+/* What the hooks cost at column @c: false if not measured. */
+static bool hooks_measured(const struct row *r, int c)
 {
-	if (r->v != V_HOOKED || !opt.hooks || !r->cell[c].done)
-		return false;
-	*pct = (r->cell[c].hooks_ratio - 1) * 100;
-	return true;
+	return r->v == V_HOOKED && opt.hooks && r->cell[c].done;
 }
 
 static void print_json(const struct row *r, int c)
 {
 	const struct cell *k = &r->cell[c];
 	char name[64];
-	double pct;
 
-	printf("{\"lock\":\"%s\",\"threads\":%u,\"op\":\"%s\","
-	       "\"ns_per_pair\":%.3f,\"min\":%.3f,\"max\":%.3f,"
-	       "\"repeat\":%u,\"duration_ms\":%u,\"work\":%u,"
-	       "\"pairs\":%llu,\"fairness\":%.3f,\"lockstat\":%s",
-	       row_name(r, name, sizeof(name)), opt.threads[c],
-	       op_name[r->op], k->med, k->min, k->max, opt.repeat,
-	       opt.duration_ms, opt.work,
-	       (unsigned long long)k->at_med.pairs, k->at_med.fairness,
-	       opt.lockstat ? "true" : "false");
-	if (r->op == OP_MIX)
-		printf(",\"mix\":%u,\"writes\":%llu,\"ns_per_write\":%.1f",
-		       opt.mix, (unsigned long long)k->at_med.writes, k->wmed);
-	if (hooks_overhead(r, c, &pct))
-		printf(",\"hooks_overhead_pct\":%.2f", pct);
-	printf("}\n");
-	fflush(stdout);
+	bench_json_begin();
+	bench_json_str("lock", row_name(r, name, sizeof(name)));
+	bench_json_uint("threads", opt.threads[c]);
+	bench_json_str("op", op_name[r->op]);
+	bench_json_range("ns_per_pair", &k->ns, 3);
+	bench_json_uint("rounds", rounds_done);
+	bench_json_num("duration_s", opt.duration_ms / 1000.0, 3);
+	bench_json_uint("work", opt.work);
+	bench_json_uint("pairs", k->at_med.pairs);
+	bench_json_num("fairness", k->at_med.fairness, 3);
+	bench_json_bool("lockstat", opt.lockstat);
+	if (r->op == OP_MIX) {
+		bench_json_uint("mix", opt.mix);
+		bench_json_uint("writes", k->at_med.writes);
+		bench_json_num("ns_per_write", k->wmed, 1);
+	}
+	if (hooks_measured(r, c))
+		bench_json_range("hooks_ratio", &k->hooks, 4);
+	bench_json_end();
+}
+
+static void print_all_json(void)
+{
+	int i, c;
+
+	for (i = 0; i < nr_rows; i++)
+		for (c = 0; c < opt.nr_cols; c++)
+			if (rows[i].cell[c].done)
+				print_json(&rows[i], c);
 }
 
 static void print_header(void)
 {
-	printf("# median ns per acquire+release pair over %u x %u ms, "
-	       "%s critical section\n", opt.repeat, opt.duration_ms,
-	       opt.work ? "a --work" : "an empty");
-	printf("# rcu: urcu-%s; membarrier(2): %s; lockstat: %s\n",
+	bench_print_rounds_note("ns per acquire+release pair", rounds_done,
+				opt.duration_ms);
+	printf("# %s critical section; rcu: urcu-%s; membarrier(2): %s; "
+	       "lockstat: %s\n", opt.work ? "a --work" : "an empty",
 	       VS_RCU_QSBR ? "qsbr" : "memb",
 	       vs_membarrier_init() ? "yes" : "no (readers pay smp_mb)",
 	       opt.lockstat ? "on" : "compiled in, off");
@@ -445,14 +502,13 @@ static void print_header(void)
 		       "per write pair amid those reads\n", opt.mix);
 	if (opt.hooks)
 		printf("# hooks@T: a kind through the vs_lock wrappers over "
-		       "the same kind's ops called directly\n");
+		       "the same kind's ops called directly, per round\n");
 }
 
 /* One table line: @r's medians, or (@wcost) its mix rows' write pairs. */
 static void print_line(const struct row *r, bool wcost)
 {
 	char name[64];
-	double pct;
 	int c;
 
 	printf("%-16s %-5s", row_name(r, name, sizeof(name)),
@@ -462,11 +518,11 @@ static void print_line(const struct row *r, bool wcost)
 			printf(" %9s", "-");
 		else
 			printf(" %9.1f", wcost ? r->cell[c].wmed
-					       : r->cell[c].med);
+					       : r->cell[c].ns.med);
 	}
 	for (c = 0; opt.hooks && !wcost && c < opt.nr_cols; c++) {
-		if (hooks_overhead(r, c, &pct))
-			printf(" %+8.1f%%", pct);
+		if (hooks_measured(r, c))
+			bench_print_range(&r->cell[c].hooks, 22, "x");
 	}
 	printf("\n");
 }
@@ -482,7 +538,7 @@ static void print_table(void)
 		printf(" %5u thr", opt.threads[c]);
 	for (c = 0; opt.hooks && c < opt.nr_cols; c++) {
 		snprintf(buf, sizeof(buf), "hooks@%u", opt.threads[c]);
-		printf(" %9s", buf);
+		printf(" %21s", buf);
 	}
 	printf("\n");
 	for (i = 0; i < nr_rows; i++) {
@@ -508,28 +564,52 @@ static const char *operand_name(struct operand a, char *buf, size_t len)
 	return buf;
 }
 
-/* Print "a / b = ratio (<= limit) PASS". */
-static void target_line(struct operand a, struct operand b, double ratio,
-			double limit, bool strict)
+/* "a / b = 0.91x (0.85..1.02) (<= 1.25) PASS", or its JSON object;
+ * the verdict is on the median. */
+static void target_line(struct operand a, struct operand b,
+			const struct bench_range *ratio, double limit,
+			bool strict)
 {
-	char an[64], bn[64];
-	bool pass = strict ? ratio < limit : ratio <= limit;
+	bool pass = strict ? ratio->med < limit : ratio->med <= limit;
+	char an[64], bn[64], both[140];
 
-	printf("  %-22s / %-24s = %5.3f (%s %.2f) %s\n",
-	       operand_name(a, an, sizeof(an)), operand_name(b, bn, sizeof(bn)),
-	       ratio, strict ? "< " : "<=", limit, pass ? "PASS" : "MISS");
+	operand_name(a, an, sizeof(an));
+	operand_name(b, bn, sizeof(bn));
+	if (opt.json) {
+		snprintf(both, sizeof(both), "%s / %s", an, bn);
+		bench_json_begin();
+		bench_json_str("target", both);
+		bench_json_range("ratio", ratio, 4);
+		bench_json_str("limit", strict ? "<" : "<=");
+		bench_json_num("bound", limit, 2);
+		bench_json_bool("pass", pass);
+		bench_json_end();
+		return;
+	}
+	printf("  %-22s / %-24s = ", an, bn);
+	bench_print_range(ratio, 21, "x");
+	printf(" (%s %.2f) %s\n", strict ? "< " : "<=", limit,
+	       pass ? "PASS" : "MISS");
 }
 
-/* The ratio of the medians of @a and @b, if both were measured. */
+/* @a over @b per round, if both were measured.  Return: 0 or 1. */
 static int target(struct operand a, struct operand b, double limit,
 		  bool strict)
 {
-	const struct cell *x = find_cell(a.lock, a.v, a.op, a.threads);
-	const struct cell *y = find_cell(b.lock, b.v, b.op, b.threads);
+	const struct row *x = find_row(a.lock, a.v, a.op);
+	const struct row *y = find_row(b.lock, b.v, b.op);
+	int cx = bench_col_of(opt.threads, opt.nr_cols, a.threads);
+	int cy = bench_col_of(opt.threads, opt.nr_cols, b.threads);
+	double u[BENCH_MAX_REPEAT], w[BENCH_MAX_REPEAT];
+	struct bench_range ratio;
 
-	if (!x || !y)
+	if (!x || !y || cx < 0 || cy < 0 || !x->cell[cx].done ||
+	    !y->cell[cy].done)
 		return 0;
-	target_line(a, b, x->med / y->med, limit, strict);
+	ns_of(x, cx, u);
+	ns_of(y, cy, w);
+	bench_ratio_range(u, w, rounds_done, &ratio);
+	target_line(a, b, &ratio, limit, strict);
 	return 1;
 }
 
@@ -540,7 +620,6 @@ static int target(struct operand a, struct operand b, double limit,
 /*
  * Hooks compiled in but off cost at most 5% over the bare ops: reads at
  * every thread count, uncontended writes (contended ones are noise).
- * The ratio is the paired one of run_group().
  */
 static int hook_targets(void)
 {
@@ -559,7 +638,7 @@ static int hook_targets(void)
 					      opt.threads[c] };
 			n = h;
 			n.v = V_NOHOOKS;
-			target_line(h, n, r->cell[c].hooks_ratio, 1.05, false);
+			target_line(h, n, &r->cell[c].hooks, 1.05, false);
 			nr++;
 		}
 	}
@@ -572,11 +651,13 @@ static void print_targets(void)
 	int i, nr = 0;
 
 	if (opt.work) {
-		printf("\ntargets: not checked (they assume an empty section; "
-		       "--work %u)\n", opt.work);
+		if (!opt.json)
+			printf("\ntargets: not checked (they assume an empty "
+			       "section; --work %u)\n", opt.work);
 		return;
 	}
-	printf("\ntargets:\n");
+	if (!opt.json)
+		printf("\ntargets (a / b per round, median (min..max)):\n");
 	for (i = 0; i < 2; i++) {
 		nr += target(RD(passive[i], 2), URCU_CALL(2), 1.5, false);
 		nr += target(RD(passive[i], 2), RD(passive[i], 1), 1.2, false);
@@ -588,124 +669,126 @@ static void print_targets(void)
 	nr += target(WR("rwsem", 1), WR("pthread", 1), 1.25, false);
 	if (!opt.lockstat)
 		nr += hook_targets();
-	if (!nr)
+	if (!nr && !opt.json)
 		printf("  none: their inputs were not measured\n");
 }
 
-/* ---- the run ---------------------------------------------------------- */
-
-/*
- * run_group - the rows of one lock and op at thread count column @c.
- *
- * With --hooks the group is a kind and its nohooks twin, measured back
- * to back in each repeat.  What the hooks cost is the median over the
- * repeats of hooked / nohooks within a repeat: load from neighbours on
- * a shared machine changes slowly and cancels out of each pair.
- * Return: 0 (also when interrupted), or a negative errno.
- */
-static int run_group(struct row **g, int nr, struct vs_lock *lock, int c)
+/* The statistics of each lock: after the table, or JSON objects. */
+static void print_lockstat(void)
 {
-	static struct sample s[2][BENCH_MAX_REPEAT];
-	static double ratio[BENCH_MAX_REPEAT];
-	unsigned int r;
-	int i, err;
+	int i;
 
-	for (r = 0; r < opt.repeat; r++) {
-		for (i = 0; i < nr; i++) {
-			err = measure(lock, g[i]->v, g[i]->op,
-				      opt.threads[c], &s[i][r]);
-			if (err)
-				return err;
-			if (bench_interrupted)
-				return 0;
-		}
+	if (!opt.json) {
+		printf("\n");
+		vs_lockstat_print(stdout);
+		return;
 	}
-	for (r = 0; nr == 2 && r < opt.repeat; r++)
-		ratio[r] = s[0][r].ns_per_pair / s[1][r].ns_per_pair;
-	for (i = 0; i < nr; i++)
-		cell_set(&g[i]->cell[c], s[i], opt.repeat);
-	if (nr == 2)
-		g[0]->cell[c].hooks_ratio = bench_median(ratio, opt.repeat);
-	for (i = 0; opt.json && i < nr; i++)
-		print_json(g[i], c);
+	for (i = 0; i < opt.nr_locks; i++)
+		if (!is_urcu(opt.lock[i]))
+			bench_json_lockstat(locks[i].class);
+}
+
+/* ---- the run: every cell once a round, rounds --repeat times --------- */
+
+/* Arm @arm of round @round: row @arm % nr_rows at column @arm / nr_rows,
+ * so that a kind and its nohooks twin run back to back.  Return: 0, 1
+ * at SIGINT, or a negative errno. */
+static int measure_arm(void *ctx, unsigned int arm, unsigned int round)
+{
+	struct row *r = &rows[arm % (unsigned int)nr_rows];
+	int c = (int)(arm / (unsigned int)nr_rows);
+	int err;
+
+	(void)ctx;
+	err = measure(r->l, r->v, r->op, opt.threads[c],
+		      &samples_of(r, c)[round]);
+	if (err)
+		return err;
+	if (bench_interrupted)
+		return 1;
+	if (arm == (unsigned int)(nr_rows * opt.nr_cols) - 1)
+		rounds_done = round + 1;
 	return 0;
 }
 
-/* All rows of lock @name (one lock object serves them).  Return: 0/1. */
-static int run_lock(const char *name)
+/* Set up the lock of each kind in --lock.  Return: 0 or 1 (said). */
+static int locks_init(void)
 {
-	bool urcu = is_urcu(name);
-	struct vs_lock lock, *l = NULL;
-	struct row *g[2];
-	int op, i, c, nr, err = 0;
+	int i, err;
 
-	if (!urcu)
-		l = &lock;
-	if (l && (err = vs_lock_init(l, name, name))) {
-		fprintf(stderr, "lockbench: %s: vs_lock_init: %s\n", name,
-			vs_strerror(err));
+	for (i = 0; i < opt.nr_locks; i++) {
+		if (is_urcu(opt.lock[i]))
+			continue;
+		err = vs_lock_init(&locks[i], opt.lock[i], opt.lock[i]);
+		if (err) {
+			fprintf(stderr, "lockbench: %s: vs_lock_init: %s\n",
+				opt.lock[i], vs_strerror(err));
+			while (i--)
+				if (!is_urcu(opt.lock[i]))
+					vs_lock_destroy(&locks[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Every cell, in rounds.  Return: 0 or 1 (said). */
+static int run_all(void)
+{
+	int i, err;
+
+	samples = calloc((size_t)nr_rows * opt.nr_cols * opt.repeat,
+			 sizeof(*samples));
+	if (!samples) {
+		fprintf(stderr, "lockbench: out of memory\n");
 		return 1;
 	}
-	for (op = 0; op < NR_OPS && !err && !bench_interrupted; op++) {
-		for (nr = 0, i = 0; i < nr_rows; i++)
-			if (rows[i].op == (enum op)op &&
-			    strcmp(rows[i].lock, name) == 0)
-				g[nr++] = &rows[i];
-		for (c = 0; nr && c < opt.nr_cols && !err &&
-			    !bench_interrupted; c++)
-			err = run_group(g, nr, l, c);
-	}
-	if (err)
-		fprintf(stderr, "lockbench: %s: %s\n", name, vs_strerror(err));
-	if (l && (i = vs_lock_destroy(l))) {
-		fprintf(stderr, "lockbench: %s: vs_lock_destroy: %s\n", name,
-			vs_strerror(i));
-		err = i;
-	}
-	return err ? 1 : 0;
+	if (locks_init())
+		return 1;
+	err = bench_rounds(opt.repeat, (unsigned int)(nr_rows * opt.nr_cols),
+			   measure_arm, NULL);
+	if (err < 0)
+		fprintf(stderr, "lockbench: %s\n", vs_strerror(err));
+	for (i = 0; i < nr_rows; i++)
+		row_set(&rows[i]);
+	for (i = 0; i < opt.nr_locks; i++)
+		if (!is_urcu(opt.lock[i]))
+			vs_lock_destroy(&locks[i]);
+	return err < 0;
 }
 
 /* ---- options ---------------------------------------------------------- */
 
-static const char usage_text[] =
-"usage: lockbench [options]\n"
-"\n"
+static const char about[] =
 "ns per acquire+release pair of each lock kind, pthread_rwlock (the\n"
-"pthread kind) and a bare liburcu read section, at 1..N threads.\n"
-"\n"
-"  -l, --lock LIST        rwsem,pthread,percpu,brlock,prwlock,urcu,\n"
-"                         urcu-call or all\n"
-"                         (default all)\n"
-"  -t, --threads LIST     thread counts, e.g. 1,2,4 or 1-4 (default 1..nproc)\n"
-"  -o, --op LIST          read, write, mix or all = read,write (default all)\n"
-"  -d, --duration-ms N    run time of one measurement (default 200)\n"
-"  -r, --repeat N         measurements per cell; the median is shown\n"
-"                         (default 5)\n"
-"  -m, --mix N            add mix rows: one write pair per N read pairs\n"
-"                         (default N 10000 with --op mix)\n"
-"  -w, --work N           N pause instructions inside each section\n"
-"                         (default 0: an empty section)\n"
-"  -H, --hooks            add <kind>/nohooks rows (ops called directly)\n"
-"                         and the hooks overhead\n"
-"  -s, --lockstat         switch lock statistics on; print them after\n"
-"  -j, --json             one JSON object per measured cell\n"
-"  -h, --help             this text\n"
-"\n"
-"See lockbench(1) for the output and the targets it checks.\n";
+"pthread kind) and a bare liburcu read section, at 1..N threads.  Every\n"
+"cell is measured once a round, --repeat rounds; a figure is the median\n"
+"over the rounds, a ratio the median of the per-round ratios.\n";
 
-static void opt_uint(const char *name, const char *arg, const char *what,
-		     unsigned long min, unsigned long max, unsigned int *out)
-{
-	if (bench_parse_uint(arg, min, max, out))
-		bench_usage_error("%s: '%s' is not %s (%lu..%lu)", name, arg,
-				  what, min, max);
-}
-
-static void threads_item(const char *item)
-{
-	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS,
-			   MAX_THREADS);
-}
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_LOCK, "rwsem,pthread,percpu,brlock,prwlock,urcu,\n"
+			  "urcu-call or all (default all)", NULL },
+	{ BENCH_OPT_THREADS, "thread counts, e.g. 1,2,4 or 1-4, each\n"
+			     "1..256 (default 1..nproc)", NULL },
+	{ BENCH_OPT_OP, "read, write, mix or all = read,write\n"
+			"(default all)", NULL },
+	{ BENCH_OPT_DURATION, "run time of one measurement, e.g. 0.2\n"
+			      "(default 0.2)", NULL },
+	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 5)",
+	  NULL },
+	{ BENCH_OPT_QUICK, "--duration 0.05 --repeat 3 unless given", NULL },
+	{ BENCH_OPT_MIX, "add mix rows: one write pair per N read pairs\n"
+			 "(default N 10000 with --op mix)", NULL },
+	{ BENCH_OPT_WORK, "N pause instructions inside each section\n"
+			  "(default 0: an empty section)", NULL },
+	{ BENCH_OPT_HOOKS, "add <kind>/nohooks rows (ops called directly)\n"
+			   "and the hooks overhead", NULL },
+	{ BENCH_OPT_LOCKSTAT, "switch lock statistics on; print them after\n"
+			      "(with --json: one object per lock and side)",
+	  NULL },
+	{ BENCH_OPT_JSON, "one JSON object per cell and per target", NULL },
+	{ 0, NULL, NULL },
+};
 
 /* Lock @i of "all": the kinds in sync/lock.c's order, then the two
  * urcu baselines. */
@@ -722,117 +805,106 @@ static const char *lock_name(int i)
 	return NULL;
 }
 
+/* Add lock @name once; "all" adds each. */
 static void lock_item(const char *item)
 {
-	bench_lock_item(item, lock_name, "a lock", opt.lock, &opt.nr_locks);
+	int i = bench_arg_name(item, lock_name, "a lock", true), k;
+
+	for (k = i < 0 ? 0 : i; lock_name(k) && (i < 0 || k == i); k++)
+		bench_add_name(opt.lock, &opt.nr_locks, BENCH_MAX_LOCKS,
+			       lock_name(k));
+}
+
+static const char *op_of(int i)
+{
+	return i < NR_OPS ? op_name[i] : NULL;
 }
 
 static void op_item(const char *item)
 {
-	if (strcmp(item, "all") == 0) {
+	int i = bench_arg_name(item, op_of, "an op", true);
+
+	if (i < 0)
 		opt.op[OP_READ] = opt.op[OP_WRITE] = true;
-	} else if (strcmp(item, "read") == 0) {
-		opt.op[OP_READ] = true;
-	} else if (strcmp(item, "write") == 0) {
-		opt.op[OP_WRITE] = true;
-	} else if (strcmp(item, "mix") == 0) {
+	else
+		opt.op[i] = true;
+}
+
+static void threads_item(const char *item)
+{
+	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS);
+}
+
+static void set_option(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_LOCK:
+		bench_arg_list(arg, lock_item);
+		break;
+	case BENCH_OPT_THREADS:
+		bench_arg_list(arg, threads_item);
+		break;
+	case BENCH_OPT_OP:
+		bench_arg_list(arg, op_item);
+		break;
+	case BENCH_OPT_DURATION:
+		opt.duration_ms = bench_arg_seconds(arg);
+		break;
+	case BENCH_OPT_REPEAT:
+		opt.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
+		break;
+	case BENCH_OPT_MIX:
+		opt.mix = bench_arg_uint(arg, 1, MAX_MIX);
 		opt.op[OP_MIX] = true;
-	} else {
-		bench_usage_error("--op: '%s' is not an op (valid: read, "
-				  "write, mix, all)", item);
+		break;
+	case BENCH_OPT_WORK:
+		opt.work = bench_arg_uint(arg, 0, MAX_WORK);
+		break;
+	case BENCH_OPT_HOOKS:
+		opt.hooks = true;
+		break;
+	case BENCH_OPT_LOCKSTAT:
+		opt.lockstat = true;
+		break;
+	case BENCH_OPT_JSON:
+		opt.json = true;
+		break;
 	}
 }
 
-static const struct option long_opts[] = {
-	{ "lock", required_argument, NULL, 'l' },
-	{ "threads", required_argument, NULL, 't' },
-	{ "op", required_argument, NULL, 'o' },
-	{ "duration-ms", required_argument, NULL, 'd' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "mix", required_argument, NULL, 'm' },
-	{ "work", required_argument, NULL, 'w' },
-	{ "hooks", no_argument, NULL, 'H' },
-	{ "lockstat", no_argument, NULL, 's' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
+static const struct bench_tool tool = { "lockbench", about, opts,
+					set_option };
 
-static void parse_options(int argc, char **argv)
+/* The defaults of what was not given; refuse what does not apply. */
+static void check_options(void)
 {
-	bool ops = false, mix = false;
 	unsigned int t;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "l:t:o:d:r:m:w:Hsjh", long_opts,
-				 NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			bench_for_each_item(optarg, lock_item);
-			break;
-		case 't':
-			bench_for_each_item(optarg, threads_item);
-			break;
-		case 'o':
-			bench_for_each_item(optarg, op_item);
-			ops = true;
-			break;
-		case 'd':
-			opt_uint("--duration-ms", optarg, "a duration in ms",
-				 1, MAX_DURATION_MS, &opt.duration_ms);
-			break;
-		case 'r':
-			opt_uint("--repeat", optarg, "a repeat count", 1,
-				 BENCH_MAX_REPEAT, &opt.repeat);
-			break;
-		case 'm':
-			opt_uint("--mix", optarg, "a count of read pairs per "
-				 "write pair", 1, MAX_MIX, &opt.mix);
-			mix = true;
-			break;
-		case 'w':
-			opt_uint("--work", optarg, "a pause count", 0,
-				 MAX_WORK, &opt.work);
-			break;
-		case 'H':
-			opt.hooks = true;
-			break;
-		case 's':
-			opt.lockstat = true;
-			break;
-		case 'j':
-			opt.json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
-		default:
-			/* getopt_long() said what was wrong. */
-			bench_try_help();
-		}
-	}
-	if (optind < argc)
-		bench_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!opt.nr_locks)
 		lock_item("all");
 	if (!opt.nr_cols)
-		for (t = 1; t <= uv_available_parallelism() && t <= MAX_COLS; t++)
+		for (t = 1; t <= uv_available_parallelism() && t <= MAX_COLS &&
+			    t <= BENCH_MAX_THREADS; t++)
 			bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS,
 					  t);
-	if (!ops)
+	if (!bench_given(BENCH_OPT_OP))
 		op_item("all");
-	if (mix)
-		opt.op[OP_MIX] = true;
+	if (bench_given(BENCH_OPT_QUICK)) {
+		if (!bench_given(BENCH_OPT_DURATION))
+			opt.duration_ms = 50;
+		if (!bench_given(BENCH_OPT_REPEAT))
+			opt.repeat = 3;
+	}
 }
 
 /* ---- main ------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
-	int i, ret = 0;
+	int ret;
 
-	bench_prog = "lockbench";
-	parse_options(argc, argv);
+	bench_parse_options(&tool, argc, argv);
+	check_options();
 	cs_work = opt.work;
 	mix_every = opt.mix;
 	build_rows();
@@ -842,19 +914,16 @@ int main(int argc, char **argv)
 		vs_lockstat_reset();
 		vs_lockstat_enable(1);
 	}
-	for (i = 0; i < opt.nr_locks && !ret && !bench_interrupted; i++)
-		ret = run_lock(opt.lock[i]);
+	ret = run_all();
 	if (opt.lockstat)
 		vs_lockstat_enable(0);
-	if (!opt.json) {
+	if (opt.json)
+		print_all_json();
+	else
 		print_table();
-		print_targets();
-	}
-	if (opt.lockstat) {
-		/* stdout stays pure JSON with --json. */
-		if (!opt.json)
-			printf("\n");
-		vs_lockstat_print(opt.json ? stderr : stdout);
-	}
+	print_targets();
+	if (opt.lockstat)
+		print_lockstat();
+	free(samples);
 	return bench_control_close(ret);
 }

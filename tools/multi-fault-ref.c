@@ -4,7 +4,7 @@
  * 2010), as plain C with no vmsim code: the yardstick that keeps
  * `multi-fault --backing native` honest.
  *
- *   multi-fault-ref [--json] [THREADS [SECONDS]]
+ *   multi-fault-ref [-t THREADS] [-d SECONDS] [--json]
  *
  * THREADS (default: the online CPUs) threads, thread i pinned to CPU
  * i % ncpu, each own the i-th 8 MiB slot of one private anonymous
@@ -12,6 +12,7 @@
  * slot's first 2 MiB; barrier; thread 0 alone zaps every slot's 2 MiB
  * with MADV_DONTNEED and reads the stop flag; barrier; all leave, or go
  * round again.  Main raises the flag after SECONDS (default 60).
+ * docs/man/multi-fault-ref.1 says what it prints.
  *
  * Page faults are the process's minor faults over the run (getrusage),
  * what perf stat's page-faults counts.
@@ -23,6 +24,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +34,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_opts.h"
+
 #define MMAP_LENGTH (8UL << 20)
 #define FAULT_LENGTH (2UL << 20)
 #define PAGE_SIZE 4096UL
-#define MAX_THREADS 256
+#define MAX_THREADS BENCH_MAX_THREADS
 
 static char *mmap_area;
 static unsigned int nr_threads;
@@ -86,50 +90,57 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
-static void bad(const char *what, const char *arg)
+static const char about[] =
+"Kamezawa Hiroyuki's multi-fault loop as plain C, no vmsim code: each\n"
+"thread writes one byte to every page of its own 2 MiB, thread 0 zaps\n"
+"them all with MADV_DONTNEED, round and round.  Prints the process's\n"
+"minor faults over the run (the sum over its threads) and their rate.\n";
+
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_THREADS, "faulting threads, 1..256 (default: the\n"
+			     "online CPUs, at most 256)", "N" },
+	{ BENCH_OPT_DURATION, "run time, e.g. 60 or 0.3 (default 60)", NULL },
+	{ BENCH_OPT_JSON, "one JSON object instead of the text line",
+	  NULL },
+	{ 0, NULL, NULL },
+};
+
+static unsigned int duration_ms = 60000;
+static bool json;
+
+static void set_option(int key, char *arg)
 {
-	fprintf(stderr, "multi-fault-ref: bad %s '%s' (usage: "
-		"multi-fault-ref [--json] [THREADS [SECONDS]])\n", what, arg);
-	exit(2);
+	switch (key) {
+	case BENCH_OPT_THREADS:
+		nr_threads = bench_arg_uint(arg, 1, MAX_THREADS);
+		break;
+	case BENCH_OPT_DURATION:
+		duration_ms = bench_arg_seconds(arg);
+		break;
+	case BENCH_OPT_JSON:
+		json = true;
+		break;
+	}
 }
+
+static const struct bench_tool tool = {
+	"multi-fault-ref", about, opts, set_option,
+};
 
 int main(int argc, char *argv[])
 {
 	static pthread_t tid[MAX_THREADS];
-	double seconds = 60, t0, t1;
+	double seconds, t0, t1;
 	struct timespec ts;
-	unsigned long n;
 	unsigned int i;
-	int json = 0, err;
+	int err;
 	long f0, faults;
-	char *end;
 
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1)
 		ncpu = 1;
 	nr_threads = ncpu > MAX_THREADS ? MAX_THREADS : (unsigned int)ncpu;
-	if (argc > 1 && !strcmp(argv[1], "--json")) {
-		json = 1;
-		argv++;
-		argc--;
-	}
-	if (argc > 3)
-		bad("argument", argv[3]);
-	if (argc > 1) {
-		errno = 0;
-		n = strtoul(argv[1], &end, 10);
-		if (errno || end == argv[1] || *end || argv[1][0] == '-' ||
-		    n < 1 || n > MAX_THREADS)
-			bad("THREADS", argv[1]);
-		nr_threads = (unsigned int)n;
-	}
-	if (argc > 2) {
-		errno = 0;
-		seconds = strtod(argv[2], &end);
-		if (errno || end == argv[2] || *end || !(seconds > 0) ||
-		    seconds > 1e6)
-			bad("SECONDS", argv[2]);
-	}
+	bench_parse_options(&tool, argc, argv);
 
 	mmap_area = mmap(NULL, MMAP_LENGTH * nr_threads,
 			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -150,6 +161,7 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
+	seconds = duration_ms / 1000.0;
 	ts.tv_sec = (time_t)seconds;
 	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
@@ -165,8 +177,8 @@ int main(int argc, char *argv[])
 		       "\"faults\":%ld,\"faults_per_s\":%.1f}\n",
 		       nr_threads, seconds, faults, (double)faults / (t1 - t0));
 	else
-		printf("multi-fault-ref: %u threads, %g s: %ld page-faults, "
-		       "%.0f page-faults/s\n",
+		printf("multi-fault-ref: %u threads, %g s: %ld page-faults "
+		       "(sum over the threads), %.0f page-faults/s\n",
 		       nr_threads, seconds, faults, (double)faults / (t1 - t0));
 	return 0;
 }

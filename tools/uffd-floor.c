@@ -14,15 +14,15 @@
  * says, with one handler thread in threads mode, and zaps through the
  * model (vs_madvise()), which mirrors the zap onto the real slice.
  *
- * The two are measured round robin within each repeat (floor, vmsim,
- * floor, vmsim, ...), each on a fresh region, so that slow drift in the
- * machine's load hits both alike.  docs/man/uffd-floor.1 says what
+ * Every row is measured once a round, --repeat rounds (floor, vmsim,
+ * floor, vmsim, ... for each mode and thread count), each on a fresh
+ * region, so that slow drift in the machine's load hits all alike; the
+ * ratio vmsim / floor is taken within each round.  docs/man/uffd-floor.1 says what
  * each number means.
  */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -48,10 +48,8 @@
 #define POOL_SLACK 1024			/* model pages beyond the slices */
 #define MIN_POOL_PAGES 4096
 #define EVENT_BATCH 64		/* uffd_msg per read() of the handler */
-#define MAX_THREADS 64		/* faulting threads per measurement */
 #define MAX_COLS 16		/* thread counts in --threads */
 #define MAX_ROWS (NR_IMPLS * VS_UFFD_NR_MODES * MAX_COLS)
-#define MAX_DURATION_MS 3600000u
 #define QUICK_DURATION_MS 300u
 #define TARGET_RATIO 0.8	/* vmsim / floor faults/s, at least */
 
@@ -537,16 +535,25 @@ struct row {
 	int mode;
 	unsigned int threads;
 	bool done;
-	double faults_per_s, ns_per_fault;	/* medians over the repeats */
-	double min, max;			/* faults/s over the repeats */
-	uint64_t pages;		/* in the repeat with the median faults/s */
+	struct bench_range faults_per_s;	/* over the rounds */
+	double ns_per_fault;			/* median over the rounds */
+	uint64_t pages;		/* in the round with the median faults/s */
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
 
+/* samples[i * repeat + round]: row i. */
+static struct sample *samples;
+static unsigned int rounds_done;
+
+static struct sample *samples_of(const struct row *r)
+{
+	return &samples[(size_t)(r - rows) * opt.repeat];
+}
+
 /* Rows in run order; rows[i] (floor) and rows[i + 1] (vmsim) for even i
- * are a pair, measured round robin. */
+ * are a pair. */
 static void build_rows(void)
 {
 	int m, c, i;
@@ -562,54 +569,59 @@ static void build_rows(void)
 			}
 }
 
-static void row_set(struct row *r, struct sample *s, unsigned int nr)
+/* Row @r from the rounds done. */
+static void row_set(struct row *r)
 {
-	bench_sort_at(s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
-	r->min = s[0].faults_per_s;
-	r->max = s[nr - 1].faults_per_s;
-	r->pages = s[(nr - 1) / 2].pages;
-	r->faults_per_s = bench_median_at(
-		s, nr, sizeof(*s), offsetof(struct sample, faults_per_s));
-	r->ns_per_fault = bench_median_at(
-		s, nr, sizeof(*s), offsetof(struct sample, ns_per_fault));
+	static struct sample s[BENCH_MAX_REPEAT];
+
+	if (!rounds_done)
+		return;
+	memcpy(s, samples_of(r), rounds_done * sizeof(*s));
+	bench_range_at(s, rounds_done, sizeof(*s),
+		       offsetof(struct sample, faults_per_s),
+		       &r->faults_per_s);
+	r->ns_per_fault = bench_median_at(s, rounds_done, sizeof(*s),
+				offsetof(struct sample, ns_per_fault));
+	bench_sort_at(s, rounds_done, sizeof(*s),
+		      offsetof(struct sample, faults_per_s));
+	r->pages = s[(rounds_done - 1) / 2].pages;
 	r->done = true;
 }
 
-/* vmsim over the floor, faults/s, of the pair at @p; 0 if unmeasured. */
-static double pair_ratio(const struct row *p)
+/* vmsim over the floor, faults/s, in each round, of the pair at @p.
+ * Return: false if unmeasured. */
+static bool pair_ratio(const struct row *p, struct bench_range *out)
 {
-	if (!p[I_FLOOR].done || !p[I_VMSIM].done || !p[I_FLOOR].faults_per_s)
-		return 0;
-	return p[I_VMSIM].faults_per_s / p[I_FLOOR].faults_per_s;
+	double x[BENCH_MAX_REPEAT], y[BENCH_MAX_REPEAT];
+	unsigned int k;
+
+	if (!p[I_FLOOR].done || !p[I_VMSIM].done)
+		return false;
+	for (k = 0; k < rounds_done; k++) {
+		x[k] = samples_of(&p[I_VMSIM])[k].faults_per_s;
+		y[k] = samples_of(&p[I_FLOOR])[k].faults_per_s;
+	}
+	bench_ratio_range(x, y, rounds_done, out);
+	return true;
 }
 
 /* ---- output ---------------------------------------------------------- */
 
 static void print_json_row(const struct row *r)
 {
-	printf("{\"impl\":\"%s\",\"mode\":\"%s\",\"threads\":%u,"
-	       "\"faults_per_s\":%.0f,\"ns_per_fault\":%.2f,"
-	       "\"min_faults_per_s\":%.0f,\"max_faults_per_s\":%.0f,"
-	       "\"pages\":%llu,\"repeat\":%u,\"duration_ms\":%u",
-	       impl_name[r->impl], vs_uffd_mode_name(r->mode), r->threads,
-	       r->faults_per_s, r->ns_per_fault, r->min, r->max,
-	       (unsigned long long)r->pages, opt.repeat, opt.duration_ms);
+	bench_json_begin();
+	bench_json_str("impl", impl_name[r->impl]);
+	bench_json_str("uffd_mode", vs_uffd_mode_name(r->mode));
+	bench_json_uint("threads", r->threads);
+	bench_json_range("faults_per_s", &r->faults_per_s, 0);
+	bench_json_num("ns_per_fault", r->ns_per_fault, 2);
+	bench_json_uint("pages", r->pages);
+	bench_json_uint("rounds", rounds_done);
+	bench_json_num("duration_s", opt.duration_ms / 1000.0, 3);
 	if (r->impl == I_VMSIM)
-		printf(",\"strategy\":\"%s\"",
-		       vs_fault_strategy_name(opt.strategy));
-	printf("}\n");
-}
-
-static void print_json_pair(const struct row *p)
-{
-	double v = pair_ratio(p);
-
-	print_json_row(&p[I_FLOOR]);
-	print_json_row(&p[I_VMSIM]);
-	printf("{\"ratio\":%.3f,\"mode\":\"%s\",\"threads\":%u,"
-	       "\"target\":%.2f,\"pass\":%s}\n", v, vs_uffd_mode_name(p->mode),
-	       p->threads, TARGET_RATIO, v >= TARGET_RATIO ? "true" : "false");
-	fflush(stdout);
+		bench_json_str("strategy",
+			       vs_fault_strategy_name(opt.strategy));
+	bench_json_end();
 }
 
 static void print_table(void)
@@ -617,12 +629,13 @@ static void print_table(void)
 	const struct row *r;
 	int i;
 
-	printf("# median of %u x %u ms; one %lu KiB slice per faulting "
-	       "thread: a store per page, then MADV_DONTNEED\n",
-	       opt.repeat, opt.duration_ms, SLICE_BYTES >> 10);
-	printf("# faults/s: all threads over the wall time; ns/fault: per "
-	       "thread, the zap included; %u CPUs\n",
+	bench_print_rounds_note("faults/s and ns/fault", rounds_done,
+				opt.duration_ms);
+	printf("# one %lu KiB slice per faulting thread: a store per page, "
+	       "then MADV_DONTNEED; %u CPUs\n", SLICE_BYTES >> 10,
 	       uv_available_parallelism());
+	printf("# faults/s: all threads over the wall time; ns/fault: per "
+	       "thread, the zap included\n");
 	printf("# floor: UFFDIO_COPY of a zero page, nothing else; vmsim: "
 	       "fault/uffd.h, strategy %s;\n#   threads mode: one handler "
 	       "thread each\n", vs_fault_strategy_name(opt.strategy));
@@ -632,99 +645,93 @@ static void print_table(void)
 		printf("%-5s %-7s %3u ", impl_name[r->impl],
 		       vs_uffd_mode_name(r->mode), r->threads);
 		if (r->done)
-			printf("%10.0f %8.1f\n", r->faults_per_s,
+			printf("%10.0f %8.1f\n", r->faults_per_s.med,
 			       r->ns_per_fault);
 		else
 			printf("%10s\n", "-");
 	}
 }
 
-static void print_ratios(void)
-{
-	double v;
-	int i, nr = 0;
-
-	printf("\nratios (vmsim / floor, faults/s):\n");
-	for (i = 0; i < nr_rows; i += NR_IMPLS) {
-		v = pair_ratio(&rows[i]);
-		if (!v)
-			continue;
-		printf("  %-7s @%-3u %6.3f\n", vs_uffd_mode_name(rows[i].mode),
-		       rows[i].threads, v);
-		nr++;
-	}
-	if (!nr)
-		printf("  none: no pair was measured\n");
-}
-
 /* docs/man/uffd-floor.1, TARGETS: vmsim at least TARGET_RATIO of the
- * floor in each mode, at each thread count measured. */
+ * floor in each mode, at each thread count measured; the verdict is on
+ * the median of the per-round ratios. */
 static void print_targets(void)
 {
+	struct bench_range v;
 	const char *m;
-	double v;
+	bool pass;
 	int i, nr = 0;
 
-	printf("\ntargets:\n");
+	if (!opt.json)
+		printf("\ntargets (vmsim / floor faults/s, taken in each "
+		       "round: median (min..max)):\n");
 	for (i = 0; i < nr_rows; i += NR_IMPLS) {
-		v = pair_ratio(&rows[i]);
-		if (!v)
+		if (!pair_ratio(&rows[i], &v))
 			continue;
 		m = vs_uffd_mode_name(rows[i].mode);
-		printf("  vmsim %-7s @%-3u / floor %-7s @%-3u faults/s = "
-		       "%6.3f (>= %4.2f) %s\n", m, rows[i].threads, m,
-		       rows[i].threads, v, TARGET_RATIO,
-		       v >= TARGET_RATIO ? "PASS" : "MISS");
+		pass = v.med >= TARGET_RATIO;
 		nr++;
+		if (opt.json) {
+			bench_json_begin();
+			bench_json_str("target", "vmsim / floor faults/s");
+			bench_json_str("uffd_mode", m);
+			bench_json_uint("threads", rows[i].threads);
+			bench_json_range("ratio", &v, 4);
+			bench_json_str("limit", ">=");
+			bench_json_num("bound", TARGET_RATIO, 2);
+			bench_json_bool("pass", pass);
+			bench_json_end();
+			continue;
+		}
+		printf("  vmsim / floor %-7s @%-3u = ", m, rows[i].threads);
+		bench_print_range(&v, 20, "x");
+		printf(" (>= %4.2f) %s\n", TARGET_RATIO,
+		       pass ? "PASS" : "MISS");
 	}
-	if (!nr)
+	if (!nr && !opt.json)
 		printf("  none: their inputs were not measured\n");
 }
 
-/* ---- the run ---------------------------------------------------------- */
+/* ---- the run: every row once a round, rounds --repeat times ---------- */
 
-/*
- * run_pair - the floor and vmsim rows of one mode and thread count,
- * measured round robin within each repeat.
- * Return: 0 (also when interrupted), or a negative errno.
- */
-static int run_pair(struct row *p)
+/* Row @arm in round @round.  Return: 0, 1 at SIGINT, or an errno. */
+static int measure_arm(void *ctx, unsigned int arm, unsigned int round)
 {
-	static struct sample s[NR_IMPLS][BENCH_MAX_REPEAT];
-	unsigned int r;
-	int i, err;
+	struct row *r = &rows[arm];
+	struct sample *s = &samples_of(r)[round];
+	int err;
 
-	for (r = 0; r < opt.repeat; r++) {
-		for (i = 0; i < NR_IMPLS; i++) {
-			memset(&s[i][r], 0, sizeof(s[i][r]));
-			err = measure(p[i].impl, p[i].mode, p[i].threads,
-				      &s[i][r]);
-			if (err)
-				return err;
-			if (bench_interrupted)
-				return 0;
-		}
+	(void)ctx;
+	memset(s, 0, sizeof(*s));
+	err = measure(r->impl, r->mode, r->threads, s);
+	if (err) {
+		fprintf(stderr, "uffd-floor: %s %s, %u threads: %s\n",
+			impl_name[r->impl], vs_uffd_mode_name(r->mode),
+			r->threads, vs_strerror(err));
+		return err;
 	}
-	for (i = 0; i < NR_IMPLS; i++)
-		row_set(&p[i], s[i], opt.repeat);
-	if (opt.json)
-		print_json_pair(p);
+	if (bench_interrupted)
+		return 1;
+	if (arm == (unsigned int)nr_rows - 1)
+		rounds_done = round + 1;
 	return 0;
 }
 
-/* Every pair, in row order.  Return: 0, or 1 after a failure. */
+/* Every row, in rounds.  Return: 0, or 1 after a failure. */
 static int run_all(void)
 {
-	int i, err = 0;
+	int i, err;
 
-	for (i = 0; i < nr_rows && !err && !bench_interrupted; i += NR_IMPLS) {
-		err = run_pair(&rows[i]);
-		if (err)
-			fprintf(stderr, "uffd-floor: %s, %u threads: %s\n",
-				vs_uffd_mode_name(rows[i].mode),
-				rows[i].threads, vs_strerror(err));
+	samples = calloc((size_t)nr_rows * opt.repeat, sizeof(*samples));
+	if (!samples) {
+		fprintf(stderr, "uffd-floor: out of memory\n");
+		return 1;
 	}
-	return err ? 1 : 0;
+	err = bench_rounds(opt.repeat, (unsigned int)nr_rows, measure_arm,
+			   NULL);
+	for (i = 0; i < nr_rows; i++)
+		row_set(&rows[i]);
+	return err < 0;
 }
 
 /*
@@ -754,120 +761,85 @@ static int check_uffd(void)
 
 /* ---- options ---------------------------------------------------------- */
 
-static const char usage_text[] =
-"usage: uffd-floor [options]\n"
-"\n"
+static const char about[] =
 "The multi-fault loop on real memory whose missing pages a userfaultfd\n"
 "handler installs: each thread stores to every page of its own 2 MiB\n"
 "slice, then MADV_DONTNEED, repeated.  Run with the smallest correct\n"
-"handler (the floor) and with vmsim's (fault/uffd.h), round robin;\n"
-"faults/s of each and vmsim's over the floor's.\n"
-"\n"
-"  -m, --mode LIST        sigbus,threads or all (default all)\n"
-"  -t, --threads LIST     faulting threads, e.g. 1,2 or 1-4 (default 1,2)\n"
-"  -d, --duration SEC     run time of one measurement, e.g. 1 or 0.3\n"
-"                         (default 1)\n"
-"  -r, --repeat N         measurements per row; the median is shown\n"
-"                         (default 3)\n"
-"  -s, --strategy NAME    vmsim's fault strategy: locked, spf or pervma\n"
-"                         (default locked)\n"
-"  -q, --quick            --duration 0.3 unless --duration is given\n"
-"  -j, --json             one JSON object per row and per ratio\n"
-"  -h, --help             this text\n"
-"\n"
-"See uffd-floor(1) for the output and the targets it checks.\n";
+"handler (the floor) and with vmsim's (fault/uffd.h), interleaved in\n"
+"--repeat rounds; faults/s of each and vmsim's over the floor's, the\n"
+"ratio taken within each round.\n";
+
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_UFFD_MODE, "sigbus,threads or all (default all)", NULL },
+	{ BENCH_OPT_THREADS, "faulting threads, e.g. 1,2 or 1-4, each\n"
+			     "1..256 (default 1,2)", NULL },
+	{ BENCH_OPT_DURATION, "run time of one measurement, e.g. 1 or 0.3\n"
+			      "(default 1)", NULL },
+	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 3)", NULL },
+	{ BENCH_OPT_STRATEGY, "vmsim's fault strategy: locked, spf or\n"
+			      "pervma (default locked)", "NAME" },
+	{ BENCH_OPT_QUICK, "--duration 0.3 unless --duration is given",
+	  NULL },
+	{ BENCH_OPT_JSON, "one JSON object per row and per target", NULL },
+	{ 0, NULL, NULL },
+};
 
 static void threads_item(const char *item)
 {
-	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS,
-			   MAX_THREADS);
+	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS);
 }
 
 /* A delivery mode with a floor: not uv, which has none. */
+static const char *floor_mode_name(int i)
+{
+	static const int mode[] = { VS_UFFD_SIGBUS, VS_UFFD_THREADS };
+
+	return i < 2 ? vs_uffd_mode_name(mode[i]) : NULL;
+}
+
 static void mode_item(const char *item)
 {
-	int m;
+	int i = bench_arg_name(item, floor_mode_name, "a mode with a floor",
+			       true);
 
-	if (strcmp(item, "all") == 0) {
-		opt.mode[VS_UFFD_SIGBUS] = opt.mode[VS_UFFD_THREADS] = true;
-		return;
-	}
-	m = vs_uffd_mode_parse(item);
-	if (m != VS_UFFD_SIGBUS && m != VS_UFFD_THREADS)
-		bench_usage_error("--mode: '%s' is not a mode (valid: sigbus, "
-				  "threads, all)", item);
-	opt.mode[m] = true;
+	if (i != 1)
+		opt.mode[VS_UFFD_SIGBUS] = true;
+	if (i != 0)
+		opt.mode[VS_UFFD_THREADS] = true;
 }
 
-static const struct option long_opts[] = {
-	{ "mode", required_argument, NULL, 'm' },
-	{ "threads", required_argument, NULL, 't' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "strategy", required_argument, NULL, 's' },
-	{ "quick", no_argument, NULL, 'q' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* One option of getopt_long(); @duration and @quick for the defaults. */
-static void parse_option(int ch, bool *duration, bool *quick)
+static void set_option(int key, char *arg)
 {
-	switch (ch) {
-	case 'm':
-		bench_for_each_item(optarg, mode_item);
+	switch (key) {
+	case BENCH_OPT_UFFD_MODE:
+		bench_arg_list(arg, mode_item);
 		break;
-	case 't':
-		bench_for_each_item(optarg, threads_item);
+	case BENCH_OPT_THREADS:
+		bench_arg_list(arg, threads_item);
 		break;
-	case 'd':
-		if (bench_parse_seconds(optarg, MAX_DURATION_MS,
-						&opt.duration_ms))
-			bench_usage_error("--duration: '%s' is not a duration "
-					  "in seconds (0.001..%u)", optarg,
-					  MAX_DURATION_MS / 1000);
-		*duration = true;
+	case BENCH_OPT_DURATION:
+		opt.duration_ms = bench_arg_seconds(arg);
 		break;
-	case 'r':
-		if (bench_parse_uint(optarg, 1, BENCH_MAX_REPEAT, &opt.repeat))
-			bench_usage_error("--repeat: '%s' is not a repeat "
-					  "count (1..%d)", optarg,
-					  BENCH_MAX_REPEAT);
+	case BENCH_OPT_REPEAT:
+		opt.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
 		break;
-	case 's':
-		opt.strategy = vs_fault_strategy_parse(optarg);
-		if (opt.strategy < 0)
-			bench_usage_error("--strategy: '%s' is not a strategy "
-					  "(valid: locked, spf, pervma)",
-					  optarg);
+	case BENCH_OPT_STRATEGY:
+		opt.strategy = bench_arg_name(arg, vs_fault_strategy_name,
+					      "a strategy", false);
 		break;
-	case 'q':
-		*quick = true;
-		break;
-	case 'j':
+	case BENCH_OPT_JSON:
 		opt.json = true;
 		break;
-	case 'h':
-		fputs(usage_text, stdout);
-		exit(0);
-	default:
-		/* getopt_long() said what was wrong. */
-		bench_try_help();
 	}
 }
 
-static void parse_options(int argc, char **argv)
-{
-	bool duration = false, quick = false;
-	int ch;
+static const struct bench_tool tool = { "uffd-floor", about, opts,
+					set_option };
 
-	while ((ch = getopt_long(argc, argv, "m:t:d:r:s:qjh", long_opts,
-				 NULL)) != -1)
-		parse_option(ch, &duration, &quick);
-	if (optind < argc)
-		bench_usage_error("unexpected argument '%s'", argv[optind]);
-	if (quick && !duration)
+/* The defaults of what was not given. */
+static void set_defaults(void)
+{
+	if (bench_given(BENCH_OPT_QUICK) && !bench_given(BENCH_OPT_DURATION))
 		opt.duration_ms = QUICK_DURATION_MS;
 	if (!opt.mode[VS_UFFD_SIGBUS] && !opt.mode[VS_UFFD_THREADS])
 		mode_item("all");
@@ -881,10 +853,10 @@ static void parse_options(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int ret;
+	int i, ret;
 
-	bench_prog = "uffd-floor";
-	parse_options(argc, argv);
+	bench_parse_options(&tool, argc, argv);
+	set_defaults();
 	build_rows();
 	if (check_uffd())
 		return 1;
@@ -898,10 +870,12 @@ int main(int argc, char **argv)
 	if (bench_control_init())
 		return 1;
 	ret = run_all();
-	if (!opt.json) {
+	for (i = 0; opt.json && i < nr_rows; i++)
+		if (rows[i].done)
+			print_json_row(&rows[i]);
+	if (!opt.json)
 		print_table();
-		print_ratios();
-		print_targets();
-	}
+	print_targets();
+	free(samples);
 	return bench_control_close(ret);
 }

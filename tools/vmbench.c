@@ -13,8 +13,8 @@
  * Each time is the median over batches, read with uv_hrtime().
  */
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +27,26 @@
 #define BATCHES 201	/* odd: the median is the middle batch */
 #define PAGE VS_PAGE_SIZE
 
-static int json;
+static bool json;
 
-static void report(const char *bench, unsigned long n, const char *unit,
-		   double v)
+/*
+ * report - one line: @v of @bench at size @n, which is the median over
+ * BATCHES of the ns of one operation (@ns), or the mean bytes per VMA or
+ * page over @n of them.
+ */
+static void report(const char *bench, unsigned long n, bool ns, double v)
 {
-	if (json)
-		printf("{\"bench\": \"%s\", \"n\": %lu, \"%s\": %.2f}\n",
-		       bench, n, unit, v);
-	else
-		printf("%-12s %8lu %10.2f %s\n", bench, n, v,
-		       strcmp(unit, "ns") == 0 ? "ns" : "bytes");
+	if (json) {
+		bench_json_begin();
+		bench_json_str("bench", bench);
+		bench_json_uint("n", n);
+		bench_json_num(ns ? "ns" : "bytes", v, 2);
+		bench_json_str("of", ns ? "median" : "mean");
+		bench_json_end();
+		return;
+	}
+	printf("%-12s %8lu %10.2f %s\n", bench, n, v,
+	       ns ? "ns (median of the batches)" : "bytes (mean of n)");
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -98,7 +107,7 @@ static void bench_mmap_munmap(void)
 		}
 		ns[b] = (double)(uv_hrtime() - t) / per;
 	}
-	report("mmap_munmap", 1, "ns", bench_median(ns, BATCHES));
+	report("mmap_munmap", 1, true, bench_median(ns, BATCHES));
 	vs_mm_destroy(mm);
 }
 
@@ -136,7 +145,7 @@ static void bench_lookup(unsigned long n)
 	}
 	if (sink == 1)
 		puts("");
-	report("lookup", n, "ns", bench_median(ns, BATCHES));
+	report("lookup", n, true, bench_median(ns, BATCHES));
 	vs_mm_destroy(mm);
 }
 
@@ -166,7 +175,7 @@ static void bench_pte_walk(void)
 	}
 	if (sink == 1)
 		puts("");
-	report("pte_walk", 512, "ns", bench_median(ns, BATCHES));
+	report("pte_walk", 512, true, bench_median(ns, BATCHES));
 	vs_mm_destroy(mm);
 }
 
@@ -189,7 +198,7 @@ static void bench_bytes(unsigned long n)
 	/* Index nodes replaced by path copying wait for a grace period. */
 	vs_rcu_barrier();
 	after = heap_bytes();
-	report("vma_bytes", n, "bytes", (double)(after - before) / n);
+	report("vma_bytes", n, false, (double)(after - before) / n);
 	vs_mm_destroy(mm);
 
 	/* n resident pages in one mapping: struct vs_page + tables. */
@@ -202,66 +211,91 @@ static void bench_bytes(unsigned long n)
 		exit(1);
 	}
 	after = heap_bytes();
-	report("page_bytes", n, "bytes",
+	report("page_bytes", n, false,
 	       (double)(after - before) / n + sizeof(struct vs_page));
 	vs_mm_destroy(mm);
 }
 
-static void usage(int status)
+static void bench_lookups(void)
 {
-	fprintf(status ? stderr : stdout,
-		"usage: vmbench [--json] [--bench NAME]\n"
-		"NAME: mmap_munmap, lookup, pte_walk, bytes, all (default)\n");
-	exit(status);
+	bench_lookup(10);
+	bench_lookup(1000);
+	bench_lookup(100000);
 }
+
+static void bench_sizes(void)
+{
+	bench_bytes(10000);
+}
+
+/* The benchmarks, in the order they run: libuv's benchmark-list.h. */
+static const struct {
+	const char *name;
+	void (*run)(void);
+} benches[] = {
+	{ "mmap_munmap", bench_mmap_munmap },
+	{ "lookup", bench_lookups },
+	{ "pte_walk", bench_pte_walk },
+	{ "bytes", bench_sizes },
+};
+
+#define NR_BENCHES (sizeof(benches) / sizeof(benches[0]))
+
+static bool chosen[NR_BENCHES];
+
+static const char *bench_name(int i)
+{
+	return i < (int)NR_BENCHES ? benches[i].name : NULL;
+}
+
+static void bench_item(const char *item)
+{
+	int i = bench_arg_name(item, bench_name, "a benchmark", true);
+	size_t b;
+
+	for (b = 0; b < NR_BENCHES; b++)
+		if (i < 0 || (size_t)i == b)
+			chosen[b] = true;
+}
+
+static void set_option(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_BENCH:
+		bench_arg_list(arg, bench_item);
+		break;
+	case BENCH_OPT_JSON:
+		json = true;
+		break;
+	}
+}
+
+static const char about[] =
+"What the VM model itself costs, on one thread: ns per mmap+munmap,\n"
+"per lockless VMA lookup and per PTE walk (each the median over\n"
+"201 batches), and bytes per VMA and per resident page.\n";
+
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_BENCH, "mmap_munmap, lookup, pte_walk, bytes or all\n"
+			   "(default all)", NULL },
+	{ BENCH_OPT_JSON, "one JSON object per line", NULL },
+	{ 0, NULL, NULL },
+};
+
+static const struct bench_tool tool = { "vmbench", about, opts,
+					set_option };
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "bench", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *which = "all";
-	int c;
+	size_t b;
 
-	while ((c = getopt_long(argc, argv, "jb:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'b':
-			which = optarg;
-			break;
-		case 'h':
-			usage(0);
-			break;
-		default:
-			usage(2);
-		}
-	}
-	if (optind < argc)
-		usage(2);
-	if (strcmp(which, "all") && strcmp(which, "mmap_munmap") &&
-	    strcmp(which, "lookup") && strcmp(which, "pte_walk") &&
-	    strcmp(which, "bytes")) {
-		fprintf(stderr, "vmbench: --bench: '%s' is not a benchmark\n",
-			which);
-		usage(2);
-	}
+	bench_parse_options(&tool, argc, argv);
+	if (!bench_given(BENCH_OPT_BENCH))
+		bench_item("all");
 	if (!json)
 		printf("%-12s %8s %10s\n", "bench", "n", "value");
-	if (!strcmp(which, "all") || !strcmp(which, "mmap_munmap"))
-		bench_mmap_munmap();
-	if (!strcmp(which, "all") || !strcmp(which, "lookup")) {
-		bench_lookup(10);
-		bench_lookup(1000);
-		bench_lookup(100000);
-	}
-	if (!strcmp(which, "all") || !strcmp(which, "pte_walk"))
-		bench_pte_walk();
-	if (!strcmp(which, "all") || !strcmp(which, "bytes"))
-		bench_bytes(10000);
+	for (b = 0; b < NR_BENCHES; b++)
+		if (chosen[b])
+			benches[b].run();
 	return 0;
 }

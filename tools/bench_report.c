@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/bench_report.c - rounds, figures and the JSON writer of the
+ * tools.  bench_report.h documents each function that is not static.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_report.h"
+
+/* ---- rounds ------------------------------------------------------------ */
+
+int bench_rounds(unsigned int rounds, unsigned int arms,
+		 int (*fn)(void *ctx, unsigned int arm, unsigned int round),
+		 void *ctx)
+{
+	unsigned int r, a;
+	int ret;
+
+	for (r = 0; r < rounds; r++) {
+		for (a = 0; a < arms; a++) {
+			ret = fn(ctx, a, r);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* qsort() order of doubles, ascending. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, unsigned int nr)
+{
+	qsort(v, nr, sizeof(*v), cmp_double);
+	return nr % 2 ? v[nr / 2] : (v[nr / 2 - 1] + v[nr / 2]) / 2;
+}
+
+void bench_range_of(double *v, unsigned int nr, struct bench_range *out)
+{
+	out->med = bench_median(v, nr);
+	out->min = v[0];
+	out->max = v[nr - 1];
+}
+
+void bench_ratio_range(const double *num, const double *den,
+		       unsigned int nr, struct bench_range *out)
+{
+	double v[BENCH_MAX_REPEAT];
+	unsigned int r;
+
+	for (r = 0; r < nr && r < BENCH_MAX_REPEAT; r++)
+		v[r] = num[r] / den[r];
+	bench_range_of(v, r, out);
+}
+
+/* The double at @offset of @s. */
+static double field(const void *s, size_t offset)
+{
+	double v;
+
+	memcpy(&v, (const char *)s + offset, sizeof(v));
+	return v;
+}
+
+/* The field bench_sort_at() compares (qsort takes no argument). */
+static size_t sort_offset;
+
+static int cmp_at(const void *a, const void *b)
+{
+	return cmp_double(&(double){ field(a, sort_offset) },
+			  &(double){ field(b, sort_offset) });
+}
+
+void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset)
+{
+	sort_offset = offset;
+	qsort(s, nr, size, cmp_at);
+}
+
+void bench_range_at(const void *s, unsigned int nr, size_t size,
+		    size_t offset, struct bench_range *out)
+{
+	double v[BENCH_MAX_REPEAT];
+	unsigned int i;
+
+	for (i = 0; i < nr && i < BENCH_MAX_REPEAT; i++)
+		v[i] = field((const char *)s + i * size, offset);
+	bench_range_of(v, i, out);
+}
+
+double bench_median_at(const void *s, unsigned int nr, size_t size,
+		       size_t offset)
+{
+	struct bench_range r;
+
+	bench_range_at(s, nr, size, offset, &r);
+	return r.med;
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+const char *bench_agg_name(enum bench_agg agg)
+{
+	static const char *const name[] = { "median", "mean", "sum" };
+
+	return name[agg];
+}
+
+void bench_figure_line(const char *label, enum bench_agg agg,
+		       const char *over, double v, int decimals,
+		       const char *unit)
+{
+	char left[96];
+
+	snprintf(left, sizeof(left), "%s (%s of %s):", label,
+		 bench_agg_name(agg), over);
+	printf("  %-40s %.*f%s%s\n", left, decimals, v, *unit ? " " : "",
+	       unit);
+}
+
+void bench_print_range(const struct bench_range *r, int width,
+		       const char *unit)
+{
+	char buf[96];
+
+	snprintf(buf, sizeof(buf), "%.2f%s (%.2f..%.2f)", r->med, unit,
+		 r->min, r->max);
+	printf("%*s", width, buf);
+}
+
+void bench_print_rounds_note(const char *what, unsigned int rounds,
+			     unsigned int duration_ms)
+{
+	printf("# %s: median (min..max) over %u round%s of %g s each, the "
+	       "arms interleaved in every round\n", what, rounds,
+	       rounds == 1 ? "" : "s", duration_ms / 1000.0);
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static bool first;	/* no field yet in the object under way */
+
+static void key(const char *k)
+{
+	printf("%s\"%s\":", first ? "" : ",", k);
+	first = false;
+}
+
+void bench_json_begin(void)
+{
+	putchar('{');
+	first = true;
+}
+
+void bench_json_str(const char *k, const char *val)
+{
+	key(k);
+	printf("\"%s\"", val);
+}
+
+void bench_json_uint(const char *k, unsigned long long v)
+{
+	key(k);
+	printf("%llu", v);
+}
+
+void bench_json_num(const char *k, double v, int decimals)
+{
+	key(k);
+	printf("%.*f", decimals, v);
+}
+
+void bench_json_bool(const char *k, bool v)
+{
+	key(k);
+	fputs(v ? "true" : "false", stdout);
+}
+
+void bench_json_range(const char *k, const struct bench_range *r,
+		      int decimals)
+{
+	char name[64];
+
+	bench_json_num(k, r->med, decimals);
+	snprintf(name, sizeof(name), "%s_min", k);
+	bench_json_num(name, r->min, decimals);
+	snprintf(name, sizeof(name), "%s_max", k);
+	bench_json_num(name, r->max, decimals);
+}
+
+void bench_json_end(void)
+{
+	puts("}");
+	fflush(stdout);
+}
