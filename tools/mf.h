@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench_report.h"
 #include "vmsim.h"
 
 #define MF_SLOT_BYTES (8UL << 20)	/* MMAP_LENGTH of the original */
@@ -128,15 +129,14 @@ void mf_print_stat(FILE *out, const struct mf_result *r);
 
 /*
  * mf_ratio - the ratio of @post's faults/s to @pre's, round by round
- * @med, @lo, @hi: its median, lowest and highest over the rounds both
- *                 completed
+ * @out: its median, lowest and highest over the rounds both completed
+ *       (bench_ratio_range())
  *
  * Return: the number of rounds compared; 0 (and nothing written) when
  * there is none.
  */
 unsigned int mf_ratio(const struct mf_result *post,
-		      const struct mf_result *pre, double *med, double *lo,
-		      double *hi);
+		      const struct mf_result *pre, struct bench_range *out);
 
 /*
  * mf_pre_of - the PRE of @r[i] in Zijlstra's 2014 PRE/POST table: the
@@ -147,13 +147,13 @@ int mf_pre_of(const struct mf_result *r, int n, int i);
 
 /*
  * mf_print_summary - the one table that ends a run of several
- * configurations: a row per configuration with page-faults and
- * faults/s (means over the runs), and, after Zijlstra's 2014 PRE/POST
- * table, each strategy's faults/s over locked's (the PRE) of the same
- * threads and lock, computed within each round: the median and the
- * range over the rounds.
+ * configurations, on standard output: a row per configuration with
+ * page-faults and faults/s (means over the runs), and, after Zijlstra's
+ * 2014 PRE/POST table, each strategy's faults/s over locked's (the PRE)
+ * of the same threads and lock, computed within each round: the median
+ * and the range over the rounds (bench_print_range()).
  */
-void mf_print_summary(FILE *out, const struct mf_result *r, int n);
+void mf_print_summary(const struct mf_result *r, int n);
 
 /*
  * mf_print_json - one JSON object on one line: backing, uffd_mode (null

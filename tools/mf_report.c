@@ -435,20 +435,19 @@ static double rate_of(const struct mf_result *x, unsigned int k)
 }
 
 unsigned int mf_ratio(const struct mf_result *post,
-		      const struct mf_result *pre, double *med, double *lo,
-		      double *hi)
+		      const struct mf_result *pre, struct bench_range *out)
 {
-	double v[MF_MAX_REPEAT];
+	double num[MF_MAX_REPEAT], den[MF_MAX_REPEAT];
 	unsigned int k, n = 0;
 
-	for (k = 0; k < nr_times(post) && k < nr_times(pre); k++)
-		if (rate_of(pre, k) > 0)
-			v[n++] = rate_of(post, k) / rate_of(pre, k);
-	if (!n)
-		return 0;
-	*med = bench_median(v, n);	/* sorts v */
-	*lo = v[0];
-	*hi = v[n - 1];
+	for (k = 0; k < nr_times(post) && k < nr_times(pre); k++) {
+		if (!(rate_of(pre, k) > 0))
+			continue;
+		num[n] = rate_of(post, k);
+		den[n++] = rate_of(pre, k);
+	}
+	if (n)
+		bench_ratio_range(num, den, n, out);
 	return n;
 }
 
@@ -470,10 +469,12 @@ static void print_common(FILE *out, const struct mf_config *c)
 #define SUM_ROW "   %7s  %-8s  %-8s  %13s  %13s"
 #define SUM_SPREAD_GAP "             "	/* as wide as "( +-  1.25% )" */
 
-static void summary_row(FILE *out, const struct mf_result *x,
+static void summary_row(const struct mf_result *x,
 			const struct mf_result *pre)
 {
-	double fps = or_zero(x->faults_per_s), med, lo, hi;
+	FILE *out = stdout;
+	double fps = or_zero(x->faults_per_s);
+	struct bench_range q;
 	char t[16], f[32], s[32];
 	unsigned int n;
 
@@ -495,16 +496,16 @@ static void summary_row(FILE *out, const struct mf_result *x,
 		fputs("  " SUM_SPREAD_GAP, out);
 	if (is_pre(&x->cfg)) {
 		fprintf(out, "  %6s", "PRE");
-	} else if (pre && (n = mf_ratio(x, pre, &med, &lo, &hi))) {
-		fprintf(out, "  %5.2fx", med);
-		if (n > 1)
-			fprintf(out, " (%.2f..%.2f)", lo, hi);
+	} else if (pre && (n = mf_ratio(x, pre, &q))) {
+		fputs("  ", out);
+		bench_print_range(&q, 6, "x");
 	}
 	fputc('\n', out);
 }
 
-void mf_print_summary(FILE *out, const struct mf_result *r, int n)
+void mf_print_summary(const struct mf_result *r, int n)
 {
+	FILE *out = stdout;
 	unsigned int rounds = 0;
 	bool any_pre = false;
 	int i, p;
@@ -530,7 +531,7 @@ void mf_print_summary(FILE *out, const struct mf_result *r, int n)
 	fputs(any_pre ? "  " SUM_SPREAD_GAP "  POST/PRE\n" : "\n", out);
 	for (i = 0; i < n; i++) {
 		p = mf_pre_of(r, n, i);
-		summary_row(out, &r[i], p >= 0 ? &r[p] : NULL);
+		summary_row(&r[i], p >= 0 ? &r[p] : NULL);
 	}
 	fputc('\n', out);
 }
@@ -591,8 +592,8 @@ static void json_aborts(FILE *out, const struct vs_fault_stats *st)
 static void json_vs_pre(FILE *out, const struct mf_result *r,
 			const struct mf_result *pre)
 {
-	double med, lo, hi;
-	unsigned int n = pre ? mf_ratio(r, pre, &med, &lo, &hi) : 0;
+	struct bench_range q;
+	unsigned int n = pre ? mf_ratio(r, pre, &q) : 0;
 
 	fputs(",\"vs_pre\":", out);
 	if (!n) {
@@ -600,8 +601,8 @@ static void json_vs_pre(FILE *out, const struct mf_result *r,
 		return;
 	}
 	fprintf(out, "{\"median\":%.4f,\"min\":%.4f,\"max\":%.4f,"
-		     "\"rounds\":%u}", or_zero(med), or_zero(lo), or_zero(hi),
-		n);
+		     "\"rounds\":%u}", or_zero(q.med), or_zero(q.min),
+		or_zero(q.max), n);
 }
 
 static void json_lockstat_side(FILE *out, const char *side,

@@ -10,9 +10,8 @@
  * configuration and mf_report.c prints it (tools/mf.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,37 +21,25 @@
 #include "mf.h"
 
 #define EXIT_SETUP 1
-#define EXIT_USAGE 2
-#define EXIT_INTR 130
-#define MAX_DURATION_MS 86400000u	/* a day */
-#define MAX_LOCKS 8
+#define EXIT_INTR BENCH_EXIT_INTR
 #define MAX_SWEEP 32
 #define MAX_RESULTS 512
 #define DEFAULT_SLOW_US 100	/* --trace-slow-us */
-
-/* The options, by the letter getopt_long() gives each. */
-enum mf_opt {
-	OPT_BACKING = 'b', OPT_UFFD_MODE = 'u', OPT_STRATEGY = 's',
-	OPT_LOCK = 'l', OPT_THREADS = 't', OPT_DURATION = 'd',
-	OPT_QUICK = 'q', OPT_REPEAT = 'r', OPT_WRITER = 'w',
-	OPT_WRITER_RATE = 'W', OPT_SEED = 'S', OPT_JSON = 'j',
-	OPT_LOCKSTAT = 'L', OPT_TRACE = 'T', OPT_TRACE_SAMPLE = 'P',
-	OPT_TRACE_SLOW = 'O', OPT_SWEEP = 'X', OPT_PLOT = 'p',
-	OPT_HELP = 'h',
-};
+#define MAX_SLOW_US 10000000	/* --trace-slow-us: 10 s */
 
 static struct {
 	int backing, uffd_mode, writer;
 	int strategy[VS_FAULT_NR_STRATEGIES], nr_strategies;
-	const char *lock[MAX_LOCKS];
+	const char *lock[BENCH_MAX_LOCKS];
 	int nr_locks;
-	unsigned int threads[MAX_SWEEP], nr_threads;
+	unsigned int threads[MAX_SWEEP];
+	int nr_threads;
 	unsigned int duration_ms, repeats, writer_rate, trace_sample;
 	unsigned int trace_slow_us;
+	bool trace_slow_given;
 	unsigned long seed;
-	int quick, json, lockstat;
+	bool quick, json, lockstat;
 	const char *trace, *plot;
-	bool given[128];	/* by enum mf_opt */
 } opt = { .duration_ms = 60000, .repeats = 0, .trace_sample = 100,
 	  .trace_slow_us = DEFAULT_SLOW_US, .seed = 1 };
 
@@ -61,297 +48,282 @@ static int nr_results;
 static vs_atomic32_t stop;
 static int progress;		/* stderr is a terminal */
 
-static const char usage_text[] =
-"usage: multi-fault [options]\n"
-"\n"
+/* ---- options ------------------------------------------------------------- */
+
+static const char about[] =
 "Kamezawa's multi-fault-all.c, the benchmark of Zijlstra's 2014 PRE/POST\n"
 "table: each thread writes every page of its 2 MiB slice of one mapping,\n"
 "thread 0 zaps them all with MADV_DONTNEED, again, for the duration;\n"
 "page faults counted per configuration.  Repeats run in rounds (every\n"
-"configuration once, then again), and a ratio is taken within a round.\n"
-"\n"
-"  --backing B        sim (the model), uffd (real memory, userfaultfd),\n"
-"                     native (the host kernel, no model)    (default sim)\n"
-"  --uffd-mode M      sigbus, threads or uv (uffd backing) (default sigbus)\n"
-"  --strategy S       locked, spf, pervma or all (not native) (default all)\n"
-"  --lock L           rwsem, pthread, percpu, brlock, prwlock or all\n"
-"                     (not native)                         (default rwsem)\n"
-"  --threads N        faulting threads, 1 to 256            (default nproc)\n"
-"  --duration SEC     seconds per run, e.g. 60 or 0.5          (default 60)\n"
-"  --quick            3-second runs, 3 repeats unless --repeat is given\n"
-"  --repeat N         rounds: runs per configuration, 1 to 100 (default 1)\n"
-"  --writer W         none, mmap, mprotect or fork: a thread that changes\n"
-"                     the address space meanwhile            (default none)\n"
-"  --writer-rate N    writer operations per second, 0 flat out  (default 0)\n"
-"  --seed N           seeds the mmap writer's placement          (default 1)\n"
-"  --json             one JSON object per configuration (with --lockstat,\n"
-"                     the lock statistics inside it)\n"
-"  --lockstat         the mmap_lock statistics of each configuration\n"
-"  --trace FILE       a Chrome/Perfetto trace of the runs (sim, uffd)\n"
-"  --trace-sample N   record one fault in N (sim)             (default 100)\n"
-"  --trace-slow-us N  record every fault with an mmap_lock wait or hold of\n"
-"                     N microseconds or more, sampled or not  (default 100)\n"
-"  --sweep LIST       thread counts to run, e.g. 1,2,4\n"
-"  --plot FILE.svg    faults/s against threads (with --sweep)\n"
-"  --help             this text\n"
-"\n"
-"A flag that does not apply to the others given is refused (exit 2).\n"
-"The manual: man multi-fault (docs/man/multi-fault.1 in the source).\n";
+"configuration once, then again), and each ratio is taken within a\n"
+"round.  An option that does not apply with the others is refused.\n";
 
-/* A bad option: one line that names it, exit 2. */
-static _Noreturn __attribute__((format(printf, 1, 2))) void
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("multi-fault: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see --help)\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-static unsigned int parse_count(const char *flag, const char *s,
-				unsigned long max)
-{
-	unsigned int v;
-
-	if (bench_parse_uint(s, 1, max, &v))
-		usage_error("%s: '%s' is not a number from 1 to %lu", flag, s,
-			    max);
-	return v;
-}
-
-static int parse_name(const char *flag, const char *s,
-		      const char *(*name)(int), int nr)
-{
-	int i;
-
-	for (i = 0; i < nr; i++)
-		if (name(i) && !strcmp(s, name(i)))
-			return i;
-	usage_error("%s: unknown value '%s'", flag, s);
-}
-
-static void parse_strategy(const char *s)
-{
-	int i;
-
-	if (!strcmp(s, "all")) {
-		for (i = 0; i < VS_FAULT_NR_STRATEGIES; i++)
-			opt.strategy[i] = i;
-		opt.nr_strategies = VS_FAULT_NR_STRATEGIES;
-		return;
-	}
-	opt.strategy[0] = parse_name("--strategy", s, vs_fault_strategy_name,
-				     VS_FAULT_NR_STRATEGIES);
-	opt.nr_strategies = 1;
-}
-
-static void parse_lock(const char *s)
-{
-	static const char *const kinds[] = { "rwsem", "pthread", "percpu",
-					     "brlock", "prwlock" };
-	unsigned int i;
-
-	opt.nr_locks = 0;
-	for (i = 0; i < VS_ARRAY_SIZE(kinds); i++)
-		if (!strcmp(s, "all") || !strcmp(s, kinds[i]))
-			opt.lock[opt.nr_locks++] = kinds[i];
-	if (!opt.nr_locks)
-		usage_error("--lock: unknown value '%s'", s);
-}
-
-/* "1,2,4": each item a count, none empty, none twice. */
-static void parse_sweep(const char *s)
-{
-	const char *p = s, *end;
-	char item[16];
-	unsigned int t, i;
-	size_t len;
-
-	opt.nr_threads = 0;
-	for (;;) {
-		end = strchr(p, ',');
-		len = end ? (size_t)(end - p) : strlen(p);
-		if (!len || len >= sizeof(item))
-			usage_error("--sweep: '%s' is not a list of thread "
-				    "counts such as 1,2,4", s);
-		memcpy(item, p, len);
-		item[len] = '\0';
-		t = parse_count("--sweep", item, MF_MAX_THREADS);
-		for (i = 0; i < opt.nr_threads; i++)
-			if (opt.threads[i] == t)
-				usage_error("--sweep: %u is given twice", t);
-		if (opt.nr_threads == MAX_SWEEP)
-			usage_error("--sweep: more than %d thread counts",
-				    MAX_SWEEP);
-		opt.threads[opt.nr_threads++] = t;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-}
-
-static const struct option long_opts[] = {
-	{ "backing", required_argument, NULL, OPT_BACKING },
-	{ "uffd-mode", required_argument, NULL, OPT_UFFD_MODE },
-	{ "strategy", required_argument, NULL, OPT_STRATEGY },
-	{ "lock", required_argument, NULL, OPT_LOCK },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "quick", no_argument, NULL, OPT_QUICK },
-	{ "repeat", required_argument, NULL, OPT_REPEAT },
-	{ "writer", required_argument, NULL, OPT_WRITER },
-	{ "writer-rate", required_argument, NULL, OPT_WRITER_RATE },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "lockstat", no_argument, NULL, OPT_LOCKSTAT },
-	{ "trace", required_argument, NULL, OPT_TRACE },
-	{ "trace-sample", required_argument, NULL, OPT_TRACE_SAMPLE },
-	{ "trace-slow-us", required_argument, NULL, OPT_TRACE_SLOW },
-	{ "sweep", required_argument, NULL, OPT_SWEEP },
-	{ "plot", required_argument, NULL, OPT_PLOT },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 }
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_BACKING, "sim (the model), uffd (real memory through\n"
+			     "userfaultfd), native (the host kernel, no\n"
+			     "model) (default sim)", NULL },
+	{ BENCH_OPT_UFFD_MODE, "sigbus, threads or uv; uffd only\n"
+			       "(default sigbus)", "MODE" },
+	{ BENCH_OPT_STRATEGY, "locked,spf,pervma or all; not native\n"
+			      "(default all)", NULL },
+	{ BENCH_OPT_LOCK, "mmap_lock kinds: rwsem,pthread,percpu,brlock,\n"
+			  "prwlock or all; not native (default rwsem)",
+	  NULL },
+	{ BENCH_OPT_THREADS, "faulting threads, e.g. 2, 1,2,4 or 1-4, each\n"
+			     "1..256 (default: the online CPUs)", NULL },
+	{ BENCH_OPT_SWEEP, "thread counts to run, e.g. 1,2,4: --threads\n"
+			   "with counts only, the name --plot's examples use",
+	  NULL },
+	{ BENCH_OPT_DURATION, "seconds per run, e.g. 60 or 0.5 (default 60)",
+	  NULL },
+	{ BENCH_OPT_REPEAT, "rounds: runs per configuration, 1..100\n"
+			    "(default 1; 3 with --quick)", NULL },
+	{ BENCH_OPT_QUICK, "--duration 3 and --repeat 3, each unless given",
+	  NULL },
+	{ BENCH_OPT_WRITER, "none, mmap, mprotect or fork: a thread that\n"
+			    "changes the address space meanwhile\n"
+			    "(default none)", "KIND" },
+	{ BENCH_OPT_WRITER_RATE, "writer operations per second, 0 flat out\n"
+				 "(default 0); needs a --writer", NULL },
+	{ BENCH_OPT_SEED, "seeds the mmap writer's placement (default 1);\n"
+			  "needs --writer mmap", NULL },
+	{ BENCH_OPT_JSON, "one JSON object per configuration (with\n"
+			  "--lockstat, the lock statistics inside it)", NULL },
+	{ BENCH_OPT_LOCKSTAT, "the mmap_lock statistics of each\n"
+			      "configuration; not native", NULL },
+	{ BENCH_OPT_TRACE, "a Chrome/Perfetto trace of the runs; not native",
+	  NULL },
+	{ BENCH_OPT_TRACE_SAMPLE, "with --trace, record one fault in N\n"
+				  "(default 100); not uffd\n"
+				  "--trace-slow-us N: with --trace, also every\n"
+				  "fault with an mmap_lock wait or hold of N\n"
+				  "microseconds or more (default 100); not uffd",
+	  NULL },
+	{ BENCH_OPT_PLOT, "faults/s against threads, as SVG; needs two\n"
+			  "thread counts or more", "FILE.svg" },
+	{ 0, NULL, NULL },
 };
 
-static void parse_one(int c, char *arg)
+/* The built-in strategies: an out-of-tree one has no place here. */
+static const char *strategy_of(int i)
 {
-	unsigned int v;
+	return i < VS_FAULT_NR_STRATEGIES ? vs_fault_strategy_name(i) : NULL;
+}
 
-	switch (c) {
-	case OPT_BACKING: opt.backing = parse_name("--backing", arg,
-						   mf_backing_name,
-						   MF_NR_BACKINGS); break;
-	case OPT_UFFD_MODE: opt.uffd_mode = parse_name("--uffd-mode", arg,
-						       vs_uffd_mode_name,
-						       VS_UFFD_NR_MODES); break;
-	case OPT_STRATEGY: parse_strategy(arg); break;
-	case OPT_LOCK: parse_lock(arg); break;
-	case OPT_THREADS: opt.threads[0] = parse_count("--threads", arg,
-						       MF_MAX_THREADS);
-		opt.nr_threads = 1; break;
-	case OPT_DURATION: if (bench_parse_seconds(arg, MAX_DURATION_MS,
-						   &opt.duration_ms))
-			usage_error("--duration: '%s' is not a duration in "
-				    "seconds (0.001..86400)", arg);
+/* Strategy @s, once, in the order given. */
+static void add_strategy(int s)
+{
+	int k;
+
+	for (k = 0; k < opt.nr_strategies; k++)
+		if (opt.strategy[k] == s)
+			return;
+	opt.strategy[opt.nr_strategies++] = s;
+}
+
+static void strategy_item(const char *item)
+{
+	int i = bench_arg_name(item, strategy_of, "a strategy", true), s;
+
+	for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++)
+		if (i < 0 || i == s)
+			add_strategy(s);
+}
+
+/* A kind of sync/lock.h, in its order for "all". */
+static void lock_item(const char *item)
+{
+	int i = bench_arg_name(item, vs_lock_kind_name, "a lock kind", true);
+	int k;
+
+	for (k = i < 0 ? 0 : i; vs_lock_kind_name(k) && (i < 0 || k == i);
+	     k++)
+		bench_add_name(opt.lock, &opt.nr_locks, BENCH_MAX_LOCKS,
+			       vs_lock_kind_name(k));
+}
+
+static void threads_item(const char *item)
+{
+	bench_threads_item(item, opt.threads, &opt.nr_threads, MAX_SWEEP);
+}
+
+/* An item of --sweep: a count, named --sweep in its errors. */
+static void sweep_item(const char *item)
+{
+	bench_add_threads(opt.threads, &opt.nr_threads, MAX_SWEEP,
+			  bench_arg_uint(item, 1, MF_MAX_THREADS));
+}
+
+static void set_option(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_BACKING:
+		opt.backing = bench_arg_name(arg, mf_backing_name, "a backing",
+					     false);
 		break;
-	case OPT_QUICK: opt.quick = 1; break;
-	case OPT_REPEAT: opt.repeats = parse_count("--repeat", arg,
-						   MF_MAX_REPEAT); break;
-	case OPT_WRITER: opt.writer = parse_name("--writer", arg,
-						 mf_writer_name,
-						 MF_NR_WRITERS); break;
-	case OPT_WRITER_RATE: if (bench_parse_uint(arg, 0, 10000000, &v))
-			usage_error("--writer-rate: '%s' is not a rate "
-				    "(0..10000000 per second)", arg);
-		opt.writer_rate = v; break;
-	case OPT_SEED: if (bench_parse_uint(arg, 0, 4294967295UL, &v))
-			usage_error("--seed: '%s' is not a number", arg);
-		opt.seed = v; break;
-	case OPT_JSON: opt.json = 1; break;
-	case OPT_LOCKSTAT: opt.lockstat = 1; break;
-	case OPT_TRACE: opt.trace = arg; break;
-	case OPT_TRACE_SAMPLE: opt.trace_sample =
-			parse_count("--trace-sample", arg, 1000000); break;
-	case OPT_TRACE_SLOW: if (bench_parse_uint(arg, 0, 10000000, &v))
-			usage_error("--trace-slow-us: '%s' is not a number of "
-				    "microseconds (0..10000000)", arg);
-		opt.trace_slow_us = v; break;
-	case OPT_SWEEP: parse_sweep(arg); break;
-	case OPT_PLOT: opt.plot = arg; break;
+	case BENCH_OPT_UFFD_MODE:
+		opt.uffd_mode = bench_arg_name(arg, vs_uffd_mode_name,
+					       "a uffd mode", false);
+		break;
+	case BENCH_OPT_STRATEGY:
+		opt.nr_strategies = 0;
+		bench_arg_list(arg, strategy_item);
+		break;
+	case BENCH_OPT_LOCK:
+		opt.nr_locks = 0;
+		bench_arg_list(arg, lock_item);
+		break;
+	case BENCH_OPT_THREADS:
+		opt.nr_threads = 0;
+		bench_arg_list(arg, threads_item);
+		break;
+	case BENCH_OPT_SWEEP:
+		opt.nr_threads = 0;
+		bench_arg_list(arg, sweep_item);
+		break;
+	case BENCH_OPT_DURATION:
+		opt.duration_ms = bench_arg_seconds(arg);
+		break;
+	case BENCH_OPT_REPEAT:
+		opt.repeats = bench_arg_uint(arg, 1, MF_MAX_REPEAT);
+		break;
+	case BENCH_OPT_QUICK:
+		opt.quick = true;
+		break;
+	case BENCH_OPT_WRITER:
+		opt.writer = bench_arg_name(arg, mf_writer_name, "a writer",
+					    false);
+		break;
+	case BENCH_OPT_WRITER_RATE:
+		opt.writer_rate = bench_arg_uint(arg, 0, 10000000);
+		break;
+	case BENCH_OPT_SEED:
+		opt.seed = bench_arg_uint(arg, 0, 4294967295UL);
+		break;
+	case BENCH_OPT_JSON:
+		opt.json = true;
+		break;
+	case BENCH_OPT_LOCKSTAT:
+		opt.lockstat = true;
+		break;
+	case BENCH_OPT_TRACE:
+		opt.trace = arg;
+		break;
+	case BENCH_OPT_TRACE_SAMPLE:
+		opt.trace_sample = bench_arg_uint(arg, 1, 1000000);
+		break;
+	case BENCH_OPT_PLOT:
+		opt.plot = arg;
+		break;
 	}
 }
 
-/* "--name" of option @c, for the messages. */
-static const char *opt_name(int c)
+static const struct bench_tool tool = { "multi-fault", about, opts,
+					set_option };
+
+/*
+ * --trace-slow-us N is multi-fault's alone and no row of the tools'
+ * option table (tools/bench_opts.c): it is taken out of @argv here,
+ * written in full as the table's options are, before
+ * bench_parse_options() reads the rest.  Return: the new argc.
+ */
+static int take_trace_slow(int argc, char **argv)
 {
-	const struct option *o;
+	static const char name[] = "--trace-slow-us";
+	const char *val;
+	int i, n = 1;
 
-	for (o = long_opts; o->name; o++)
-		if (o->val == c) {
-			static char buf[32];
-
-			snprintf(buf, sizeof(buf), "--%s", o->name);
-			return buf;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
 		}
-	return "?";
+		if (!strcmp(argv[i], name))
+			val = ++i < argc ? argv[i] : NULL;
+		else if (!strncmp(argv[i], name, sizeof(name) - 1) &&
+			 argv[i][sizeof(name) - 1] == '=')
+			val = argv[i] + sizeof(name);
+		else {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (!val || bench_parse_uint(val, 0, MAX_SLOW_US,
+					     &opt.trace_slow_us))
+			bench_usage_error("%s: '%s' is not a whole number of "
+					  "microseconds from 0 to %u", name,
+					  val ? val : "", MAX_SLOW_US);
+		opt.trace_slow_given = true;
+	}
+	argv[n] = NULL;
+	return n;
 }
 
-/* @a given without @what (@ok false) is refused. */
-static void need(int a, bool ok, const char *what)
+/* @key, given, does not apply with --backing @backing. */
+static void refuse_on(int key, int backing, const char *why)
 {
-	if (opt.given[a] && !ok)
-		usage_error("%s needs %s", opt_name(a), what);
-}
-
-/* @a does not apply with @why. */
-static void refuse(int a, bool with, const char *why)
-{
-	if (opt.given[a] && with)
-		usage_error("%s does not apply %s", opt_name(a), why);
+	if (bench_given(key) && opt.backing == backing)
+		bench_usage_error("%s does not apply with --backing %s: %s",
+				  bench_opt_name(key), mf_backing_name(backing),
+				  why);
 }
 
 /* Every pair of options that cannot mean anything together. */
 static void check_pairs(void)
 {
-	static const int model_only[] = { OPT_STRATEGY, OPT_LOCK,
-					  OPT_LOCKSTAT, OPT_TRACE };
-	bool native = opt.backing == MF_NATIVE;
+	static const int model_only[] = { BENCH_OPT_STRATEGY, BENCH_OPT_LOCK,
+					  BENCH_OPT_LOCKSTAT, BENCH_OPT_TRACE };
 	unsigned int i;
 
 	for (i = 0; i < VS_ARRAY_SIZE(model_only); i++)
-		refuse(model_only[i], native,
-		       "with --backing native: the host kernel has no model");
-	refuse(OPT_UFFD_MODE, opt.backing != MF_UFFD,
-	       "without --backing uffd");
-	refuse(OPT_TRACE_SAMPLE, opt.backing == MF_UFFD,
-	       "with --backing uffd: its faults are handled on threads of "
-	       "its own, every one traced");
-	refuse(OPT_TRACE_SLOW, opt.backing == MF_UFFD,
-	       "with --backing uffd: its faults are handled on threads of "
-	       "its own, every one traced");
-	need(OPT_TRACE_SAMPLE, opt.trace, "--trace");
-	need(OPT_TRACE_SLOW, opt.trace, "--trace");
-	need(OPT_PLOT, opt.given[OPT_SWEEP], "--sweep");
-	refuse(OPT_THREADS, opt.given[OPT_SWEEP],
-	       "with --sweep: give the thread counts once");
-	need(OPT_WRITER_RATE, opt.writer != MF_WRITER_NONE,
-	     "--writer mmap, mprotect or fork");
-	need(OPT_SEED, opt.writer == MF_WRITER_MMAP,
-	     "--writer mmap (it places the mmap writer's VMAs)");
-	refuse(OPT_QUICK, opt.given[OPT_DURATION] && opt.given[OPT_REPEAT],
-	       "with both --duration and --repeat: it sets only those");
+		refuse_on(model_only[i], MF_NATIVE,
+			  "the host kernel runs no model");
+	if (bench_given(BENCH_OPT_UFFD_MODE) && opt.backing != MF_UFFD)
+		bench_usage_error("--uffd-mode needs --backing uffd");
+	refuse_on(BENCH_OPT_TRACE_SAMPLE, MF_UFFD,
+		  "its faults are resolved on other threads, all traced");
+	if (opt.trace_slow_given && opt.backing == MF_UFFD)
+		bench_usage_error("--trace-slow-us does not apply with "
+				  "--backing uffd: its faults are resolved "
+				  "on other threads, all traced");
+	bench_refuse_without(BENCH_OPT_TRACE_SAMPLE, BENCH_OPT_TRACE);
+	if (opt.trace_slow_given && !opt.trace)
+		bench_usage_error("--trace-slow-us needs --trace");
+	bench_refuse_with(BENCH_OPT_THREADS, BENCH_OPT_SWEEP,
+			  "give the thread counts once");
+	if (opt.plot && opt.nr_threads < 2)
+		bench_usage_error("--plot needs two thread counts or more "
+				  "(--sweep 1,2,4)");
+	if (bench_given(BENCH_OPT_WRITER_RATE) &&
+	    opt.writer == MF_WRITER_NONE)
+		bench_usage_error("--writer-rate needs --writer mmap, "
+				  "mprotect or fork");
+	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP)
+		bench_usage_error("--seed needs --writer mmap: it places the "
+				  "mmap writer's VMAs");
+	if (opt.quick && bench_given(BENCH_OPT_DURATION) &&
+	    bench_given(BENCH_OPT_REPEAT))
+		bench_usage_error("--quick does not apply with both "
+				  "--duration and --repeat: it sets only "
+				  "those");
 }
 
 static void parse_options(int argc, char **argv)
 {
-	int c;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	opterr = 0;	/* our own one-line messages */
-	parse_strategy("all");
-	parse_lock("rwsem");
-	opt.threads[0] = ncpu > 0 && ncpu <= MF_MAX_THREADS ?
-				 (unsigned int)ncpu : 1;
-	opt.nr_threads = 1;
-	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-		if (c == '?')
-			usage_error("unknown option or missing value: '%s'",
-				    argv[optind - 1]);
-		if (c == OPT_HELP) {
-			fputs(usage_text, stdout);
-			exit(0);
-		}
-		opt.given[c] = true;
-		parse_one(c, optarg);
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	argc = take_trace_slow(argc, argv);
+	bench_parse_options(&tool, argc, argv);
+	if (!opt.nr_strategies)
+		strategy_item("all");
+	if (!opt.nr_locks)
+		opt.lock[opt.nr_locks++] = "rwsem";
+	if (!opt.nr_threads)
+		opt.threads[opt.nr_threads++] =
+			ncpu > 0 && ncpu <= MF_MAX_THREADS ?
+				(unsigned int)ncpu : 1;
 	check_pairs();
-	if (opt.quick && !opt.given[OPT_DURATION])
+	if (opt.quick && !bench_given(BENCH_OPT_DURATION))
 		opt.duration_ms = 3000;
 	if (!opt.repeats)
 		opt.repeats = opt.quick ? 3 : 1;
@@ -387,7 +359,7 @@ static void tick(const struct mf_config *cfg, unsigned int repeat,
 		cfg->repeats, elapsed_s, touched);
 }
 
-static void config_of(struct mf_config *c, int s, int l, unsigned int t)
+static void config_of(struct mf_config *c, int s, int l, int t)
 {
 	memset(c, 0, sizeof(*c));
 	c->backing = opt.backing;
@@ -405,8 +377,7 @@ static void config_of(struct mf_config *c, int s, int l, unsigned int t)
 /* Every configuration, by threads, then lock, then strategy. */
 static void configure(void)
 {
-	unsigned int t;
-	int s, l;
+	int s, l, t;
 
 	for (t = 0; t < opt.nr_threads; t++)
 		for (l = 0; l < opt.nr_locks; l++)
@@ -442,12 +413,9 @@ static int run_arm(void *ctx, unsigned int arm, unsigned int round)
  */
 static int run_all(void)
 {
-	unsigned int k;
-	int a, err = 0;
+	int err = bench_rounds(opt.repeats, (unsigned int)nr_results, run_arm,
+			       NULL);
 
-	for (k = 0; k < opt.repeats && !err; k++)
-		for (a = 0; a < nr_results && !err; a++)
-			err = run_arm(NULL, (unsigned int)a, k);
 	if (err < 0)
 		return EXIT_SETUP;
 	return vs_read_once(&stop) ? EXIT_INTR : 0;
@@ -494,7 +462,7 @@ static void report(void)
 		mf_print_json(stdout, &results[i], p >= 0 ? &results[p] : NULL);
 	}
 	if (!opt.json && nr_results > 1)
-		mf_print_summary(stdout, results, nr_results);
+		mf_print_summary(results, nr_results);
 	fflush(stdout);
 	if (opt.plot) {
 		err = mf_plot_svg(opt.plot, results, nr_results);
@@ -514,7 +482,7 @@ int main(int argc, char **argv)
 	parse_options(argc, argv);
 	if ((size_t)opt.nr_threads * opt.nr_locks * opt.nr_strategies >
 	    MAX_RESULTS)
-		usage_error("too many configurations (at most %d)",
+		bench_usage_error("too many configurations (at most %d)",
 			    MAX_RESULTS);
 	progress = isatty(STDERR_FILENO);
 	memset(&sa, 0, sizeof(sa));

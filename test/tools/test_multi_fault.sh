@@ -69,6 +69,10 @@ echo "missing:${missing:- none}" >"$chk"
 expect '[ $rc -eq 0 ] && [ -z "$missing" ] && grep -q "man multi-fault" "$out"' \
 	"--help names every flag and the man page" "$chk" "$err"
 
+run 10 --version
+expect '[ $rc -eq 0 ] && grep -q "^multi-fault (vmsim) [0-9]" "$out"' \
+	"--version" "$out" "$err"
+
 # bad_value NAME ARG...: exit 2 with one line on stderr that says NAME.
 bad_value() {
 	name=$1
@@ -93,8 +97,10 @@ bad_value --uffd-mode --backing uffd --uffd-mode foo
 bad_value --trace-slow-us --trace "$dir/x.json" --trace-slow-us x
 bad_value --sweep --sweep 1,,2
 bad_value --sweep --sweep 1,
-bad_value --sweep --sweep 2,2
+bad_value --sweep --sweep 0,2
 bad_value --bogus --bogus
+bad_value --duration --dur 1
+bad_value --trace-slow-us --trace "$dir/x.json" --trace-slow-us
 bad_value extra extra
 
 # Flags that do not apply to the others given: refused, never ignored.
@@ -106,7 +112,7 @@ bad_value --uffd-mode --uffd-mode sigbus
 bad_value --trace-sample --trace-sample 5
 bad_value --trace-slow-us --trace-slow-us 5
 bad_value --trace-sample --backing uffd --trace "$dir/x.json" --trace-sample 5
-bad_value --plot --plot "$dir/nosweep.svg"
+bad_value --plot --threads 2 --plot "$dir/nosweep.svg"
 bad_value --threads --threads 2 --sweep 1,2
 bad_value --writer-rate --writer-rate 5
 bad_value --writer-rate --writer none --writer-rate 5
