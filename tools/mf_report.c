@@ -495,10 +495,15 @@ static void summary_row(const struct mf_result *x,
 	else
 		fputs("  " SUM_SPREAD_GAP, out);
 	if (is_pre(&x->cfg)) {
-		fprintf(out, "  %6s", "PRE");
+		fputs("  PRE", out);
 	} else if (pre && (n = mf_ratio(x, pre, &q))) {
-		fputs("  ", out);
-		bench_print_range(&q, 6, "x");
+		/* one round has no range to show */
+		if (n > 1) {
+			fputs("  ", out);
+			bench_print_range(&q, 0, "x");
+		} else {
+			fprintf(out, "  %.2fx", q.med);
+		}
 	}
 	fputc('\n', out);
 }
