@@ -56,6 +56,7 @@ static const struct bench_row table[] = {
 #define MAX_OPTS 32		/* options of one tool, --help and --version in */
 
 const char *bench_prog = "bench";
+struct bench_std bench_std;
 
 static bool given[BENCH_OPT_END];
 static int current;		/* the option being parsed, for errors */
@@ -171,124 +172,6 @@ static _Noreturn void print_usage(const struct bench_tool *tool)
 	exit(0);
 }
 
-/* ---- the parse --------------------------------------------------------- */
-
-/* getopt_long()'s tables for @tool: @longs ends with a zero row. */
-static void build_tables(const struct bench_tool *tool,
-			 struct option *longs, char *shorts)
-{
-	static const struct bench_opt always[] = {
-		{ BENCH_OPT_HELP, NULL, NULL },
-		{ BENCH_OPT_VERSION, NULL, NULL },
-		{ 0, NULL, NULL },
-	};
-	const struct bench_opt *list[] = { tool->opts, always };
-	const struct bench_opt *o;
-	const struct bench_row *r;
-	int n = 0, i;
-
-	/* '+': stop at the first non-option; ':': a missing argument
-	 * returns ':' so that we say it in our words. */
-	strcpy(shorts, "+:");
-	for (i = 0; i < 2; i++) {
-		for (o = list[i]; o->key; o++) {
-			r = row_of(o->key);
-			if (!r || n == MAX_OPTS) {
-				fprintf(stderr, "%s: option table: key %d\n",
-					tool->name, o->key);
-				abort();
-			}
-			longs[n++] = (struct option){
-				r->name, r->arg ? required_argument
-						: no_argument, NULL, r->key };
-			if (r->key < 256) {
-				shorts += strlen(shorts);
-				*shorts++ = (char)r->key;
-				strcpy(shorts, r->arg ? ":" : "");
-			}
-		}
-	}
-	longs[n] = (struct option){ NULL, 0, NULL, 0 };
-}
-
-/* A long option from @word ("--dur=1") must be @name to the letter. */
-static void check_full_name(const char *word, const char *name)
-{
-	size_t len = strcspn(word + 2, "=");
-
-	if (strncmp(word, "--", 2) || len != strlen(name) ||
-	    strncmp(word + 2, name, len))
-		bench_usage_error("'%.*s' is not an option; write it in full: "
-				  "--%s", (int)(len + 2), word, name);
-}
-
-/* Whether @len bytes of @name are the long name of a row. */
-static bool is_long_name(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < NR_ROWS; i++)
-		if (strlen(table[i].name) == len &&
-		    strncmp(table[i].name, name, len) == 0)
-			return true;
-	return false;
-}
-
-/* getopt_long() returned '?' or ':' for @word (the element it was at). */
-static _Noreturn void bad_option(int ch, const char *word)
-{
-	int len = (int)strcspn(word, "=");
-
-	if (strncmp(word, "--", 2)) {
-		if (ch == ':')
-			bench_usage_error("-%c needs a value", optopt);
-		bench_usage_error("unknown option '-%c'", optopt);
-	}
-	if (ch == ':')
-		bench_usage_error("%.*s needs a value", len, word);
-	if (word[len] == '=' && is_long_name(word + 2, (size_t)len - 2))
-		bench_usage_error("%.*s takes no value", len, word);
-	bench_usage_error("unknown option '%.*s'", len, word);
-}
-
-void bench_parse_options(const struct bench_tool *tool, int argc,
-			 char **argv)
-{
-	struct option longs[MAX_OPTS + 1];
-	char shorts[3 * MAX_OPTS + 3];
-	const char *word;
-	int ch, idx;
-
-	bench_prog = tool->name;
-	build_tables(tool, longs, shorts);
-	opterr = 0;
-	for (;;) {
-		/* With '+' the element being read is argv[optind] unless a
-		 * cluster of letters is under way, which is no long one. */
-		word = optind < argc ? argv[optind] : "";
-		idx = -1;
-		ch = getopt_long(argc, argv, shorts, longs, &idx);
-		if (ch == -1)
-			break;
-		if (ch == '?' || ch == ':')
-			bad_option(ch, word);
-		if (idx >= 0)
-			check_full_name(word, longs[idx].name);
-		if (ch == BENCH_OPT_HELP)
-			print_usage(tool);
-		if (ch == BENCH_OPT_VERSION) {
-			printf("%s (vmsim) %s\n", tool->name, BENCH_VERSION);
-			exit(0);
-		}
-		current = ch;
-		given[ch] = true;
-		tool->set(ch, optarg);
-	}
-	current = 0;
-	if (optind < argc)
-		bench_usage_error("unexpected argument '%s'", argv[optind]);
-}
-
 /* ---- arguments --------------------------------------------------------- */
 
 int bench_parse_uint(const char *s, unsigned long min, unsigned long max,
@@ -387,42 +270,56 @@ int bench_arg_name(const char *item, const char *(*name)(int),
 			  all ? ", all" : "");
 }
 
-void bench_add_name(const char **names, int *nr, int max, const char *name)
+void bench_arg_names(const char *item, const char *(*name)(int),
+		     const char *what, const char **names, int *nr, int max)
 {
-	int i;
+	int i = bench_arg_name(item, name, what, true), k, n;
 
-	for (i = 0; i < *nr; i++)
-		if (strcmp(names[i], name) == 0)
-			return;
-	if (*nr == max)
-		bench_usage_error("%s: more than %d names",
-				  bench_opt_name(current), max);
-	names[(*nr)++] = name;
+	for (k = i < 0 ? 0 : i; name(k) && (i < 0 || k == i); k++) {
+		for (n = 0; n < *nr && strcmp(names[n], name(k)); n++)
+			;
+		if (n < *nr)
+			continue;
+		if (*nr == max)
+			bench_usage_error("%s: more than %d names",
+					  bench_opt_name(current), max);
+		names[(*nr)++] = name(k);
+	}
 }
 
-int bench_col_of(const unsigned int *threads, int nr, unsigned int t)
+void bench_arg_flags(const char *item, const char *(*name)(int),
+		     const char *what, bool *on, int nr)
+{
+	int i = bench_arg_name(item, name, what, true), k;
+
+	for (k = 0; k < nr; k++)
+		if (i < 0 || i == k)
+			on[k] = true;
+}
+
+int bench_col_of(unsigned int t)
 {
 	int c;
 
-	for (c = 0; c < nr; c++)
-		if (threads[c] == t)
+	for (c = 0; c < bench_std.nr_threads; c++)
+		if (bench_std.threads[c] == t)
 			return c;
 	return -1;
 }
 
-void bench_add_threads(unsigned int *threads, int *nr, int max_cols,
-		       unsigned int t)
+void bench_add_threads(unsigned int t)
 {
-	if (bench_col_of(threads, *nr, t) >= 0)
+	if (bench_col_of(t) >= 0)
 		return;
-	if (*nr == max_cols)
+	if (bench_std.nr_threads == BENCH_MAX_COLS)
 		bench_usage_error("%s: more than %d thread counts",
-				  bench_opt_name(BENCH_OPT_THREADS), max_cols);
-	threads[(*nr)++] = t;
+				  bench_opt_name(BENCH_OPT_THREADS),
+				  BENCH_MAX_COLS);
+	bench_std.threads[bench_std.nr_threads++] = t;
 }
 
-void bench_threads_item(const char *item, unsigned int *threads, int *nr,
-			int max_cols)
+/* An item of --threads: "N" or "N-M", each count 1..BENCH_MAX_THREADS. */
+static void threads_item(const char *item)
 {
 	char lo[32], *dash;
 	unsigned int a, b;
@@ -440,5 +337,160 @@ void bench_threads_item(const char *item, unsigned int *threads, int *nr,
 	if (!dash)
 		b = a;
 	for (; a <= b; a++)
-		bench_add_threads(threads, nr, max_cols, a);
+		bench_add_threads(a);
+}
+
+/* The options bench_std holds.  Return: false for the tool's own. */
+static bool set_std(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_DURATION:
+		bench_std.duration_ms = bench_arg_seconds(arg);
+		return true;
+	case BENCH_OPT_REPEAT:
+		bench_std.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
+		return true;
+	case BENCH_OPT_THREADS:
+		bench_arg_list(arg, threads_item);
+		return true;
+	case BENCH_OPT_JSON:
+		bench_std.json = true;
+		return true;
+	case BENCH_OPT_QUICK:
+		return true;
+	}
+	return false;
+}
+
+/* --quick: the tool's quick values where none was given. */
+static void apply_quick(const struct bench_tool *tool)
+{
+	if (!bench_given(BENCH_OPT_QUICK))
+		return;
+	if (tool->quick_ms && !bench_given(BENCH_OPT_DURATION))
+		bench_std.duration_ms = tool->quick_ms;
+	if (tool->quick_repeat && !bench_given(BENCH_OPT_REPEAT))
+		bench_std.repeat = tool->quick_repeat;
+}
+
+/* ---- the parse --------------------------------------------------------- */
+
+/* getopt_long()'s tables for @tool: @longs ends with a zero row. */
+static void build_tables(const struct bench_tool *tool,
+			 struct option *longs, char *shorts)
+{
+	static const struct bench_opt always[] = {
+		{ BENCH_OPT_HELP, NULL, NULL },
+		{ BENCH_OPT_VERSION, NULL, NULL },
+		{ 0, NULL, NULL },
+	};
+	const struct bench_opt *list[] = { tool->opts, always };
+	const struct bench_opt *o;
+	const struct bench_row *r;
+	int n = 0, i;
+
+	/* '+': stop at the first non-option; ':': a missing argument
+	 * returns ':' so that we say it in our words. */
+	strcpy(shorts, "+:");
+	for (i = 0; i < 2; i++) {
+		for (o = list[i]; o->key; o++) {
+			r = row_of(o->key);
+			if (!r || n == MAX_OPTS) {
+				fprintf(stderr, "%s: option table: key %d\n",
+					tool->name, o->key);
+				abort();
+			}
+			longs[n++] = (struct option){
+				r->name, r->arg ? required_argument
+						: no_argument, NULL, r->key };
+			if (r->key < 256) {
+				shorts += strlen(shorts);
+				*shorts++ = (char)r->key;
+				strcpy(shorts, r->arg ? ":" : "");
+			}
+		}
+	}
+	longs[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* A long option from @word ("--dur=1") must be @name to the letter. */
+static void check_full_name(const char *word, const char *name)
+{
+	size_t len = strcspn(word + 2, "=");
+
+	if (strncmp(word, "--", 2) || len != strlen(name) ||
+	    strncmp(word + 2, name, len))
+		bench_usage_error("'%.*s' is not an option; write it in full: "
+				  "--%s", (int)(len + 2), word, name);
+}
+
+/* Whether @len bytes of @name are the long name of a row. */
+static bool is_long_name(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NR_ROWS; i++)
+		if (strlen(table[i].name) == len &&
+		    strncmp(table[i].name, name, len) == 0)
+			return true;
+	return false;
+}
+
+/* getopt_long() returned '?' or ':' for @word (the element it was at). */
+static _Noreturn void bad_option(int ch, const char *word)
+{
+	int len = (int)strcspn(word, "=");
+
+	if (strncmp(word, "--", 2)) {
+		if (ch == ':')
+			bench_usage_error("-%c needs a value", optopt);
+		bench_usage_error("unknown option '-%c'", optopt);
+	}
+	if (ch == ':')
+		bench_usage_error("%.*s needs a value", len, word);
+	if (word[len] == '=' && is_long_name(word + 2, (size_t)len - 2))
+		bench_usage_error("%.*s takes no value", len, word);
+	bench_usage_error("unknown option '%.*s'", len, word);
+}
+
+void bench_parse_options(const struct bench_tool *tool, int argc,
+			 char **argv)
+{
+	struct option longs[MAX_OPTS + 1];
+	char shorts[3 * MAX_OPTS + 3];
+	const char *word;
+	int ch, idx;
+
+	bench_prog = tool->name;
+	bench_std.duration_ms = tool->duration_ms;
+	bench_std.repeat = tool->repeat;
+	build_tables(tool, longs, shorts);
+	opterr = 0;
+	for (;;) {
+		/* With '+' the element being read is argv[optind] unless a
+		 * cluster of letters is under way, which is no long one. */
+		word = optind < argc ? argv[optind] : "";
+		idx = -1;
+		ch = getopt_long(argc, argv, shorts, longs, &idx);
+		if (ch == -1)
+			break;
+		if (ch == '?' || ch == ':')
+			bad_option(ch, word);
+		if (idx >= 0)
+			check_full_name(word, longs[idx].name);
+		if (ch == BENCH_OPT_HELP)
+			print_usage(tool);
+		if (ch == BENCH_OPT_VERSION) {
+			printf("%s (vmsim) %s\n", tool->name, BENCH_VERSION);
+			exit(0);
+		}
+		current = ch;
+		given[ch] = true;
+		if (!set_std(ch, optarg))
+			tool->set(ch, optarg);
+	}
+	current = 0;
+	if (optind < argc)
+		bench_usage_error("unexpected argument '%s'", argv[optind]);
+	apply_quick(tool);
 }

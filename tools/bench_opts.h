@@ -11,9 +11,16 @@
  *	{ BENCH_OPT_JSON, "one JSON object per row" },
  *	{ 0, NULL },
  *   };
- *   static const struct bench_tool tool = { "faultbench", about, opts,
- *					     set_option };
+ *   static const struct bench_tool tool = {
+ *	.name = "faultbench", .about = about, .opts = opts,
+ *	.set = set_option, .duration_ms = 1000, .quick_ms = 300,
+ *	.repeat = 3,
+ *   };
  *   bench_parse_options(&tool, argc, argv);
+ *
+ * The options every measuring tool has are parsed here, into bench_std
+ * (--duration, --repeat, --threads, --json, --quick); the tool's @set
+ * sees only its own.
  *
  * The rules, the same in every tool:
  * - an option means one thing and has one letter (or none) everywhere;
@@ -37,6 +44,8 @@
 #define BENCH_EXIT_USAGE 2	/* a bad option */
 #define BENCH_MAX_THREADS 256	/* threads of one measurement, every tool */
 #define BENCH_MAX_DURATION_MS 86400000u	/* --duration: a day */
+#define BENCH_MAX_COLS 64	/* thread counts in a --threads list */
+#define BENCH_MAX_REPEAT 1000	/* --repeat: rounds */
 
 /*
  * The options of all the tools.  A letter is its short option; the
@@ -92,16 +101,42 @@ struct bench_opt {
  * @about:	what it does, for --help; ends with a newline
  * @opts:	the options it takes (not --help, --version: every tool has
  *		them), in --help's order
- * @set:	called for each option given, in the order given, with its
- *		argument (NULL for a flag); it may call the bench_arg_*()
- *		helpers and bench_usage_error()
+ * @set:	called for each option given that bench_std does not hold
+ *		(NULL if the tool takes none such),
+ *		in the order given, with its argument (NULL for a flag); it
+ *		may call the bench_arg_*() helpers and bench_usage_error()
+ * @duration_ms, @repeat: bench_std's defaults
+ * @quick_ms, @quick_repeat: what --quick sets where --duration or
+ *		--repeat is not given; 0: leave it
  */
 struct bench_tool {
 	const char *name;
 	const char *about;
 	const struct bench_opt *opts;
 	void (*set)(int key, char *arg);
+	unsigned int duration_ms, repeat;
+	unsigned int quick_ms, quick_repeat;
 };
+
+/*
+ * struct bench_std - the options every measuring tool reads alike,
+ * written by bench_parse_options() (read-only after it)
+ * @duration_ms: --duration: run time of one measurement
+ * @repeat:	--repeat: rounds
+ * @threads:	--threads: the counts, each once, in the order given; the
+ *		tool fills in its default when @nr_threads is 0
+ * @nr_threads:	how many
+ * @json:	--json
+ */
+struct bench_std {
+	unsigned int duration_ms;
+	unsigned int repeat;
+	unsigned int threads[BENCH_MAX_COLS];
+	int nr_threads;
+	bool json;
+};
+
+extern struct bench_std bench_std;
 
 /* The tool's name, for messages; bench_parse_options() sets it. */
 extern const char *bench_prog;
@@ -203,35 +238,35 @@ int bench_arg_name(const char *item, const char *(*name)(int),
 		   const char *what, bool all);
 
 /**
- * bench_add_name - add @name to @names[0..*@nr) unless it is there
- * @max:	the length of @names; more names are a usage error
+ * bench_arg_names - add the name @item, or every name for "all", to
+ * @names[0..*@nr), each once, in @name's order for "all"
+ * @name, @what: as bench_arg_name()
+ * @max:	the length of @names; more are a usage error
  */
-void bench_add_name(const char **names, int *nr, int max, const char *name);
+void bench_arg_names(const char *item, const char *(*name)(int),
+		     const char *what, const char **names, int *nr, int max);
 
 /**
- * bench_threads_item - add an item of --threads: "N" or "N-M"
- * @threads:	@max_cols counts, each added once; @nr of them so far
+ * bench_arg_flags - set @on[i] for the name @item = @name(i), or every
+ * @on[0..@nr) for "all"
+ * @name, @what: as bench_arg_name(); @name(i) for i < @nr
+ */
+void bench_arg_flags(const char *item, const char *(*name)(int),
+		     const char *what, bool *on, int nr);
+
+/**
+ * bench_add_threads - add thread count @t to bench_std.threads, once
  *
- * Counts are 1..BENCH_MAX_THREADS; anything else, or more than
- * @max_cols counts, is a usage error.
+ * More than BENCH_MAX_COLS counts is a usage error.
  */
-void bench_threads_item(const char *item, unsigned int *threads, int *nr,
-			int max_cols);
+void bench_add_threads(unsigned int t);
 
 /**
- * bench_add_threads - add thread count @t to @threads, once
- * @nr:		the counts in @threads, updated
- * @max_cols:	the length of @threads; beyond it a usage error
- */
-void bench_add_threads(unsigned int *threads, int *nr, int max_cols,
-		       unsigned int t);
-
-/**
- * bench_col_of - the column of thread count @t in @threads[0..@nr)
+ * bench_col_of - the column of thread count @t in bench_std.threads
  *
  * Return: the index, or -1.
  */
-int bench_col_of(const unsigned int *threads, int nr, unsigned int t);
+int bench_col_of(unsigned int t);
 
 /* ---- what multi-fault used before the table; kept for it ------------- */
 

@@ -4,6 +4,7 @@
  * tools.  bench_report.h documents each function that is not static.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,105 @@ double bench_median_at(const void *s, unsigned int nr, size_t size,
 
 	bench_range_at(s, nr, size, offset, &r);
 	return r.med;
+}
+
+/* ---- the grid -------------------------------------------------------- */
+
+int bench_grid_init(struct bench_grid *g, unsigned int arms,
+		    unsigned int rounds, size_t size)
+{
+	g->s = calloc((size_t)arms * rounds, size);
+	g->size = size;
+	g->arms = arms;
+	g->rounds = rounds;
+	g->done = 0;
+	return g->s ? 0 : -ENOMEM;
+}
+
+void bench_grid_free(struct bench_grid *g)
+{
+	free(g->s);
+	g->s = NULL;
+}
+
+void *bench_grid_at(const struct bench_grid *g, unsigned int arm,
+		    unsigned int round)
+{
+	return g->s + ((size_t)arm * g->rounds + round) * g->size;
+}
+
+/* What bench_grid_run() hands bench_rounds(). */
+struct grid_call {
+	struct bench_grid *g;
+	int (*fn)(void *ctx, unsigned int arm, void *sample);
+	void *ctx;
+};
+
+static int grid_arm(void *ctx, unsigned int arm, unsigned int round)
+{
+	struct grid_call *c = ctx;
+	void *sample = bench_grid_at(c->g, arm, round);
+	int ret;
+
+	memset(sample, 0, c->g->size);
+	ret = c->fn(c->ctx, arm, sample);
+	if (!ret && arm == c->g->arms - 1)
+		c->g->done = round + 1;
+	return ret;
+}
+
+int bench_grid_run(struct bench_grid *g,
+		   int (*fn)(void *ctx, unsigned int arm, void *sample),
+		   void *ctx)
+{
+	struct grid_call c = { g, fn, ctx };
+
+	g->done = 0;
+	return bench_rounds(g->rounds, g->arms, grid_arm, &c);
+}
+
+/* The double at @offset of @arm's samples, over the rounds done. */
+static void grid_values(const struct bench_grid *g, unsigned int arm,
+			size_t offset, double *v)
+{
+	unsigned int r;
+
+	for (r = 0; r < g->done; r++)
+		v[r] = field(bench_grid_at(g, arm, r), offset);
+}
+
+void bench_grid_range(const struct bench_grid *g, unsigned int arm,
+		      size_t offset, struct bench_range *out)
+{
+	double v[BENCH_MAX_REPEAT];
+
+	grid_values(g, arm, offset, v);
+	bench_range_of(v, g->done, out);
+}
+
+void bench_grid_ratio(const struct bench_grid *g, unsigned int a,
+		      unsigned int b, size_t offset, struct bench_range *out)
+{
+	double x[BENCH_MAX_REPEAT], y[BENCH_MAX_REPEAT];
+
+	grid_values(g, a, offset, x);
+	grid_values(g, b, offset, y);
+	bench_ratio_range(x, y, g->done, out);
+}
+
+void bench_grid_median(const struct bench_grid *g, unsigned int arm,
+		       size_t offset, void *out)
+{
+	struct { double v; unsigned int round; } at[BENCH_MAX_REPEAT];
+	unsigned int r;
+
+	for (r = 0; r < g->done; r++) {
+		at[r].v = field(bench_grid_at(g, arm, r), offset);
+		at[r].round = r;
+	}
+	bench_sort_at(at, g->done, sizeof(at[0]), 0);
+	memcpy(out, bench_grid_at(g, arm, at[(g->done - 1) / 2].round),
+	       g->size);
 }
 
 /* ---- text -------------------------------------------------------------- */

@@ -31,8 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Rounds (measurements of an arm) a figure may have. */
-#define BENCH_MAX_REPEAT 1000
+#include "bench_opts.h"
 
 /*
  * struct bench_range - a figure over rounds
@@ -109,6 +108,73 @@ void bench_range_at(const void *s, unsigned int nr, size_t size,
  */
 double bench_median_at(const void *s, unsigned int nr, size_t size,
 		       size_t offset);
+
+/*
+ * struct bench_grid - the samples of @arms arms over @rounds rounds, for
+ * bench_grid_run(); a sample is any struct of @size bytes whose figures
+ * are doubles, named by their offsetof()
+ * @done:	rounds in which every arm was measured (read-only): what
+ *		the figures are taken over
+ */
+struct bench_grid {
+	char *s;		/* private: arm-major */
+	size_t size;
+	unsigned int arms, rounds;
+	unsigned int done;
+};
+
+/**
+ * bench_grid_init - room for @arms x @rounds zeroed samples of @size
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int bench_grid_init(struct bench_grid *g, unsigned int arms,
+		    unsigned int rounds, size_t size);
+
+/** bench_grid_free - free what bench_grid_init() took */
+void bench_grid_free(struct bench_grid *g);
+
+/** bench_grid_at - the sample of @arm in @round */
+void *bench_grid_at(const struct bench_grid *g, unsigned int arm,
+		    unsigned int round);
+
+/**
+ * bench_grid_run - measure every arm in rounds, interleaved
+ * @fn:		fills @sample (zeroed) of @arm; returns as bench_rounds()'s
+ *
+ * Return: as bench_rounds(); @g->done counts the whole rounds.
+ */
+int bench_grid_run(struct bench_grid *g,
+		   int (*fn)(void *ctx, unsigned int arm, void *sample),
+		   void *ctx);
+
+/**
+ * bench_grid_range - median and range over the rounds done of the
+ * double at @offset of @arm's samples
+ *
+ * Context: @g->done >= 1.
+ */
+void bench_grid_range(const struct bench_grid *g, unsigned int arm,
+		      size_t offset, struct bench_range *out);
+
+/**
+ * bench_grid_ratio - @a over @b of the double at @offset, taken in each
+ * round done, then their median and range
+ *
+ * Context: @g->done >= 1.
+ */
+void bench_grid_ratio(const struct bench_grid *g, unsigned int a,
+		      unsigned int b, size_t offset, struct bench_range *out);
+
+/**
+ * bench_grid_median - copy into @out the sample of @arm whose double at
+ * @offset is the median one over the rounds done (the lower middle for
+ * an even count): its counters go with the median figure
+ *
+ * Context: @g->done >= 1.
+ */
+void bench_grid_median(const struct bench_grid *g, unsigned int arm,
+		       size_t offset, void *out);
 
 /* ---- text -------------------------------------------------------------- */
 

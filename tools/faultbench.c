@@ -43,10 +43,8 @@
 #define WRITER_ADDR 0x4000000000UL	/* 256 GiB */
 #define POOL_SLACK 1024			/* pages beyond the slices */
 #define MIN_POOL_PAGES 4096
-#define MAX_COLS 16		/* thread counts in --threads */
 #define MAX_ROWS \
-	(BENCH_MAX_LOCKS * MAX_COLS * NR_WRITERS * VS_FAULT_NR_STRATEGIES)
-#define QUICK_DURATION_MS 300u
+	(BENCH_MAX_LOCKS * BENCH_MAX_COLS * NR_WRITERS * VS_FAULT_NR_STRATEGIES)
 
 enum writer { W_NONE, W_MMAP, NR_WRITERS };
 
@@ -56,17 +54,9 @@ static struct {
 	bool strategy[VS_FAULT_NR_STRATEGIES];
 	const char *lock[BENCH_MAX_LOCKS];
 	int nr_locks;
-	unsigned int threads[MAX_COLS];
-	int nr_cols;
 	bool writer[NR_WRITERS];
-	unsigned int duration_ms;
-	unsigned int repeat;
 	bool shared;		/* --mapping shared: one VMA for all slices */
-	bool json;
-} opt = {
-	.duration_ms = 1000,
-	.repeat = 3,
-};
+} opt;
 
 /* ---- the timed loops ------------------------------------------------ */
 
@@ -321,7 +311,7 @@ static int measure(const char *lock, int strategy, unsigned int nr,
 	/* Under qsbr the main thread (attached by mm_setup) would hold up
 	 * the writer's grace periods while it sleeps in bench_run(). */
 	vs_rcu_thread_offline();
-	bench_run(opt.duration_ms);
+	bench_run(bench_std.duration_ms);
 	err = bench_join(w, sizeof(*w), nthr);
 	vs_rcu_thread_online();
 	vs_fault_stats_get(&after);
@@ -346,21 +336,16 @@ struct row {
 	int strategy;
 	bool done;
 	struct bench_range faults_per_s;	/* over the rounds */
-	double ns_per_fault;			/* median over the rounds */
+	struct bench_range ns_per_fault;	/* over the rounds */
 	struct sample at_med;	/* the round with the median faults/s */
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
+static struct bench_grid grid;	/* an arm per row */
 
-/* samples[i * repeat + round]: row i. */
-static struct sample *samples;
-static unsigned int rounds_done;
-
-static struct sample *samples_of(const struct row *r)
-{
-	return &samples[(size_t)(r - rows) * opt.repeat];
-}
+#define FAULTS_PER_S offsetof(struct sample, faults_per_s)
+#define NS_PER_FAULT offsetof(struct sample, ns_per_fault)
 
 /* Rows in run order: per lock, thread count and writer, the strategies
  * side by side. */
@@ -370,14 +355,14 @@ static void build_rows(void)
 	struct row *r;
 
 	for (l = 0; l < opt.nr_locks; l++)
-		for (c = 0; c < opt.nr_cols; c++)
+		for (c = 0; c < bench_std.nr_threads; c++)
 			for (wr = 0; wr < NR_WRITERS; wr++)
 				for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++) {
 					if (!opt.writer[wr] || !opt.strategy[s])
 						continue;
 					r = &rows[nr_rows++];
 					r->lock = opt.lock[l];
-					r->threads = opt.threads[c];
+					r->threads = bench_std.threads[c];
 					r->writer = (enum writer)wr;
 					r->strategy = s;
 				}
@@ -399,19 +384,11 @@ static const struct row *find_row(const char *lock, int strategy,
 /* Row @r from the rounds done. */
 static void row_set(struct row *r)
 {
-	static struct sample s[BENCH_MAX_REPEAT];
+	unsigned int arm = (unsigned int)(r - rows);
 
-	if (!rounds_done)
-		return;
-	memcpy(s, samples_of(r), rounds_done * sizeof(*s));
-	bench_range_at(s, rounds_done, sizeof(*s),
-		       offsetof(struct sample, faults_per_s),
-		       &r->faults_per_s);
-	r->ns_per_fault = bench_median_at(s, rounds_done, sizeof(*s),
-				offsetof(struct sample, ns_per_fault));
-	bench_sort_at(s, rounds_done, sizeof(*s),
-		      offsetof(struct sample, faults_per_s));
-	r->at_med = s[(rounds_done - 1) / 2];
+	bench_grid_range(&grid, arm, FAULTS_PER_S, &r->faults_per_s);
+	bench_grid_range(&grid, arm, NS_PER_FAULT, &r->ns_per_fault);
+	bench_grid_median(&grid, arm, FAULTS_PER_S, &r->at_med);
 	r->done = true;
 }
 
@@ -446,9 +423,9 @@ static void print_json(const struct row *r)
 	bench_json_str("writer", writer_name[r->writer]);
 	bench_json_str("mapping", opt.shared ? "shared" : "per-thread");
 	bench_json_range("faults_per_s", &r->faults_per_s, 0);
-	bench_json_num("ns_per_fault", r->ns_per_fault, 2);
-	bench_json_uint("rounds", rounds_done);
-	bench_json_num("duration_s", opt.duration_ms / 1000.0, 3);
+	bench_json_range("ns_per_fault", &r->ns_per_fault, 2);
+	bench_json_uint("rounds", grid.done);
+	bench_json_num("duration_s", bench_std.duration_ms / 1000.0, 3);
 	/* The sums over the threads of the median round. */
 	bench_json_uint("faults", st->faults);
 	bench_json_uint("pages", m->pages);
@@ -479,8 +456,8 @@ static void print_all_json(void)
 
 static void print_header(void)
 {
-	bench_print_rounds_note("faults/s and ns/fault", rounds_done,
-				opt.duration_ms);
+	bench_print_rounds_note("faults/s and ns/fault", grid.done,
+				bench_std.duration_ms);
 	printf("# one %lu KiB slice per faulting thread (%s): a write per "
 	       "page, then MADV_DONTNEED; %u CPUs\n", SLICE_BYTES >> 10,
 	       opt.shared ? "all in one VMA" : "a VMA each",
@@ -512,7 +489,7 @@ static void print_table(void)
 		}
 		st = &r->at_med.st;
 		printf("%10.0f %8.1f %9lu %9lu %9lu %9lu %9lu %8lu %8lu "
-		       "%7lu ", r->faults_per_s.med, r->ns_per_fault,
+		       "%7lu ", r->faults_per_s.med, r->ns_per_fault.med,
 		       st->faults, st->locked, st->spf_success,
 		       spf_abort_total(st), st->vma_lock_success,
 		       st->vma_lock_abort, st->vma_lock_retry,
@@ -539,16 +516,6 @@ static const char *operand_name(struct operand a, char *buf, size_t len)
 	return buf;
 }
 
-/* ns per fault (@nsf) or faults/s of row @r in each round. */
-static void values_of(const struct row *r, bool nsf, double *v)
-{
-	const struct sample *s = samples_of(r);
-	unsigned int k;
-
-	for (k = 0; k < rounds_done; k++)
-		v[k] = nsf ? s[k].ns_per_fault : s[k].faults_per_s;
-}
-
 /* "lhs = 0.91x (0.85..1.02) (<= 1.10) PASS" or its JSON object; the
  * verdict is on the median. */
 static void target_line(const char *lock, const char *lhs,
@@ -557,7 +524,7 @@ static void target_line(const char *lock, const char *lhs,
 {
 	bool pass = at_least ? v->med >= limit : v->med <= limit;
 
-	if (opt.json) {
+	if (bench_std.json) {
 		bench_json_begin();
 		bench_json_str("target", lhs);
 		bench_json_str("lock", lock);
@@ -587,19 +554,17 @@ static int target(const char *lock, struct operand a,
 	const struct row *x = find_row(lock, a.strategy, a.threads, a.writer);
 	const struct row *y = b ? find_row(lock, b->strategy, b->threads,
 					   b->writer) : NULL;
-	double u[BENCH_MAX_REPEAT], w[BENCH_MAX_REPEAT];
+	size_t offset = nsf ? NS_PER_FAULT : FAULTS_PER_S;
 	char an[48], bn[48], lhs[112];
 	struct bench_range v;
 
 	if (!x || (b && !y))
 		return 0;
-	values_of(x, nsf, u);
-	if (b) {
-		values_of(y, nsf, w);
-		bench_ratio_range(u, w, rounds_done, &v);
-	} else {
-		bench_range_of(u, rounds_done, &v);
-	}
+	if (b)
+		bench_grid_ratio(&grid, (unsigned int)(x - rows),
+				 (unsigned int)(y - rows), offset, &v);
+	else
+		bench_grid_range(&grid, (unsigned int)(x - rows), offset, &v);
 	snprintf(lhs, sizeof(lhs), "%s%s%s %s",
 		 operand_name(a, an, sizeof(an)), b ? " / " : "",
 		 b ? operand_name(*b, bn, sizeof(bn)) : "",
@@ -636,39 +601,31 @@ static void print_targets(void)
 	int i, nr;
 
 	for (i = 0; i < opt.nr_locks; i++) {
-		if (!opt.json)
+		if (!bench_std.json)
 			printf("\ntargets (mmap_lock %s; a ratio is taken in "
 			       "each round: median (min..max)):\n",
 			       opt.lock[i]);
 		nr = lock_targets(opt.lock[i]);
-		if (!nr && !opt.json)
+		if (!nr && !bench_std.json)
 			printf("  none: their inputs were not measured\n");
 	}
 }
 
 /* ---- the run: every row once a round, rounds --repeat times ---------- */
 
-/* Row @arm in round @round.  Return: 0, 1 at SIGINT, or an errno. */
-static int measure_arm(void *ctx, unsigned int arm, unsigned int round)
+/* Row @arm into @sample.  Return: 0, 1 at SIGINT, or an errno. */
+static int measure_arm(void *ctx, unsigned int arm, void *sample)
 {
 	struct row *r = &rows[arm];
-	struct sample *s = &samples_of(r)[round];
 	int err;
 
 	(void)ctx;
-	memset(s, 0, sizeof(*s));
-	err = measure(r->lock, r->strategy, r->threads, r->writer, s);
-	if (err) {
+	err = measure(r->lock, r->strategy, r->threads, r->writer, sample);
+	if (err)
 		fprintf(stderr, "faultbench: %s, %u threads, writer %s: %s\n",
 			r->lock, r->threads, writer_name[r->writer],
 			vs_strerror(err));
-		return err;
-	}
-	if (bench_interrupted)
-		return 1;
-	if (arm == (unsigned int)nr_rows - 1)
-		rounds_done = round + 1;
-	return 0;
+	return err ? err : bench_interrupted;
 }
 
 /* Every row, in rounds.  Return: 0, or 1 after a failure. */
@@ -676,14 +633,13 @@ static int run_all(void)
 {
 	int i, err;
 
-	samples = calloc((size_t)nr_rows * opt.repeat, sizeof(*samples));
-	if (!samples) {
+	if (bench_grid_init(&grid, (unsigned int)nr_rows, bench_std.repeat,
+			    sizeof(struct sample))) {
 		fprintf(stderr, "faultbench: out of memory\n");
 		return 1;
 	}
-	err = bench_rounds(opt.repeat, (unsigned int)nr_rows, measure_arm,
-			   NULL);
-	for (i = 0; i < nr_rows; i++)
+	err = bench_grid_run(&grid, measure_arm, NULL);
+	for (i = 0; grid.done && i < nr_rows; i++)
 		row_set(&rows[i]);
 	return err < 0;
 }
@@ -715,31 +671,17 @@ static const struct bench_opt opts[] = {
 	{ 0, NULL, NULL },
 };
 
-static void threads_item(const char *item)
-{
-	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS);
-}
-
 /* A kind of sync/lock.h, in its order for "all". */
 static void lock_item(const char *item)
 {
-	int i = bench_arg_name(item, vs_lock_kind_name, "a lock kind", true);
-	int k;
-
-	for (k = i < 0 ? 0 : i; vs_lock_kind_name(k) && (i < 0 || k == i);
-	     k++)
-		bench_add_name(opt.lock, &opt.nr_locks, BENCH_MAX_LOCKS,
-			       vs_lock_kind_name(k));
+	bench_arg_names(item, vs_lock_kind_name, "a lock kind", opt.lock,
+			&opt.nr_locks, BENCH_MAX_LOCKS);
 }
 
 static void strategy_item(const char *item)
 {
-	int i = bench_arg_name(item, vs_fault_strategy_name, "a strategy",
-			       true), s;
-
-	for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++)
-		if (i < 0 || i == s)
-			opt.strategy[s] = true;
+	bench_arg_flags(item, vs_fault_strategy_name, "a strategy",
+			opt.strategy, VS_FAULT_NR_STRATEGIES);
 }
 
 static const char *writer_of(int i)
@@ -749,11 +691,7 @@ static const char *writer_of(int i)
 
 static void writer_item(const char *item)
 {
-	int i = bench_arg_name(item, writer_of, "a writer", true), w;
-
-	for (w = 0; w < NR_WRITERS; w++)
-		if (i < 0 || i == w)
-			opt.writer[w] = true;
+	bench_arg_flags(item, writer_of, "a writer", opt.writer, NR_WRITERS);
 }
 
 static const char *mapping_of(int i)
@@ -772,30 +710,20 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_LOCK:
 		bench_arg_list(arg, lock_item);
 		break;
-	case BENCH_OPT_THREADS:
-		bench_arg_list(arg, threads_item);
-		break;
 	case BENCH_OPT_WRITER:
 		bench_arg_list(arg, writer_item);
-		break;
-	case BENCH_OPT_DURATION:
-		opt.duration_ms = bench_arg_seconds(arg);
-		break;
-	case BENCH_OPT_REPEAT:
-		opt.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
 		break;
 	case BENCH_OPT_MAPPING:
 		opt.shared = bench_arg_name(arg, mapping_of, "a mapping",
 					    false) == 1;
 		break;
-	case BENCH_OPT_JSON:
-		opt.json = true;
-		break;
 	}
 }
 
-static const struct bench_tool tool = { "faultbench", about, opts,
-					set_option };
+static const struct bench_tool tool = {
+	.name = "faultbench", .about = about, .opts = opts, .set = set_option,
+	.duration_ms = 1000, .repeat = 3, .quick_ms = 300,
+};
 
 static bool any(const bool *v, int nr)
 {
@@ -810,15 +738,13 @@ static bool any(const bool *v, int nr)
 /* The defaults of what was not given. */
 static void set_defaults(void)
 {
-	if (bench_given(BENCH_OPT_QUICK) && !bench_given(BENCH_OPT_DURATION))
-		opt.duration_ms = QUICK_DURATION_MS;
 	if (!any(opt.strategy, VS_FAULT_NR_STRATEGIES))
 		strategy_item("all");
 	if (!opt.nr_locks)
 		lock_item("rwsem");
-	if (!opt.nr_cols) {
-		bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS, 1);
-		bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS, 2);
+	if (!bench_std.nr_threads) {
+		bench_add_threads(1);
+		bench_add_threads(2);
 	}
 	if (!any(opt.writer, NR_WRITERS))
 		writer_item("all");
@@ -839,11 +765,11 @@ int main(int argc, char **argv)
 	if (bench_control_init())
 		return 1;
 	ret = run_all();
-	if (opt.json)
+	if (bench_std.json)
 		print_all_json();
 	else
 		print_table();
 	print_targets();
-	free(samples);
+	bench_grid_free(&grid);
 	return bench_control_close(ret);
 }

@@ -27,7 +27,6 @@
 #include "bench.h"
 
 #define CHECK_EVERY 256		/* pairs between two looks at the stop flag */
-#define MAX_COLS 64		/* thread counts in --threads */
 #define MAX_ROWS (BENCH_MAX_LOCKS * NR_OPS * 2)
 #define MAX_WORK 1000000u
 #define MAX_MIX 1000000000u
@@ -46,17 +45,11 @@ enum variant {
 static struct {
 	const char *lock[BENCH_MAX_LOCKS];
 	int nr_locks;
-	unsigned int threads[MAX_COLS];
-	int nr_cols;
 	bool op[NR_OPS];
-	unsigned int duration_ms;
-	unsigned int repeat;
 	unsigned int work;	/* cpu_relax() spins inside each section */
 	unsigned int mix;	/* read pairs per write pair */
-	bool json, hooks, lockstat;
+	bool hooks, lockstat;
 } opt = {
-	.duration_ms = 200,	/* --duration 0.2 */
-	.repeat = 5,
 	.mix = 10000,
 };
 
@@ -290,7 +283,7 @@ static int measure(struct vs_lock *lock, enum variant v, enum op op,
 	err = bench_start(w, sizeof(*w), nr, worker_main);
 	if (err)
 		goto out;
-	bench_run(opt.duration_ms);
+	bench_run(bench_std.duration_ms);
 	err = bench_join(w, sizeof(*w), nr);
 	if (!err)
 		summarise(w, nr, s);
@@ -304,7 +297,7 @@ out:
 struct cell {
 	bool done;
 	struct bench_range ns;	/* ns per pair over the rounds */
-	double wmed;		/* OP_MIX: median ns per write pair */
+	struct bench_range wns;	/* OP_MIX: ns per write pair */
 	struct bench_range hooks; /* V_HOOKED with --hooks: over nohooks */
 	struct sample at_med;	/* the round that gave the median */
 };
@@ -314,21 +307,23 @@ struct row {
 	struct vs_lock *l;	/* its lock object; NULL for urcu */
 	enum variant v;
 	enum op op;
-	struct cell cell[MAX_COLS];
+	struct cell cell[BENCH_MAX_COLS];
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
 static struct vs_lock locks[BENCH_MAX_LOCKS];
 
-/* samples[(c * nr_rows + i) * repeat + round]: row i, column c. */
-static struct sample *samples;
-static unsigned int rounds_done;
+/* An arm per cell: row i at column c is arm c * nr_rows + i, so that a
+ * kind and its nohooks twin run back to back. */
+static struct bench_grid grid;
 
-static struct sample *samples_of(const struct row *r, int c)
+#define NS_PER_PAIR offsetof(struct sample, ns_per_pair)
+#define NS_PER_WRITE offsetof(struct sample, ns_per_write)
+
+static unsigned int arm_of(const struct row *r, int c)
 {
-	return &samples[((size_t)c * nr_rows + (size_t)(r - rows)) *
-			opt.repeat];
+	return (unsigned int)(c * nr_rows + (r - rows));
 }
 
 static void add_row(const char *lock, struct vs_lock *l, enum variant v,
@@ -397,48 +392,22 @@ static const struct row *find_row(const char *lock, enum variant v,
 	return NULL;
 }
 
-/* ns per pair of each round, of row @r at column @c. */
-static void ns_of(const struct row *r, int c, double *v)
-{
-	const struct sample *s = samples_of(r, c);
-	unsigned int k;
-
-	for (k = 0; k < rounds_done; k++)
-		v[k] = s[k].ns_per_pair;
-}
-
-/* Per round @a over @b, at column @c: median and range. */
-static void ratio_of(const struct row *a, const struct row *b, int c,
-		     struct bench_range *out)
-{
-	static double x[BENCH_MAX_REPEAT], y[BENCH_MAX_REPEAT];
-
-	ns_of(a, c, x);
-	ns_of(b, c, y);
-	bench_ratio_range(x, y, rounds_done, out);
-}
-
 /* The cells of row @r from the rounds done. */
 static void row_set(struct row *r)
 {
-	static struct sample s[BENCH_MAX_REPEAT];
-	const struct row *twin;
+	const struct row *twin = find_row(r->lock, V_NOHOOKS, r->op);
 	struct cell *k;
 	int c;
 
-	for (c = 0; rounds_done && c < opt.nr_cols; c++) {
+	for (c = 0; c < bench_std.nr_threads; c++) {
 		k = &r->cell[c];
-		memcpy(s, samples_of(r, c), rounds_done * sizeof(*s));
-		bench_range_at(s, rounds_done, sizeof(*s),
-			       offsetof(struct sample, ns_per_pair), &k->ns);
-		k->wmed = bench_median_at(s, rounds_done, sizeof(*s),
-				offsetof(struct sample, ns_per_write));
-		bench_sort_at(s, rounds_done, sizeof(*s),
-			      offsetof(struct sample, ns_per_pair));
-		k->at_med = s[(rounds_done - 1) / 2];
-		twin = find_row(r->lock, V_NOHOOKS, r->op);
+		bench_grid_range(&grid, arm_of(r, c), NS_PER_PAIR, &k->ns);
+		bench_grid_range(&grid, arm_of(r, c), NS_PER_WRITE, &k->wns);
+		bench_grid_median(&grid, arm_of(r, c), NS_PER_PAIR,
+				  &k->at_med);
 		if (r->v == V_HOOKED && twin)
-			ratio_of(r, twin, c, &k->hooks);
+			bench_grid_ratio(&grid, arm_of(r, c), arm_of(twin, c),
+					 NS_PER_PAIR, &k->hooks);
 		k->done = true;
 	}
 }
@@ -458,11 +427,11 @@ static void print_json(const struct row *r, int c)
 
 	bench_json_begin();
 	bench_json_str("lock", row_name(r, name, sizeof(name)));
-	bench_json_uint("threads", opt.threads[c]);
+	bench_json_uint("threads", bench_std.threads[c]);
 	bench_json_str("op", op_name[r->op]);
 	bench_json_range("ns_per_pair", &k->ns, 3);
-	bench_json_uint("rounds", rounds_done);
-	bench_json_num("duration_s", opt.duration_ms / 1000.0, 3);
+	bench_json_uint("rounds", grid.done);
+	bench_json_num("duration_s", bench_std.duration_ms / 1000.0, 3);
 	bench_json_uint("work", opt.work);
 	bench_json_uint("pairs", k->at_med.pairs);
 	bench_json_num("fairness", k->at_med.fairness, 3);
@@ -470,7 +439,7 @@ static void print_json(const struct row *r, int c)
 	if (r->op == OP_MIX) {
 		bench_json_uint("mix", opt.mix);
 		bench_json_uint("writes", k->at_med.writes);
-		bench_json_num("ns_per_write", k->wmed, 1);
+		bench_json_range("ns_per_write", &k->wns, 1);
 	}
 	if (hooks_measured(r, c))
 		bench_json_range("hooks_ratio", &k->hooks, 4);
@@ -482,15 +451,15 @@ static void print_all_json(void)
 	int i, c;
 
 	for (i = 0; i < nr_rows; i++)
-		for (c = 0; c < opt.nr_cols; c++)
+		for (c = 0; c < bench_std.nr_threads; c++)
 			if (rows[i].cell[c].done)
 				print_json(&rows[i], c);
 }
 
 static void print_header(void)
 {
-	bench_print_rounds_note("ns per acquire+release pair", rounds_done,
-				opt.duration_ms);
+	bench_print_rounds_note("ns per acquire+release pair", grid.done,
+				bench_std.duration_ms);
 	printf("# %s critical section; rcu: urcu-%s; membarrier(2): %s; "
 	       "lockstat: %s\n", opt.work ? "a --work" : "an empty",
 	       VS_RCU_QSBR ? "qsbr" : "memb",
@@ -513,14 +482,14 @@ static void print_line(const struct row *r, bool wcost)
 
 	printf("%-16s %-5s", row_name(r, name, sizeof(name)),
 	       wcost ? "mix:w" : op_name[r->op]);
-	for (c = 0; c < opt.nr_cols; c++) {
+	for (c = 0; c < bench_std.nr_threads; c++) {
 		if (!r->cell[c].done)
 			printf(" %9s", "-");
 		else
-			printf(" %9.1f", wcost ? r->cell[c].wmed
+			printf(" %9.1f", wcost ? r->cell[c].wns.med
 					       : r->cell[c].ns.med);
 	}
-	for (c = 0; opt.hooks && !wcost && c < opt.nr_cols; c++) {
+	for (c = 0; opt.hooks && !wcost && c < bench_std.nr_threads; c++) {
 		if (hooks_measured(r, c))
 			bench_print_range(&r->cell[c].hooks, 22, "x");
 	}
@@ -534,10 +503,10 @@ static void print_table(void)
 
 	print_header();
 	printf("%-16s %-5s", "lock", "op");
-	for (c = 0; c < opt.nr_cols; c++)
-		printf(" %5u thr", opt.threads[c]);
-	for (c = 0; opt.hooks && c < opt.nr_cols; c++) {
-		snprintf(buf, sizeof(buf), "hooks@%u", opt.threads[c]);
+	for (c = 0; c < bench_std.nr_threads; c++)
+		printf(" %5u thr", bench_std.threads[c]);
+	for (c = 0; opt.hooks && c < bench_std.nr_threads; c++) {
+		snprintf(buf, sizeof(buf), "hooks@%u", bench_std.threads[c]);
 		printf(" %21s", buf);
 	}
 	printf("\n");
@@ -575,7 +544,7 @@ static void target_line(struct operand a, struct operand b,
 
 	operand_name(a, an, sizeof(an));
 	operand_name(b, bn, sizeof(bn));
-	if (opt.json) {
+	if (bench_std.json) {
 		snprintf(both, sizeof(both), "%s / %s", an, bn);
 		bench_json_begin();
 		bench_json_str("target", both);
@@ -598,17 +567,15 @@ static int target(struct operand a, struct operand b, double limit,
 {
 	const struct row *x = find_row(a.lock, a.v, a.op);
 	const struct row *y = find_row(b.lock, b.v, b.op);
-	int cx = bench_col_of(opt.threads, opt.nr_cols, a.threads);
-	int cy = bench_col_of(opt.threads, opt.nr_cols, b.threads);
-	double u[BENCH_MAX_REPEAT], w[BENCH_MAX_REPEAT];
+	int cx = bench_col_of(a.threads);
+	int cy = bench_col_of(b.threads);
 	struct bench_range ratio;
 
 	if (!x || !y || cx < 0 || cy < 0 || !x->cell[cx].done ||
 	    !y->cell[cy].done)
 		return 0;
-	ns_of(x, cx, u);
-	ns_of(y, cy, w);
-	bench_ratio_range(u, w, rounds_done, &ratio);
+	bench_grid_ratio(&grid, arm_of(x, cx), arm_of(y, cy), NS_PER_PAIR,
+			 &ratio);
 	target_line(a, b, &ratio, limit, strict);
 	return 1;
 }
@@ -630,12 +597,12 @@ static int hook_targets(void)
 	for (i = 0, r = rows; opt.hooks && i < nr_rows; i++, r++) {
 		if (r->v != V_HOOKED || r->op == OP_MIX)
 			continue;
-		for (c = 0; c < opt.nr_cols; c++) {
+		for (c = 0; c < bench_std.nr_threads; c++) {
 			if (!r->cell[c].done ||
-			    (r->op == OP_WRITE && opt.threads[c] != 1))
+			    (r->op == OP_WRITE && bench_std.threads[c] != 1))
 				continue;
 			h = (struct operand){ r->lock, V_HOOKED, r->op,
-					      opt.threads[c] };
+					      bench_std.threads[c] };
 			n = h;
 			n.v = V_NOHOOKS;
 			target_line(h, n, &r->cell[c].hooks, 1.05, false);
@@ -651,12 +618,12 @@ static void print_targets(void)
 	int i, nr = 0;
 
 	if (opt.work) {
-		if (!opt.json)
+		if (!bench_std.json)
 			printf("\ntargets: not checked (they assume an empty "
 			       "section; --work %u)\n", opt.work);
 		return;
 	}
-	if (!opt.json)
+	if (!bench_std.json)
 		printf("\ntargets (a / b per round, median (min..max)):\n");
 	for (i = 0; i < 2; i++) {
 		nr += target(RD(passive[i], 2), URCU_CALL(2), 1.5, false);
@@ -669,7 +636,7 @@ static void print_targets(void)
 	nr += target(WR("rwsem", 1), WR("pthread", 1), 1.25, false);
 	if (!opt.lockstat)
 		nr += hook_targets();
-	if (!nr && !opt.json)
+	if (!nr && !bench_std.json)
 		printf("  none: their inputs were not measured\n");
 }
 
@@ -678,7 +645,7 @@ static void print_lockstat(void)
 {
 	int i;
 
-	if (!opt.json) {
+	if (!bench_std.json) {
 		printf("\n");
 		vs_lockstat_print(stdout);
 		return;
@@ -690,25 +657,17 @@ static void print_lockstat(void)
 
 /* ---- the run: every cell once a round, rounds --repeat times --------- */
 
-/* Arm @arm of round @round: row @arm % nr_rows at column @arm / nr_rows,
- * so that a kind and its nohooks twin run back to back.  Return: 0, 1
- * at SIGINT, or a negative errno. */
-static int measure_arm(void *ctx, unsigned int arm, unsigned int round)
+/* Cell @arm (arm_of()) into @sample.  Return: 0, 1 at SIGINT, or a
+ * negative errno. */
+static int measure_arm(void *ctx, unsigned int arm, void *sample)
 {
 	struct row *r = &rows[arm % (unsigned int)nr_rows];
 	int c = (int)(arm / (unsigned int)nr_rows);
 	int err;
 
 	(void)ctx;
-	err = measure(r->l, r->v, r->op, opt.threads[c],
-		      &samples_of(r, c)[round]);
-	if (err)
-		return err;
-	if (bench_interrupted)
-		return 1;
-	if (arm == (unsigned int)(nr_rows * opt.nr_cols) - 1)
-		rounds_done = round + 1;
-	return 0;
+	err = measure(r->l, r->v, r->op, bench_std.threads[c], sample);
+	return err ? err : bench_interrupted;
 }
 
 /* Set up the lock of each kind in --lock.  Return: 0 or 1 (said). */
@@ -737,19 +696,18 @@ static int run_all(void)
 {
 	int i, err;
 
-	samples = calloc((size_t)nr_rows * opt.nr_cols * opt.repeat,
-			 sizeof(*samples));
-	if (!samples) {
+	if (bench_grid_init(&grid, (unsigned int)(nr_rows *
+					  bench_std.nr_threads),
+			    bench_std.repeat, sizeof(struct sample))) {
 		fprintf(stderr, "lockbench: out of memory\n");
 		return 1;
 	}
 	if (locks_init())
 		return 1;
-	err = bench_rounds(opt.repeat, (unsigned int)(nr_rows * opt.nr_cols),
-			   measure_arm, NULL);
+	err = bench_grid_run(&grid, measure_arm, NULL);
 	if (err < 0)
 		fprintf(stderr, "lockbench: %s\n", vs_strerror(err));
-	for (i = 0; i < nr_rows; i++)
+	for (i = 0; grid.done && i < nr_rows; i++)
 		row_set(&rows[i]);
 	for (i = 0; i < opt.nr_locks; i++)
 		if (!is_urcu(opt.lock[i]))
@@ -808,11 +766,8 @@ static const char *lock_name(int i)
 /* Add lock @name once; "all" adds each. */
 static void lock_item(const char *item)
 {
-	int i = bench_arg_name(item, lock_name, "a lock", true), k;
-
-	for (k = i < 0 ? 0 : i; lock_name(k) && (i < 0 || k == i); k++)
-		bench_add_name(opt.lock, &opt.nr_locks, BENCH_MAX_LOCKS,
-			       lock_name(k));
+	bench_arg_names(item, lock_name, "a lock", opt.lock, &opt.nr_locks,
+			BENCH_MAX_LOCKS);
 }
 
 static const char *op_of(int i)
@@ -830,28 +785,14 @@ static void op_item(const char *item)
 		opt.op[i] = true;
 }
 
-static void threads_item(const char *item)
-{
-	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS);
-}
-
 static void set_option(int key, char *arg)
 {
 	switch (key) {
 	case BENCH_OPT_LOCK:
 		bench_arg_list(arg, lock_item);
 		break;
-	case BENCH_OPT_THREADS:
-		bench_arg_list(arg, threads_item);
-		break;
 	case BENCH_OPT_OP:
 		bench_arg_list(arg, op_item);
-		break;
-	case BENCH_OPT_DURATION:
-		opt.duration_ms = bench_arg_seconds(arg);
-		break;
-	case BENCH_OPT_REPEAT:
-		opt.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
 		break;
 	case BENCH_OPT_MIX:
 		opt.mix = bench_arg_uint(arg, 1, MAX_MIX);
@@ -866,14 +807,13 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_LOCKSTAT:
 		opt.lockstat = true;
 		break;
-	case BENCH_OPT_JSON:
-		opt.json = true;
-		break;
 	}
 }
 
-static const struct bench_tool tool = { "lockbench", about, opts,
-					set_option };
+static const struct bench_tool tool = {
+	.name = "lockbench", .about = about, .opts = opts, .set = set_option,
+	.duration_ms = 200, .repeat = 5, .quick_ms = 50, .quick_repeat = 3,
+};
 
 /* The defaults of what was not given; refuse what does not apply. */
 static void check_options(void)
@@ -882,19 +822,12 @@ static void check_options(void)
 
 	if (!opt.nr_locks)
 		lock_item("all");
-	if (!opt.nr_cols)
-		for (t = 1; t <= uv_available_parallelism() && t <= MAX_COLS &&
-			    t <= BENCH_MAX_THREADS; t++)
-			bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS,
-					  t);
+	if (!bench_std.nr_threads)
+		for (t = 1; t <= uv_available_parallelism() &&
+			    t <= BENCH_MAX_COLS; t++)
+			bench_add_threads(t);
 	if (!bench_given(BENCH_OPT_OP))
 		op_item("all");
-	if (bench_given(BENCH_OPT_QUICK)) {
-		if (!bench_given(BENCH_OPT_DURATION))
-			opt.duration_ms = 50;
-		if (!bench_given(BENCH_OPT_REPEAT))
-			opt.repeat = 3;
-	}
 }
 
 /* ---- main ------------------------------------------------------------- */
@@ -917,13 +850,13 @@ int main(int argc, char **argv)
 	ret = run_all();
 	if (opt.lockstat)
 		vs_lockstat_enable(0);
-	if (opt.json)
+	if (bench_std.json)
 		print_all_json();
 	else
 		print_table();
 	print_targets();
 	if (opt.lockstat)
 		print_lockstat();
-	free(samples);
+	bench_grid_free(&grid);
 	return bench_control_close(ret);
 }

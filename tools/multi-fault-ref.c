@@ -105,26 +105,9 @@ static const struct bench_opt opts[] = {
 	{ 0, NULL, NULL },
 };
 
-static unsigned int duration_ms = 60000;
-static bool json;
-
-static void set_option(int key, char *arg)
-{
-	switch (key) {
-	case BENCH_OPT_THREADS:
-		nr_threads = bench_arg_uint(arg, 1, MAX_THREADS);
-		break;
-	case BENCH_OPT_DURATION:
-		duration_ms = bench_arg_seconds(arg);
-		break;
-	case BENCH_OPT_JSON:
-		json = true;
-		break;
-	}
-}
-
 static const struct bench_tool tool = {
-	"multi-fault-ref", about, opts, set_option,
+	.name = "multi-fault-ref", .about = about, .opts = opts,
+	.duration_ms = 60000,
 };
 
 int main(int argc, char *argv[])
@@ -139,8 +122,14 @@ int main(int argc, char *argv[])
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1)
 		ncpu = 1;
-	nr_threads = ncpu > MAX_THREADS ? MAX_THREADS : (unsigned int)ncpu;
 	bench_parse_options(&tool, argc, argv);
+	if (bench_std.nr_threads > 1)
+		bench_usage_error("--threads: one count, not a list");
+	if (bench_std.nr_threads)
+		nr_threads = bench_std.threads[0];
+	else
+		nr_threads = ncpu > MAX_THREADS ? MAX_THREADS
+						: (unsigned int)ncpu;
 
 	mmap_area = mmap(NULL, MMAP_LENGTH * nr_threads,
 			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -161,7 +150,7 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	seconds = duration_ms / 1000.0;
+	seconds = bench_std.duration_ms / 1000.0;
 	ts.tv_sec = (time_t)seconds;
 	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
@@ -172,7 +161,7 @@ int main(int argc, char *argv[])
 	t1 = now_s();
 	faults = minflt() - f0;
 
-	if (json)
+	if (bench_std.json)
 		printf("{\"impl\":\"ref\",\"threads\":%u,\"duration_s\":%g,"
 		       "\"faults\":%ld,\"faults_per_s\":%.1f}\n",
 		       nr_threads, seconds, faults, (double)faults / (t1 - t0));

@@ -48,9 +48,7 @@
 #define POOL_SLACK 1024			/* model pages beyond the slices */
 #define MIN_POOL_PAGES 4096
 #define EVENT_BATCH 64		/* uffd_msg per read() of the handler */
-#define MAX_COLS 16		/* thread counts in --threads */
-#define MAX_ROWS (NR_IMPLS * VS_UFFD_NR_MODES * MAX_COLS)
-#define QUICK_DURATION_MS 300u
+#define MAX_ROWS (NR_IMPLS * VS_UFFD_NR_MODES * BENCH_MAX_COLS)
 #define TARGET_RATIO 0.8	/* vmsim / floor faults/s, at least */
 
 enum impl { I_FLOOR, I_VMSIM, NR_IMPLS };
@@ -59,15 +57,8 @@ static const char *const impl_name[NR_IMPLS] = { "floor", "vmsim" };
 
 static struct {
 	bool mode[VS_UFFD_NR_MODES];	/* never VS_UFFD_UV: no floor */
-	unsigned int threads[MAX_COLS];
-	int nr_cols;
-	unsigned int duration_ms;
-	unsigned int repeat;
 	int strategy;		/* vmsim's */
-	bool json;
 } opt = {
-	.duration_ms = 1000,
-	.repeat = 3,
 	.strategy = VS_FAULT_LOCKED,
 };
 
@@ -517,7 +508,7 @@ static int measure(enum impl impl, int mode, unsigned int nr,
 	/* Under qsbr the sleeping main thread would hold up grace periods
 	 * (faultbench's measure()). */
 	vs_rcu_thread_offline();
-	bench_run(opt.duration_ms);
+	bench_run(bench_std.duration_ms);
 	err = bench_join(w, sizeof(*w), nr);
 	vs_rcu_thread_online();
 	if (!err)
@@ -536,21 +527,16 @@ struct row {
 	unsigned int threads;
 	bool done;
 	struct bench_range faults_per_s;	/* over the rounds */
-	double ns_per_fault;			/* median over the rounds */
-	uint64_t pages;		/* in the round with the median faults/s */
+	struct bench_range ns_per_fault;	/* over the rounds */
+	struct sample at_med;	/* the round with the median faults/s */
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
+static struct bench_grid grid;	/* an arm per row */
 
-/* samples[i * repeat + round]: row i. */
-static struct sample *samples;
-static unsigned int rounds_done;
-
-static struct sample *samples_of(const struct row *r)
-{
-	return &samples[(size_t)(r - rows) * opt.repeat];
-}
+#define FAULTS_PER_S offsetof(struct sample, faults_per_s)
+#define NS_PER_FAULT offsetof(struct sample, ns_per_fault)
 
 /* Rows in run order; rows[i] (floor) and rows[i + 1] (vmsim) for even i
  * are a pair. */
@@ -560,48 +546,36 @@ static void build_rows(void)
 	struct row *r;
 
 	for (m = 0; m < VS_UFFD_NR_MODES; m++)
-		for (c = 0; opt.mode[m] && c < opt.nr_cols; c++)
+		for (c = 0; opt.mode[m] && c < bench_std.nr_threads; c++)
 			for (i = 0; i < NR_IMPLS; i++) {
 				r = &rows[nr_rows++];
 				r->impl = (enum impl)i;
 				r->mode = m;
-				r->threads = opt.threads[c];
+				r->threads = bench_std.threads[c];
 			}
 }
 
 /* Row @r from the rounds done. */
 static void row_set(struct row *r)
 {
-	static struct sample s[BENCH_MAX_REPEAT];
+	unsigned int arm = (unsigned int)(r - rows);
 
-	if (!rounds_done)
-		return;
-	memcpy(s, samples_of(r), rounds_done * sizeof(*s));
-	bench_range_at(s, rounds_done, sizeof(*s),
-		       offsetof(struct sample, faults_per_s),
-		       &r->faults_per_s);
-	r->ns_per_fault = bench_median_at(s, rounds_done, sizeof(*s),
-				offsetof(struct sample, ns_per_fault));
-	bench_sort_at(s, rounds_done, sizeof(*s),
-		      offsetof(struct sample, faults_per_s));
-	r->pages = s[(rounds_done - 1) / 2].pages;
+	bench_grid_range(&grid, arm, FAULTS_PER_S, &r->faults_per_s);
+	bench_grid_range(&grid, arm, NS_PER_FAULT, &r->ns_per_fault);
+	bench_grid_median(&grid, arm, FAULTS_PER_S, &r->at_med);
 	r->done = true;
 }
 
-/* vmsim over the floor, faults/s, in each round, of the pair at @p.
- * Return: false if unmeasured. */
+/* vmsim over the floor, faults/s, taken in each round, of the pair at
+ * @p.  Return: false if unmeasured. */
 static bool pair_ratio(const struct row *p, struct bench_range *out)
 {
-	double x[BENCH_MAX_REPEAT], y[BENCH_MAX_REPEAT];
-	unsigned int k;
+	unsigned int arm = (unsigned int)(p - rows);
 
 	if (!p[I_FLOOR].done || !p[I_VMSIM].done)
 		return false;
-	for (k = 0; k < rounds_done; k++) {
-		x[k] = samples_of(&p[I_VMSIM])[k].faults_per_s;
-		y[k] = samples_of(&p[I_FLOOR])[k].faults_per_s;
-	}
-	bench_ratio_range(x, y, rounds_done, out);
+	bench_grid_ratio(&grid, arm + I_VMSIM, arm + I_FLOOR, FAULTS_PER_S,
+			 out);
 	return true;
 }
 
@@ -614,10 +588,10 @@ static void print_json_row(const struct row *r)
 	bench_json_str("uffd_mode", vs_uffd_mode_name(r->mode));
 	bench_json_uint("threads", r->threads);
 	bench_json_range("faults_per_s", &r->faults_per_s, 0);
-	bench_json_num("ns_per_fault", r->ns_per_fault, 2);
-	bench_json_uint("pages", r->pages);
-	bench_json_uint("rounds", rounds_done);
-	bench_json_num("duration_s", opt.duration_ms / 1000.0, 3);
+	bench_json_range("ns_per_fault", &r->ns_per_fault, 2);
+	bench_json_uint("pages", r->at_med.pages);
+	bench_json_uint("rounds", grid.done);
+	bench_json_num("duration_s", bench_std.duration_ms / 1000.0, 3);
 	if (r->impl == I_VMSIM)
 		bench_json_str("strategy",
 			       vs_fault_strategy_name(opt.strategy));
@@ -629,8 +603,8 @@ static void print_table(void)
 	const struct row *r;
 	int i;
 
-	bench_print_rounds_note("faults/s and ns/fault", rounds_done,
-				opt.duration_ms);
+	bench_print_rounds_note("faults/s and ns/fault", grid.done,
+				bench_std.duration_ms);
 	printf("# one %lu KiB slice per faulting thread: a store per page, "
 	       "then MADV_DONTNEED; %u CPUs\n", SLICE_BYTES >> 10,
 	       uv_available_parallelism());
@@ -646,7 +620,7 @@ static void print_table(void)
 		       vs_uffd_mode_name(r->mode), r->threads);
 		if (r->done)
 			printf("%10.0f %8.1f\n", r->faults_per_s.med,
-			       r->ns_per_fault);
+			       r->ns_per_fault.med);
 		else
 			printf("%10s\n", "-");
 	}
@@ -662,7 +636,7 @@ static void print_targets(void)
 	bool pass;
 	int i, nr = 0;
 
-	if (!opt.json)
+	if (!bench_std.json)
 		printf("\ntargets (vmsim / floor faults/s, taken in each "
 		       "round: median (min..max)):\n");
 	for (i = 0; i < nr_rows; i += NR_IMPLS) {
@@ -671,7 +645,7 @@ static void print_targets(void)
 		m = vs_uffd_mode_name(rows[i].mode);
 		pass = v.med >= TARGET_RATIO;
 		nr++;
-		if (opt.json) {
+		if (bench_std.json) {
 			bench_json_begin();
 			bench_json_str("target", "vmsim / floor faults/s");
 			bench_json_str("uffd_mode", m);
@@ -688,33 +662,25 @@ static void print_targets(void)
 		printf(" (>= %4.2f) %s\n", TARGET_RATIO,
 		       pass ? "PASS" : "MISS");
 	}
-	if (!nr && !opt.json)
+	if (!nr && !bench_std.json)
 		printf("  none: their inputs were not measured\n");
 }
 
 /* ---- the run: every row once a round, rounds --repeat times ---------- */
 
-/* Row @arm in round @round.  Return: 0, 1 at SIGINT, or an errno. */
-static int measure_arm(void *ctx, unsigned int arm, unsigned int round)
+/* Row @arm into @sample.  Return: 0, 1 at SIGINT, or an errno. */
+static int measure_arm(void *ctx, unsigned int arm, void *sample)
 {
 	struct row *r = &rows[arm];
-	struct sample *s = &samples_of(r)[round];
 	int err;
 
 	(void)ctx;
-	memset(s, 0, sizeof(*s));
-	err = measure(r->impl, r->mode, r->threads, s);
-	if (err) {
+	err = measure(r->impl, r->mode, r->threads, sample);
+	if (err)
 		fprintf(stderr, "uffd-floor: %s %s, %u threads: %s\n",
 			impl_name[r->impl], vs_uffd_mode_name(r->mode),
 			r->threads, vs_strerror(err));
-		return err;
-	}
-	if (bench_interrupted)
-		return 1;
-	if (arm == (unsigned int)nr_rows - 1)
-		rounds_done = round + 1;
-	return 0;
+	return err ? err : bench_interrupted;
 }
 
 /* Every row, in rounds.  Return: 0, or 1 after a failure. */
@@ -722,14 +688,13 @@ static int run_all(void)
 {
 	int i, err;
 
-	samples = calloc((size_t)nr_rows * opt.repeat, sizeof(*samples));
-	if (!samples) {
+	if (bench_grid_init(&grid, (unsigned int)nr_rows, bench_std.repeat,
+			    sizeof(struct sample))) {
 		fprintf(stderr, "uffd-floor: out of memory\n");
 		return 1;
 	}
-	err = bench_rounds(opt.repeat, (unsigned int)nr_rows, measure_arm,
-			   NULL);
-	for (i = 0; i < nr_rows; i++)
+	err = bench_grid_run(&grid, measure_arm, NULL);
+	for (i = 0; grid.done && i < nr_rows; i++)
 		row_set(&rows[i]);
 	return err < 0;
 }
@@ -784,28 +749,16 @@ static const struct bench_opt opts[] = {
 	{ 0, NULL, NULL },
 };
 
-static void threads_item(const char *item)
-{
-	bench_threads_item(item, opt.threads, &opt.nr_cols, MAX_COLS);
-}
-
-/* A delivery mode with a floor: not uv, which has none. */
+/* A delivery mode with a floor: those before uv, which has none. */
 static const char *floor_mode_name(int i)
 {
-	static const int mode[] = { VS_UFFD_SIGBUS, VS_UFFD_THREADS };
-
-	return i < 2 ? vs_uffd_mode_name(mode[i]) : NULL;
+	return i < VS_UFFD_UV ? vs_uffd_mode_name(i) : NULL;
 }
 
 static void mode_item(const char *item)
 {
-	int i = bench_arg_name(item, floor_mode_name, "a mode with a floor",
-			       true);
-
-	if (i != 1)
-		opt.mode[VS_UFFD_SIGBUS] = true;
-	if (i != 0)
-		opt.mode[VS_UFFD_THREADS] = true;
+	bench_arg_flags(item, floor_mode_name, "a mode with a floor",
+			opt.mode, VS_UFFD_UV);
 }
 
 static void set_option(int key, char *arg)
@@ -814,38 +767,26 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_UFFD_MODE:
 		bench_arg_list(arg, mode_item);
 		break;
-	case BENCH_OPT_THREADS:
-		bench_arg_list(arg, threads_item);
-		break;
-	case BENCH_OPT_DURATION:
-		opt.duration_ms = bench_arg_seconds(arg);
-		break;
-	case BENCH_OPT_REPEAT:
-		opt.repeat = bench_arg_uint(arg, 1, BENCH_MAX_REPEAT);
-		break;
 	case BENCH_OPT_STRATEGY:
 		opt.strategy = bench_arg_name(arg, vs_fault_strategy_name,
 					      "a strategy", false);
 		break;
-	case BENCH_OPT_JSON:
-		opt.json = true;
-		break;
 	}
 }
 
-static const struct bench_tool tool = { "uffd-floor", about, opts,
-					set_option };
+static const struct bench_tool tool = {
+	.name = "uffd-floor", .about = about, .opts = opts, .set = set_option,
+	.duration_ms = 1000, .repeat = 3, .quick_ms = 300,
+};
 
 /* The defaults of what was not given. */
 static void set_defaults(void)
 {
-	if (bench_given(BENCH_OPT_QUICK) && !bench_given(BENCH_OPT_DURATION))
-		opt.duration_ms = QUICK_DURATION_MS;
 	if (!opt.mode[VS_UFFD_SIGBUS] && !opt.mode[VS_UFFD_THREADS])
 		mode_item("all");
-	if (!opt.nr_cols) {
-		bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS, 1);
-		bench_add_threads(opt.threads, &opt.nr_cols, MAX_COLS, 2);
+	if (!bench_std.nr_threads) {
+		bench_add_threads(1);
+		bench_add_threads(2);
 	}
 }
 
@@ -870,12 +811,12 @@ int main(int argc, char **argv)
 	if (bench_control_init())
 		return 1;
 	ret = run_all();
-	for (i = 0; opt.json && i < nr_rows; i++)
+	for (i = 0; bench_std.json && i < nr_rows; i++)
 		if (rows[i].done)
 			print_json_row(&rows[i]);
-	if (!opt.json)
+	if (!bench_std.json)
 		print_table();
 	print_targets();
-	free(samples);
+	bench_grid_free(&grid);
 	return bench_control_close(ret);
 }

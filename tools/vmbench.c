@@ -27,8 +27,6 @@
 #define BATCHES 201	/* odd: the median is the middle batch */
 #define PAGE VS_PAGE_SIZE
 
-static bool json;
-
 /*
  * report - one line: @v of @bench at size @n, which is the median over
  * BATCHES of the ns of one operation (@ns), or the mean bytes per VMA or
@@ -36,7 +34,7 @@ static bool json;
  */
 static void report(const char *bench, unsigned long n, bool ns, double v)
 {
-	if (json) {
+	if (bench_std.json) {
 		bench_json_begin();
 		bench_json_str("bench", bench);
 		bench_json_uint("n", n);
@@ -264,9 +262,6 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_BENCH:
 		bench_arg_list(arg, bench_item);
 		break;
-	case BENCH_OPT_JSON:
-		json = true;
-		break;
 	}
 }
 
@@ -282,8 +277,9 @@ static const struct bench_opt opts[] = {
 	{ 0, NULL, NULL },
 };
 
-static const struct bench_tool tool = { "vmbench", about, opts,
-					set_option };
+static const struct bench_tool tool = {
+	.name = "vmbench", .about = about, .opts = opts, .set = set_option,
+};
 
 int main(int argc, char **argv)
 {
@@ -292,7 +288,7 @@ int main(int argc, char **argv)
 	bench_parse_options(&tool, argc, argv);
 	if (!bench_given(BENCH_OPT_BENCH))
 		bench_item("all");
-	if (!json)
+	if (!bench_std.json)
 		printf("%-12s %8s %10s\n", "bench", "n", "value");
 	for (b = 0; b < NR_BENCHES; b++)
 		if (chosen[b])

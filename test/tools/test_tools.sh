@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_tools.sh BUILD_DIR: the option convention of lockbench, vmbench,
+# faultbench, uffd-floor and multi-fault-ref (tools/bench_opts.h), each
+# tool in BUILD_DIR: --help and --version exit 0, a bad or abbreviated
+# option exits 2 with one line on stderr, and a tiny real run exits 0.
+# Prints "ok N - what" or "not ok N - what" per test; exit 1 if any failed.
+# shellcheck disable=SC2016 # expect eval()s its single-quoted tests
+set -u
+build=${1:?usage: test_tools.sh BUILD_DIR}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out err=$tmp/err
+n=0 failed=0 rc=0
+
+# run TOOL ARG...: TOOL under a timeout; stdout in $out, stderr in $err,
+# exit status in $rc.
+run() {
+	t=$1
+	shift
+	timeout 20 "$build/$t" "$@" >"$out" 2>"$err"
+	rc=$?
+}
+
+# expect COND WHAT: ok if the shell test COND succeeds; else the exit
+# status and the head of stdout and stderr as comments.
+expect() {
+	n=$((n + 1))
+	if eval "$1"; then
+		echo "ok $n - $2"
+		return
+	fi
+	failed=$((failed + 1))
+	echo "not ok $n - $2"
+	echo "# exit $rc"
+	head -n 3 "$out" "$err" | sed 's/^/# /'
+}
+
+# refused TOOL ARG...: exit 2 and exactly one line on stderr.
+refused() {
+	run "$@"
+	expect '[ $rc -eq 2 ] && [ "$(grep -c "" "$err")" -eq 1 ] &&
+		[ ! -s "$out" ]' "$* is refused with one line"
+}
+
+for t in lockbench vmbench faultbench uffd-floor multi-fault-ref; do
+	if [ ! -x "$build/$t" ]; then
+		expect false "$t is built"
+		continue
+	fi
+	run "$t" --help
+	expect '[ $rc -eq 0 ] && grep -q "man -l docs/man/$t.1" "$out" &&
+		[ -f "$(dirname "$0")/../../docs/man/$t.1" ]' \
+		"$t --help exits 0 and names its man page"
+	run "$t" -h
+	expect '[ $rc -eq 0 ] && grep -q "^usage: $t " "$out"' "$t -h"
+	run "$t" --version
+	expect '[ $rc -eq 0 ] && grep -Eq "^$t \(vmsim\) [0-9]+\.[0-9]+" "$out"' \
+		"$t --version"
+	refused "$t" --no-such-option
+	refused "$t" -Z
+	refused "$t" --json=yes
+	refused "$t" an-argument
+	# A long option is written in full: --js is not --json.
+	refused "$t" --js
+	run "$t" --js
+	expect 'grep -q -- "--json" "$err"' "$t --js names --json"
+	[ "$t" = vmbench ] && continue
+	refused "$t" --duration 0
+	refused "$t" --duration 1e3
+	refused "$t" --duration -1
+	refused "$t" -d
+	refused "$t" --threads 0
+	refused "$t" --threads 1,,2
+	refused "$t" --threads 257
+	refused "$t" --threads 2-1
+done
+
+# The tools' own lists and values.
+refused lockbench --lock rwsem,nosuch
+refused lockbench --op read,
+refused lockbench --repeat 0
+refused faultbench --strategy spf,,locked
+refused faultbench --mapping both
+refused faultbench --writer all,x
+refused uffd-floor --uffd-mode uv
+refused uffd-floor --strategy all
+refused vmbench --bench lookup,,bytes
+refused vmbench --bench nosuch
+refused multi-fault-ref --threads 1,2
+
+# One tiny real run of each.
+run lockbench -d 0.001 -r 1 -l rwsem,urcu -t 1 -o read
+expect '[ $rc -eq 0 ] && grep -q "^rwsem  *read" "$out"' "lockbench runs"
+run lockbench -d 0.001 -r 2 -l rwsem -t 1 -o read --lockstat --json
+expect '[ $rc -eq 0 ] && ! grep -qv "^{.*}$" "$out" &&
+	grep -q "\"lockstat\":\"rwsem\"" "$out"' \
+	"lockbench --lockstat --json puts the statistics in the JSON"
+run vmbench -b pte_walk -j
+expect '[ $rc -eq 0 ] && grep -q "^{\"bench\":\"pte_walk\"" "$out"' \
+	"vmbench runs"
+run faultbench -d 0.001 -r 2 -s locked,spf -t 1 -w none
+expect '[ $rc -eq 0 ] && grep -q "spf @1 none / locked @1 none" "$out"' \
+	"faultbench runs"
+run uffd-floor -d 0.001 -r 1 -t 1 -u sigbus
+if [ $rc -eq 1 ] && grep -q "userfaultfd unavailable" "$err"; then
+	n=$((n + 1))
+	echo "ok $n - uffd-floor runs # SKIP no userfaultfd here"
+else
+	expect '[ $rc -eq 0 ] && grep -q "vmsim / floor sigbus" "$out"' \
+		"uffd-floor runs"
+fi
+run multi-fault-ref -t 1 -d 0.001 -j
+expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
+	"multi-fault-ref runs"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
