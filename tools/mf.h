@@ -27,7 +27,7 @@
 #define MF_SLOT_BYTES (8UL << 20)	/* MMAP_LENGTH of the original */
 #define MF_FAULT_BYTES (2UL << 20)	/* FAULT_LENGTH */
 #define MF_MAX_THREADS 256
-#define MF_MAX_REPEAT 100
+#define MF_MAX_REPEAT BENCH_MAX_REPEAT
 
 enum mf_backing { MF_SIM, MF_UFFD, MF_NATIVE, MF_NR_BACKINGS };
 

@@ -22,7 +22,6 @@
 
 #define EXIT_SETUP 1
 #define EXIT_INTR BENCH_EXIT_INTR
-#define MAX_SWEEP 32
 #define MAX_RESULTS 512
 #define DEFAULT_SLOW_US 100	/* --trace-slow-us */
 #define MAX_SLOW_US 10000000	/* --trace-slow-us: 10 s */
@@ -32,16 +31,14 @@ static struct {
 	int strategy[VS_FAULT_NR_STRATEGIES], nr_strategies;
 	const char *lock[BENCH_MAX_LOCKS];
 	int nr_locks;
-	unsigned int threads[MAX_SWEEP];
-	int nr_threads;
-	unsigned int duration_ms, repeats, writer_rate, trace_sample;
+	unsigned int writer_rate, trace_sample;
 	unsigned int trace_slow_us;
 	bool trace_slow_given;
 	unsigned long seed;
-	bool quick, json, lockstat;
+	bool lockstat;
 	const char *trace, *plot;
-} opt = { .duration_ms = 60000, .repeats = 0, .trace_sample = 100,
-	  .trace_slow_us = DEFAULT_SLOW_US, .seed = 1 };
+} opt = { .trace_sample = 100, .trace_slow_us = DEFAULT_SLOW_US,
+	  .seed = 1 };
 
 static struct mf_result results[MAX_RESULTS];
 static int nr_results;
@@ -76,7 +73,7 @@ static const struct bench_opt opts[] = {
 	  NULL },
 	{ BENCH_OPT_DURATION, "seconds per run, e.g. 60 or 0.5 (default 60)",
 	  NULL },
-	{ BENCH_OPT_REPEAT, "rounds: runs per configuration, 1..100\n"
+	{ BENCH_OPT_REPEAT, "rounds: runs per configuration, 1..1000\n"
 			    "(default 1; 3 with --quick)", NULL },
 	{ BENCH_OPT_QUICK, "--duration 3 and --repeat 3, each unless given",
 	  NULL },
@@ -133,25 +130,14 @@ static void strategy_item(const char *item)
 /* A kind of sync/lock.h, in its order for "all". */
 static void lock_item(const char *item)
 {
-	int i = bench_arg_name(item, vs_lock_kind_name, "a lock kind", true);
-	int k;
-
-	for (k = i < 0 ? 0 : i; vs_lock_kind_name(k) && (i < 0 || k == i);
-	     k++)
-		bench_add_name(opt.lock, &opt.nr_locks, BENCH_MAX_LOCKS,
-			       vs_lock_kind_name(k));
-}
-
-static void threads_item(const char *item)
-{
-	bench_threads_item(item, opt.threads, &opt.nr_threads, MAX_SWEEP);
+	bench_arg_names(item, vs_lock_kind_name, "a lock kind", opt.lock,
+			&opt.nr_locks, BENCH_MAX_LOCKS);
 }
 
 /* An item of --sweep: a count, named --sweep in its errors. */
 static void sweep_item(const char *item)
 {
-	bench_add_threads(opt.threads, &opt.nr_threads, MAX_SWEEP,
-			  bench_arg_uint(item, 1, MF_MAX_THREADS));
+	bench_add_threads(bench_arg_uint(item, 1, MF_MAX_THREADS));
 }
 
 static void set_option(int key, char *arg)
@@ -173,22 +159,8 @@ static void set_option(int key, char *arg)
 		opt.nr_locks = 0;
 		bench_arg_list(arg, lock_item);
 		break;
-	case BENCH_OPT_THREADS:
-		opt.nr_threads = 0;
-		bench_arg_list(arg, threads_item);
-		break;
 	case BENCH_OPT_SWEEP:
-		opt.nr_threads = 0;
 		bench_arg_list(arg, sweep_item);
-		break;
-	case BENCH_OPT_DURATION:
-		opt.duration_ms = bench_arg_seconds(arg);
-		break;
-	case BENCH_OPT_REPEAT:
-		opt.repeats = bench_arg_uint(arg, 1, MF_MAX_REPEAT);
-		break;
-	case BENCH_OPT_QUICK:
-		opt.quick = true;
 		break;
 	case BENCH_OPT_WRITER:
 		opt.writer = bench_arg_name(arg, mf_writer_name, "a writer",
@@ -199,9 +171,6 @@ static void set_option(int key, char *arg)
 		break;
 	case BENCH_OPT_SEED:
 		opt.seed = bench_arg_uint(arg, 0, 4294967295UL);
-		break;
-	case BENCH_OPT_JSON:
-		opt.json = true;
 		break;
 	case BENCH_OPT_LOCKSTAT:
 		opt.lockstat = true;
@@ -218,8 +187,11 @@ static void set_option(int key, char *arg)
 	}
 }
 
-static const struct bench_tool tool = { "multi-fault", about, opts,
-					set_option };
+static const struct bench_tool tool = {
+	.name = "multi-fault", .about = about, .opts = opts,
+	.set = set_option, .duration_ms = 60000, .repeat = 1,
+	.quick_ms = 3000, .quick_repeat = 3,
+};
 
 /*
  * --trace-slow-us N is multi-fault's alone and no row of the tools'
@@ -291,7 +263,7 @@ static void check_pairs(void)
 		bench_usage_error("--trace-slow-us needs --trace");
 	bench_refuse_with(BENCH_OPT_THREADS, BENCH_OPT_SWEEP,
 			  "give the thread counts once");
-	if (opt.plot && opt.nr_threads < 2)
+	if (opt.plot && bench_std.nr_threads < 2)
 		bench_usage_error("--plot needs two thread counts or more "
 				  "(--sweep 1,2,4)");
 	if (bench_given(BENCH_OPT_WRITER_RATE) &&
@@ -301,7 +273,7 @@ static void check_pairs(void)
 	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP)
 		bench_usage_error("--seed needs --writer mmap: it places the "
 				  "mmap writer's VMAs");
-	if (opt.quick && bench_given(BENCH_OPT_DURATION) &&
+	if (bench_given(BENCH_OPT_QUICK) && bench_given(BENCH_OPT_DURATION) &&
 	    bench_given(BENCH_OPT_REPEAT))
 		bench_usage_error("--quick does not apply with both "
 				  "--duration and --repeat: it sets only "
@@ -318,15 +290,10 @@ static void parse_options(int argc, char **argv)
 		strategy_item("all");
 	if (!opt.nr_locks)
 		opt.lock[opt.nr_locks++] = "rwsem";
-	if (!opt.nr_threads)
-		opt.threads[opt.nr_threads++] =
-			ncpu > 0 && ncpu <= MF_MAX_THREADS ?
-				(unsigned int)ncpu : 1;
+	if (!bench_std.nr_threads)
+		bench_add_threads(ncpu > 0 && ncpu <= MF_MAX_THREADS ?
+					  (unsigned int)ncpu : 1);
 	check_pairs();
-	if (opt.quick && !bench_given(BENCH_OPT_DURATION))
-		opt.duration_ms = 3000;
-	if (!opt.repeats)
-		opt.repeats = opt.quick ? 3 : 1;
 	if (opt.backing == MF_NATIVE) {
 		/* No model: one configuration per thread count. */
 		opt.nr_strategies = 1;
@@ -366,11 +333,11 @@ static void config_of(struct mf_config *c, int s, int l, int t)
 	c->uffd_mode = opt.uffd_mode;
 	c->strategy = opt.backing == MF_NATIVE ? -1 : opt.strategy[s];
 	c->lock = opt.backing == MF_NATIVE ? NULL : opt.lock[l];
-	c->threads = opt.threads[t];
+	c->threads = bench_std.threads[t];
 	c->writer = opt.writer;
 	c->writer_rate = opt.writer_rate;
-	c->duration_ms = opt.duration_ms;
-	c->repeats = opt.repeats;
+	c->duration_ms = bench_std.duration_ms;
+	c->repeats = bench_std.repeat;
 	c->seed = opt.seed;
 }
 
@@ -379,7 +346,7 @@ static void configure(void)
 {
 	int s, l, t;
 
-	for (t = 0; t < opt.nr_threads; t++)
+	for (t = 0; t < bench_std.nr_threads; t++)
 		for (l = 0; l < opt.nr_locks; l++)
 			for (s = 0; s < opt.nr_strategies; s++)
 				config_of(&results[nr_results++].cfg, s, l, t);
@@ -413,8 +380,8 @@ static int run_arm(void *ctx, unsigned int arm, unsigned int round)
  */
 static int run_all(void)
 {
-	int err = bench_rounds(opt.repeats, (unsigned int)nr_results, run_arm,
-			       NULL);
+	int err = bench_rounds(bench_std.repeat, (unsigned int)nr_results,
+			       run_arm, NULL);
 
 	if (err < 0)
 		return EXIT_SETUP;
@@ -452,7 +419,7 @@ static void report(void)
 	int i, p, err;
 
 	for (i = 0; i < nr_results; i++) {
-		if (!opt.json) {
+		if (!bench_std.json) {
 			mf_print_stat(stdout, &results[i]);
 			continue;
 		}
@@ -461,7 +428,7 @@ static void report(void)
 		p = mf_pre_of(results, nr_results, i);
 		mf_print_json(stdout, &results[i], p >= 0 ? &results[p] : NULL);
 	}
-	if (!opt.json && nr_results > 1)
+	if (!bench_std.json && nr_results > 1)
 		mf_print_summary(results, nr_results);
 	fflush(stdout);
 	if (opt.plot) {
@@ -469,7 +436,7 @@ static void report(void)
 		if (err)
 			fprintf(stderr, "multi-fault: --plot: %s: %s\n",
 				opt.plot, strerror(-err));
-		else if (!opt.json)
+		else if (!bench_std.json)
 			printf("plot: %s\n", opt.plot);
 	}
 }
@@ -480,7 +447,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	parse_options(argc, argv);
-	if ((size_t)opt.nr_threads * opt.nr_locks * opt.nr_strategies >
+	if ((size_t)bench_std.nr_threads * opt.nr_locks * opt.nr_strategies >
 	    MAX_RESULTS)
 		bench_usage_error("too many configurations (at most %d)",
 			    MAX_RESULTS);
