@@ -206,8 +206,10 @@ void mf_trace_thread(const char *name);
 
 /*
  * A fault of the calling thread begins, ends.  begin decides whether it
- * is sampled; the lock events between the two are recorded only if it
- * is.  Lock events outside any fault (the writer's) are always recorded.
+ * is sampled; the lock events between the two are held back, and end
+ * records them with the fault if it is sampled or one of them lasted
+ * @slow_ns or more.  Lock events outside any fault (the zap's, the
+ * writer's) are always recorded.
  */
 void mf_trace_fault_begin(void);
 void mf_trace_fault_end(void);

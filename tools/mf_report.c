@@ -232,8 +232,8 @@ static void stat_header(FILE *out, const struct mf_result *r)
 	if (n < r->cfg.repeats)
 		fprintf(out, " (interrupted: %u of %u runs)", n,
 			r->cfg.repeats);
-	else
-		fprintf(out, " (%u run%s)", n, n == 1 ? "" : "s");
+	else if (n > 1)
+		fprintf(out, " (%u runs)", n);
 	fputs(":\n\n", out);
 }
 
