@@ -317,7 +317,7 @@ static void on_sigint(int sig)
 static void tick(const struct mf_config *cfg, unsigned int repeat,
 		 double elapsed_s, double touched)
 {
-	fprintf(stderr, "\r\033[K%s %s %s %u thr, run %u/%u: %5.1f s, "
+	fprintf(stderr, "\r\033[K%s %s %s %u thr, round %u/%u: %5.1f s, "
 		"%.0f faults",
 		mf_backing_name(cfg->backing),
 		cfg->strategy >= 0 ? vs_fault_strategy_name(cfg->strategy) :
@@ -450,7 +450,7 @@ int main(int argc, char **argv)
 	if ((size_t)bench_std.nr_threads * opt.nr_locks * opt.nr_strategies >
 	    MAX_RESULTS)
 		bench_usage_error("too many configurations (at most %d)",
-			    MAX_RESULTS);
+				  MAX_RESULTS);
 	progress = isatty(STDERR_FILENO);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
