@@ -201,10 +201,10 @@ static void print_cmdline(FILE *out, const struct mf_config *c,
 #define STAT_SPREAD_COL (18 + 6 + STAT_NAME_W + 1 + STAT_HOW_W)
 
 /* "mean of 3", "sum of 3": what a figure is, over the runs. */
-static const char *how(char *buf, size_t size, const char *what,
+static const char *how(char *buf, size_t size, enum bench_agg agg,
 		       unsigned int n)
 {
-	snprintf(buf, size, "%s of %u", what, n);
+	snprintf(buf, size, "%s of %u", bench_agg_name(agg), n);
 	return buf;
 }
 
@@ -215,7 +215,7 @@ static void stat_line(FILE *out, double v, const char *name, double rel,
 
 	fprintf(out, "%18s      %-*s ", fmt_count(num, sizeof(num), v),
 		STAT_NAME_W, name);
-	how(h, sizeof(h), "mean", n);
+	how(h, sizeof(h), BENCH_MEAN, n);
 	if (n > 1 && spread)
 		fprintf(out, "%-*s( +-%6.2f%% )\n", STAT_HOW_W, h, rel);
 	else
@@ -251,7 +251,7 @@ static void stat_spf_aborts(FILE *out, const struct mf_result *r)
 	char num[32], item[64], h[32];
 
 	head = fprintf(out, STAT_INDENT "spf aborts, %s: ",
-		       how(h, sizeof(h), "sum", r->repeats_done));
+		       how(h, sizeof(h), BENCH_SUM, r->repeats_done));
 	col = head;
 	for (i = 0; i < VS_SPF_ABORT_NR; i++) {
 		if (!st->spf_abort[i])
@@ -281,7 +281,7 @@ static void stat_pervma(FILE *out, const struct mf_result *r)
 
 	fprintf(out, STAT_INDENT "per-VMA lock, %s: success %s, abort %s, "
 		     "retry %s, miss %s\n",
-		how(h, sizeof(h), "sum", r->repeats_done),
+		how(h, sizeof(h), BENCH_SUM, r->repeats_done),
 		fmt_count(a, sizeof(a), (double)st->vma_lock_success),
 		fmt_count(b, sizeof(b), (double)st->vma_lock_abort),
 		fmt_count(c, sizeof(c), (double)st->vma_lock_retry),
@@ -296,7 +296,7 @@ static void stat_writer(FILE *out, const struct mf_result *r)
 
 	fprintf(out, STAT_INDENT "writer %s, %s: %s ops, %s/s",
 		or_q(mf_writer_name(r->cfg.writer)),
-		how(h, sizeof(h), "sum", r->repeats_done),
+		how(h, sizeof(h), BENCH_SUM, r->repeats_done),
 		fmt_count(ops, sizeof(ops), (double)r->writer_ops),
 		fmt_count(rate, sizeof(rate),
 			  t > 0 ? (double)r->writer_ops / t : 0));
@@ -345,7 +345,7 @@ static void stat_lockstat(FILE *out, const struct mf_result *r)
 	size_t i;
 
 	fprintf(out, STAT_INDENT "lock_stat, %s (times in us):\n",
-		how(h, sizeof(h), "sum", r->repeats_done));
+		how(h, sizeof(h), BENCH_SUM, r->repeats_done));
 	fprintf(out, "%24s  ", "class name");
 	for (i = 0; i < VS_ARRAY_SIZE(col); i++)
 		fprintf(out, " %14s", col[i]);
@@ -365,7 +365,7 @@ static void stat_elapsed(FILE *out, const struct mf_result *r)
 	/* len counts the leading newline, which takes no column */
 	pad = 18 + 6 + STAT_NAME_W + 1 - (len - 1);
 	fprintf(out, "%*s%s", pad > 1 ? pad : 1, "",
-		how(h, sizeof(h), "mean", n));
+		how(h, sizeof(h), BENCH_MEAN, n));
 	if (n > 1)
 		fprintf(out, "%*s( +-%6.2f%% )",
 			STAT_HOW_W - (int)strlen(h), "",
