@@ -99,11 +99,6 @@ _Noreturn void bench_usage_error(const char *fmt, ...)
 	exit(BENCH_EXIT_USAGE);
 }
 
-_Noreturn void bench_try_help(void)
-{
-	bench_usage_error("bad option");
-}
-
 bool bench_given(int key)
 {
 	return key > 0 && key < BENCH_OPT_END && given[key];
@@ -362,14 +357,22 @@ static bool set_std(int key, char *arg)
 	return false;
 }
 
-/* --quick: the tool's quick values where none was given. */
+/* --quick: the tool's quick values where none was given; with all of
+ * them given it would do nothing, and is refused. */
 static void apply_quick(const struct bench_tool *tool)
 {
+	bool ms = tool->quick_ms && !bench_given(BENCH_OPT_DURATION);
+	bool rep = tool->quick_repeat && !bench_given(BENCH_OPT_REPEAT);
+
 	if (!bench_given(BENCH_OPT_QUICK))
 		return;
-	if (tool->quick_ms && !bench_given(BENCH_OPT_DURATION))
+	if (!ms && !rep)
+		bench_usage_error("--quick does not apply with %s%s",
+				  tool->quick_repeat ? "--duration and " : "",
+				  tool->quick_repeat ? "--repeat" : "--duration");
+	if (ms)
 		bench_std.duration_ms = tool->quick_ms;
-	if (tool->quick_repeat && !bench_given(BENCH_OPT_REPEAT))
+	if (rep)
 		bench_std.repeat = tool->quick_repeat;
 }
 
@@ -436,6 +439,18 @@ static bool is_long_name(const char *name, size_t len)
 	return false;
 }
 
+/* "-json" would be read as -j -s on ...: refuse a long name with one
+ * dash before getopt_long() takes it apart. */
+static void check_one_dash(const char *word)
+{
+	size_t len = strcspn(word, "=");
+
+	if (word[0] == '-' && word[1] != '-' && len > 2 &&
+	    is_long_name(word + 1, len - 1))
+		bench_usage_error("'%.*s' is not an option; write --%.*s",
+				  (int)len, word, (int)len - 1, word + 1);
+}
+
 /* getopt_long() returned '?' or ':' for @word (the element it was at). */
 static _Noreturn void bad_option(int ch, const char *word)
 {
@@ -470,6 +485,7 @@ void bench_parse_options(const struct bench_tool *tool, int argc,
 		/* With '+' the element being read is argv[optind] unless a
 		 * cluster of letters is under way, which is no long one. */
 		word = optind < argc ? argv[optind] : "";
+		check_one_dash(word);
 		idx = -1;
 		ch = getopt_long(argc, argv, shorts, longs, &idx);
 		if (ch == -1)

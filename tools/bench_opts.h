@@ -7,9 +7,10 @@
  * it takes, with its own help line for each, and gets the rest alike:
  *
  *   static const struct bench_opt opts[] = {
- *	{ BENCH_OPT_DURATION, "run time of one measurement (default 1)" },
- *	{ BENCH_OPT_JSON, "one JSON object per row" },
- *	{ 0, NULL },
+ *	{ BENCH_OPT_DURATION, "run time of one measurement (default 1)",
+ *	  NULL },
+ *	{ BENCH_OPT_JSON, "one JSON object per row", NULL },
+ *	{ 0, NULL, NULL },
  *   };
  *   static const struct bench_tool tool = {
  *	.name = "faultbench", .about = about, .opts = opts,
@@ -28,8 +29,9 @@
  * - a long option is written in full: "--dur" is refused, not taken for
  *   --duration;
  * - an option the tool does not take, a bad value, an empty list item
- *   ("1,,2") or an option that does not apply with another is refused
- *   with one line on stderr and exit status BENCH_EXIT_USAGE;
+ *   ("1,,2") or an option that does not apply with another
+ *   (bench_refuse_with(), bench_refuse_without()) is refused with one
+ *   line on stderr and exit status BENCH_EXIT_USAGE, never ignored;
  * - -h/--help prints the options and ends with where the man page is;
  *   -V/--version prints "<tool> (vmsim) <version>"; both exit 0.
  *
@@ -189,14 +191,6 @@ const char *bench_opt_name(int key);
  */
 _Noreturn void bench_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
-
-/**
- * bench_try_help - "<prog>: bad option (try --help)", exit
- * BENCH_EXIT_USAGE
- *
- * Kept for a tool that still calls getopt_long() itself.
- */
-_Noreturn void bench_try_help(void);
 
 /* ---- arguments: each names the option being parsed in its error ------ */
 

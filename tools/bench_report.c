@@ -86,26 +86,6 @@ void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset)
 	qsort(s, nr, size, cmp_at);
 }
 
-void bench_range_at(const void *s, unsigned int nr, size_t size,
-		    size_t offset, struct bench_range *out)
-{
-	double v[BENCH_MAX_REPEAT];
-	unsigned int i;
-
-	for (i = 0; i < nr && i < BENCH_MAX_REPEAT; i++)
-		v[i] = field((const char *)s + i * size, offset);
-	bench_range_of(v, i, out);
-}
-
-double bench_median_at(const void *s, unsigned int nr, size_t size,
-		       size_t offset)
-{
-	struct bench_range r;
-
-	bench_range_at(s, nr, size, offset, &r);
-	return r.med;
-}
-
 /* ---- the grid -------------------------------------------------------- */
 
 int bench_grid_init(struct bench_grid *g, unsigned int arms,
@@ -222,7 +202,7 @@ void bench_figure_line(const char *label, enum bench_agg agg,
 
 	snprintf(left, sizeof(left), "%s (%s of %s):", label,
 		 bench_agg_name(agg), over);
-	printf("  %-40s %.*f%s%s\n", left, decimals, v, *unit ? " " : "",
+	printf("  %-44s %.*f%s%s\n", left, decimals, v, *unit ? " " : "",
 	       unit);
 }
 

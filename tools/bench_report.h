@@ -94,21 +94,6 @@ void bench_ratio_range(const double *num, const double *den,
  */
 void bench_sort_at(void *s, unsigned int nr, size_t size, size_t offset);
 
-/**
- * bench_range_at - median and range of one field of @nr measurements
- * @s, @size, @offset: as bench_sort_at(), which it does not do;
- *		@nr 1..BENCH_MAX_REPEAT
- */
-void bench_range_at(const void *s, unsigned int nr, size_t size,
-		    size_t offset, struct bench_range *out);
-
-/**
- * bench_median_at - the median of one field of @nr measurements
- * @s, @size, @offset, @nr: as bench_range_at()
- */
-double bench_median_at(const void *s, unsigned int nr, size_t size,
-		       size_t offset);
-
 /*
  * struct bench_grid - the samples of @arms arms over @rounds rounds, for
  * bench_grid_run(); a sample is any struct of @size bytes whose figures

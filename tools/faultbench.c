@@ -501,6 +501,37 @@ static void print_table(void)
 	}
 }
 
+/*
+ * With more than one lock kind the targets come in a block per kind;
+ * one table at the end puts the kinds side by side: faults/s per
+ * strategy, a line per lock kind, thread count and writer.
+ */
+static void print_summary(void)
+{
+	const struct row *r;
+	int i, s;
+
+	if (opt.nr_locks < 2 || bench_std.json)
+		return;
+	printf("\nsummary (faults/s, median over the rounds):\n%-8s %3s "
+	       "%-6s", "lock", "thr", "writer");
+	for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++)
+		if (opt.strategy[s])
+			printf(" %10s", vs_fault_strategy_name(s));
+	for (i = 0, r = rows; i < nr_rows; i++, r++) {
+		/* A group's rows are adjacent, one per strategy. */
+		if (i == 0 || r->lock != r[-1].lock ||
+		    r->threads != r[-1].threads || r->writer != r[-1].writer)
+			printf("\n%-8s %3u %-6s", r->lock, r->threads,
+			       writer_name[r->writer]);
+		if (r->done)
+			printf(" %10.0f", r->faults_per_s.med);
+		else
+			printf(" %10s", "-");
+	}
+	printf("\n");
+}
+
 /* ---- targets (docs/man/faultbench.1, TARGETS) ------------------------- */
 
 struct operand {
@@ -665,8 +696,7 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 3)", NULL },
 	{ BENCH_OPT_MAPPING, "per-thread: a VMA per slice (default);\n"
 			     "shared: one VMA holding every slice", NULL },
-	{ BENCH_OPT_QUICK, "--duration 0.3 unless --duration is given",
-	  NULL },
+	{ BENCH_OPT_QUICK, "--duration 0.3", NULL },
 	{ BENCH_OPT_JSON, "one JSON object per row and per target", NULL },
 	{ 0, NULL, NULL },
 };
@@ -770,6 +800,7 @@ int main(int argc, char **argv)
 	else
 		print_table();
 	print_targets();
+	print_summary();
 	bench_grid_free(&grid);
 	return bench_control_close(ret);
 }

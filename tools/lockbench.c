@@ -819,9 +819,16 @@ static const struct bench_tool tool = {
 static void check_options(void)
 {
 	unsigned int t;
+	int i;
 
 	if (!opt.nr_locks)
 		lock_item("all");
+	for (i = 0; i < opt.nr_locks && is_urcu(opt.lock[i]); i++)
+		;
+	if (i == opt.nr_locks && (opt.hooks || opt.lockstat))
+		bench_usage_error("%s does not apply to urcu, which is no "
+				  "lock kind", opt.hooks ? "--hooks"
+							 : "--lockstat");
 	if (!bench_std.nr_threads)
 		for (t = 1; t <= uv_available_parallelism() &&
 			    t <= BENCH_MAX_COLS; t++)

@@ -743,8 +743,7 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 3)", NULL },
 	{ BENCH_OPT_STRATEGY, "vmsim's fault strategy: locked, spf or\n"
 			      "pervma (default locked)", "NAME" },
-	{ BENCH_OPT_QUICK, "--duration 0.3 unless --duration is given",
-	  NULL },
+	{ BENCH_OPT_QUICK, "--duration 0.3", NULL },
 	{ BENCH_OPT_JSON, "one JSON object per row and per target", NULL },
 	{ 0, NULL, NULL },
 };

@@ -28,23 +28,28 @@
 #define PAGE VS_PAGE_SIZE
 
 /*
- * report - one line: @v of @bench at size @n, which is the median over
+ * report - one figure: @v of @bench at size @n, which is the median over
  * BATCHES of the ns of one operation (@ns), or the mean bytes per VMA or
  * page over @n of them.
  */
 static void report(const char *bench, unsigned long n, bool ns, double v)
 {
+	char label[64], over[32];
+
 	if (bench_std.json) {
 		bench_json_begin();
 		bench_json_str("bench", bench);
 		bench_json_uint("n", n);
 		bench_json_num(ns ? "ns" : "bytes", v, 2);
-		bench_json_str("of", ns ? "median" : "mean");
+		bench_json_str("of", bench_agg_name(ns ? BENCH_MEDIAN
+						       : BENCH_MEAN));
 		bench_json_end();
 		return;
 	}
-	printf("%-12s %8lu %10.2f %s\n", bench, n, v,
-	       ns ? "ns (median of the batches)" : "bytes (mean of n)");
+	snprintf(label, sizeof(label), "%s, n %lu", bench, n);
+	snprintf(over, sizeof(over), "%d batches", BATCHES);
+	bench_figure_line(label, ns ? BENCH_MEDIAN : BENCH_MEAN,
+			  ns ? over : "n", v, 2, ns ? "ns" : "bytes");
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -288,8 +293,6 @@ int main(int argc, char **argv)
 	bench_parse_options(&tool, argc, argv);
 	if (!bench_given(BENCH_OPT_BENCH))
 		bench_item("all");
-	if (!bench_std.json)
-		printf("%-12s %8s %10s\n", "bench", "n", "value");
 	for (b = 0; b < NR_BENCHES; b++)
 		if (chosen[b])
 			benches[b].run();

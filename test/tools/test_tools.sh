@@ -63,6 +63,7 @@ for t in lockbench vmbench faultbench uffd-floor multi-fault-ref; do
 	refused "$t" an-argument
 	# A long option is written in full: --js is not --json.
 	refused "$t" --js
+	refused "$t" -json
 	run "$t" --js
 	expect 'grep -q -- "--json" "$err"' "$t --js names --json"
 	[ "$t" = vmbench ] && continue
@@ -80,6 +81,11 @@ done
 refused lockbench --lock rwsem,nosuch
 refused lockbench --op read,
 refused lockbench --repeat 0
+refused lockbench --lock urcu --hooks
+refused lockbench --lock urcu,urcu-call --lockstat
+refused lockbench --quick --duration 1 --repeat 2
+refused faultbench --quick --duration 1
+refused uffd-floor --quick --duration 1
 refused faultbench --strategy spf,,locked
 refused faultbench --mapping both
 refused faultbench --writer all,x
