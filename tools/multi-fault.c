@@ -273,11 +273,6 @@ static void check_pairs(void)
 	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP)
 		bench_usage_error("--seed needs --writer mmap: it places the "
 				  "mmap writer's VMAs");
-	if (bench_given(BENCH_OPT_QUICK) && bench_given(BENCH_OPT_DURATION) &&
-	    bench_given(BENCH_OPT_REPEAT))
-		bench_usage_error("--quick does not apply with both "
-				  "--duration and --repeat: it sets only "
-				  "those");
 }
 
 static void parse_options(int argc, char **argv)
