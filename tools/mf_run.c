@@ -18,6 +18,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -171,14 +172,22 @@ static void teardown(struct mf_ctx *c)
 
 /*
  * Setup and teardown map and unmap under the mmap_lock's write side:
- * in a trace they are named slices, as every other holder is.
+ * in a trace they are named slices, as every other holder is.  The
+ * setup's name says which configuration it starts ("setup: mmap, spf
+ * rwsem 2 threads"), so that the trace shows the rounds' order.
  */
 static int traced_setup(struct mf_ctx *c)
 {
+	const struct mf_config *cfg = c->cfg;
 	uint64_t t0 = mf_now_ns();
 	int err = setup(c);
+	char name[96];
 
-	mf_trace_span("setup: mmap", t0, mf_now_ns());
+	snprintf(name, sizeof(name), "setup: mmap, %s %s %u threads",
+		 cfg->backing == MF_NATIVE ? "native" :
+					     vs_fault_strategy_name(cfg->strategy),
+		 cfg->lock ? cfg->lock : "-", cfg->threads);
+	mf_trace_span(name, t0, mf_now_ns());
 	return err;
 }
 

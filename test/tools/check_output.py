@@ -6,12 +6,14 @@
               every non-empty line a JSON object with the result keys;
               --lockstat: each with the mmap_lock statistics inside it;
               --vs-pre: each strategy but locked with its ratio to locked
-  trace FILE [--slices NAME,...] [--slow US]
+  trace FILE [--slices NAME,...] [--slow US] [--rounds N]
               a Chrome Trace Event file: fields, per-thread order,
-              nesting; --slices: an X slice of each NAME, and the zap's
-              lock holds inside the zap; --slow: a fault kept as slow,
-              each one with a lock wait or hold of US microseconds or
-              more inside it
+              nesting; --slices: an X slice of each NAME (a NAME ending
+              in "*": of a name that starts so), and the zap's lock
+              holds inside the zap; --slow: a fault kept as slow, each
+              one with a lock wait or hold of US microseconds or more
+              inside it; --rounds: the runs' setups, in time order, are
+              every configuration once, N times over (A B C A B C)
   svg FILE [--ticks LIST] [--log2]
               a well-formed SVG plot with a line, axis label and legend;
               --ticks: the x tick labels are LIST exactly; --log2: the x
@@ -120,7 +122,10 @@ def inside(outer, inner):
 def check_slices(xs, names):
     """An X slice of each name; the zap holds the mmap_lock inside it."""
     have = {e["name"] for e in xs}
-    missing = [n for n in names if n not in have]
+    missing = [n for n in names
+               if not any(h == n or (n.endswith("*") and
+                                     h.startswith(n[:-1]))
+                          for h in have)]
     need(not missing, "no X slice named %s" % ", ".join(missing))
     zaps = [e for e in xs if e["name"] == "MADV_DONTNEED zap"]
     holds = [e for e in xs if e["name"] == "mmap_lock R"]
@@ -150,6 +155,18 @@ def check_slow(xs, slow_us):
     sampled = len(faults) - len(slow)
     need(sampled < len(slow), "sampling kept %d faults, more than the %d "
          "slow ones: was it heavy?" % (sampled, len(slow)))
+
+
+def check_rounds(xs, rounds):
+    """The setups, by time: the same configurations in each round."""
+    seq = [e["name"] for e in sorted(xs, key=lambda e: e["ts"])
+           if e["name"].startswith("setup: ")]
+    need(seq and len(seq) % rounds == 0,
+         "%d setups, not a multiple of %d rounds" % (len(seq), rounds))
+    arms = seq[:len(seq) // rounds]
+    need(len(set(arms)) == len(arms) and seq == arms * rounds,
+         "setups %r: not the same %d configurations in each of %d rounds"
+         % (seq, len(arms), rounds))
 
 
 def check_trace(path, opts):
@@ -202,6 +219,8 @@ def check_trace(path, opts):
         check_slices(xs, opts["--slices"].split(","))
     if "--slow" in opts:
         check_slow(xs, float(opts["--slow"]))
+    if "--rounds" in opts:
+        check_rounds(xs, int(opts["--rounds"]))
 
 
 def check_svg(path, opts):
@@ -241,7 +260,7 @@ def check_svg(path, opts):
 CHECKS = {"json": check_json, "trace": check_trace, "svg": check_svg}
 # The options of each kind: whether each takes a value.
 OPTS = {"json": {"--lockstat": False, "--vs-pre": False},
-        "trace": {"--slices": True, "--slow": True},
+        "trace": {"--slices": True, "--slow": True, "--rounds": True},
         "svg": {"--ticks": True, "--log2": False}}
 
 

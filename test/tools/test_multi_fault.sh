@@ -137,7 +137,7 @@ run 120 --backing sim --strategy all --threads 2 --duration 0.5 --repeat 2 \
 	--json --lockstat
 checked "--json --lockstat: JSON lines with the lock statistics, ratios" \
 	json "$out" --lockstat --vs-pre
-rm -f "$dir/t.json" "$dir/p.svg" "$dir/q.svg"
+rm -f "$dir/t.json" "$dir/r.json" "$dir/p.svg" "$dir/q.svg"
 # The fork writer holds the mmap_lock long: faults wait behind it.  One
 # fault in a million sampled: what is kept beyond it is the slow ones.
 run 120 --backing sim --strategy locked --threads 2 --duration 1 \
@@ -145,7 +145,12 @@ run 120 --backing sim --strategy locked --threads 2 --duration 1 \
 	--trace-slow-us 50
 checked "--trace: zap, writer and setup slices; slow faults kept" trace \
 	"$dir/t.json" --slow 50 --slices \
-	"MADV_DONTNEED zap,writer: fork,setup: mmap,teardown: munmap"
+	"MADV_DONTNEED zap,writer: fork,setup: mmap*,teardown: munmap"
+# Interleaved: the runs' setups go locked spf pervma, locked spf pervma.
+run 60 --backing sim --strategy all --threads 1 --duration 0.2 --repeat 2 \
+	--trace "$dir/r.json"
+checked "--repeat: the configurations interleaved in rounds" trace \
+	"$dir/r.json" --rounds 2
 run 120 --backing sim --strategy all --sweep 1,2,4 --duration 0.3 \
 	--plot "$dir/p.svg"
 checked "--plot: ticks at 1,2,4, log2 axis" svg "$dir/p.svg" \
