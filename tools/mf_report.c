@@ -528,8 +528,11 @@ void mf_print_summary(const struct mf_result *r, int n)
 	if (any_pre)
 		fputs("  POST/PRE: faults/s over\n locked's (PRE) at the same "
 		      "threads and lock, as in Zijlstra's 2014 PRE/POST\n "
-		      "table; taken within each round, then the median "
-		      "(lowest..highest).", out);
+		      "table; taken within each round", out);
+	if (any_pre && rounds > 1)
+		fputs(", then the median (lowest..highest)", out);
+	if (any_pre)
+		fputc('.', out);
 	fputs("\n\n", out);
 	fprintf(out, SUM_ROW, "threads", "lock", "strategy", "page-faults",
 		"page-faults/s");
