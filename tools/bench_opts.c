@@ -149,14 +149,32 @@ static void print_help_text(const char *help)
 	putchar('\n');
 }
 
+/* The help of --duration and --repeat, which mean one thing in every
+ * tool, where the tool gives none: the same words, its default. */
+static const char *std_help(const struct bench_tool *tool, int key,
+			    char *buf, size_t len)
+{
+	if (key == BENCH_OPT_DURATION)
+		snprintf(buf, len, "run time of one measurement, e.g. 1 or "
+			 "0.3\n(default %g)", tool->duration_ms / 1000.0);
+	else if (key == BENCH_OPT_REPEAT)
+		snprintf(buf, len, "rounds; a figure is the median over them\n"
+			 "(default %u)", tool->repeat);
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 static _Noreturn void print_usage(const struct bench_tool *tool)
 {
 	const struct bench_opt *o;
+	char buf[128];
 
 	printf("usage: %s [options]\n\n%s\n", tool->name, tool->about);
 	for (o = tool->opts; o->key; o++) {
 		print_left(row_of(o->key), o->arg);
-		print_help_text(o->help);
+		print_help_text(o->help ? o->help
+				: std_help(tool, o->key, buf, sizeof(buf)));
 	}
 	print_left(row_of(BENCH_OPT_HELP), NULL);
 	print_help_text("this text");

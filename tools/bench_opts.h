@@ -87,7 +87,8 @@ enum bench_key {
  * struct bench_opt - an option a tool takes
  * @key:	its row of the table; 0 ends a tool's list
  * @help:	what it does in this tool and its default, for --help;
- *		lines after a "\n" are indented under the first
+ *		lines after a "\n" are indented under the first; NULL for
+ *		--duration and --repeat gives the words every tool uses
  * @arg:	what --help calls its argument here ("N" where the table
  *		says "LIST"), or NULL for the table's word
  */

@@ -96,7 +96,11 @@ int bench_grid_init(struct bench_grid *g, unsigned int arms,
 	g->arms = arms;
 	g->rounds = rounds;
 	g->done = 0;
-	return g->s ? 0 : -ENOMEM;
+	if (g->s)
+		return 0;
+	fprintf(stderr, "%s: out of memory for %u x %u samples\n",
+		bench_prog, arms, rounds);
+	return -ENOMEM;
 }
 
 void bench_grid_free(struct bench_grid *g)
@@ -139,6 +143,16 @@ int bench_grid_run(struct bench_grid *g,
 
 	g->done = 0;
 	return bench_rounds(g->rounds, g->arms, grid_arm, &c);
+}
+
+int bench_grid_measure(struct bench_grid *g, unsigned int arms,
+		       size_t size,
+		       int (*fn)(void *ctx, unsigned int arm, void *sample),
+		       void *ctx)
+{
+	int err = bench_grid_init(g, arms, bench_std.repeat, size);
+
+	return err ? err : bench_grid_run(g, fn, ctx);
 }
 
 /* The double at @offset of @arm's samples, over the rounds done. */

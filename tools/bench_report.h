@@ -111,7 +111,7 @@ struct bench_grid {
 /**
  * bench_grid_init - room for @arms x @rounds zeroed samples of @size
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, or -ENOMEM (said on stderr).
  */
 int bench_grid_init(struct bench_grid *g, unsigned int arms,
 		    unsigned int rounds, size_t size);
@@ -132,6 +132,17 @@ void *bench_grid_at(const struct bench_grid *g, unsigned int arm,
 int bench_grid_run(struct bench_grid *g,
 		   int (*fn)(void *ctx, unsigned int arm, void *sample),
 		   void *ctx);
+
+/**
+ * bench_grid_measure - bench_grid_init() for @arms arms over --repeat
+ * rounds (bench_std.repeat), then bench_grid_run()
+ *
+ * Return: as bench_grid_run(), or -ENOMEM (said).
+ */
+int bench_grid_measure(struct bench_grid *g, unsigned int arms,
+		       size_t size,
+		       int (*fn)(void *ctx, unsigned int arm, void *sample),
+		       void *ctx);
 
 /**
  * bench_grid_range - median and range over the rounds done of the

@@ -664,12 +664,8 @@ static int run_all(void)
 {
 	int i, err;
 
-	if (bench_grid_init(&grid, (unsigned int)nr_rows, bench_std.repeat,
-			    sizeof(struct sample))) {
-		fprintf(stderr, "faultbench: out of memory\n");
-		return 1;
-	}
-	err = bench_grid_run(&grid, measure_arm, NULL);
+	err = bench_grid_measure(&grid, (unsigned int)nr_rows,
+				 sizeof(struct sample), measure_arm, NULL);
 	for (i = 0; grid.done && i < nr_rows; i++)
 		row_set(&rows[i]);
 	return err < 0;
@@ -691,9 +687,8 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_THREADS, "faulting threads, e.g. 1,2 or 1-4, each\n"
 			     "1..256 (default 1,2)", NULL },
 	{ BENCH_OPT_WRITER, "none, mmap or all (default all)", NULL },
-	{ BENCH_OPT_DURATION, "run time of one measurement, e.g. 1 or 0.3\n"
-			      "(default 1)", NULL },
-	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 3)", NULL },
+	{ BENCH_OPT_DURATION, NULL, NULL },
+	{ BENCH_OPT_REPEAT, NULL, NULL },
 	{ BENCH_OPT_MAPPING, "per-thread: a VMA per slice (default);\n"
 			     "shared: one VMA holding every slice", NULL },
 	{ BENCH_OPT_QUICK, "--duration 0.3", NULL },

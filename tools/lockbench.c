@@ -696,16 +696,12 @@ static int run_all(void)
 {
 	int i, err;
 
-	if (bench_grid_init(&grid, (unsigned int)(nr_rows *
-					  bench_std.nr_threads),
-			    bench_std.repeat, sizeof(struct sample))) {
-		fprintf(stderr, "lockbench: out of memory\n");
-		return 1;
-	}
 	if (locks_init())
 		return 1;
-	err = bench_grid_run(&grid, measure_arm, NULL);
-	if (err < 0)
+	err = bench_grid_measure(&grid, (unsigned int)(nr_rows *
+						     bench_std.nr_threads),
+				 sizeof(struct sample), measure_arm, NULL);
+	if (err < 0 && err != -ENOMEM)
 		fprintf(stderr, "lockbench: %s\n", vs_strerror(err));
 	for (i = 0; grid.done && i < nr_rows; i++)
 		row_set(&rows[i]);
@@ -730,10 +726,8 @@ static const struct bench_opt opts[] = {
 			     "1..256 (default 1..nproc)", NULL },
 	{ BENCH_OPT_OP, "read, write, mix or all = read,write\n"
 			"(default all)", NULL },
-	{ BENCH_OPT_DURATION, "run time of one measurement, e.g. 0.2\n"
-			      "(default 0.2)", NULL },
-	{ BENCH_OPT_REPEAT, "rounds; the median is shown (default 5)",
-	  NULL },
+	{ BENCH_OPT_DURATION, NULL, NULL },
+	{ BENCH_OPT_REPEAT, NULL, NULL },
 	{ BENCH_OPT_QUICK, "--duration 0.05 --repeat 3 unless given", NULL },
 	{ BENCH_OPT_MIX, "add mix rows: one write pair per N read pairs\n"
 			 "(default N 10000 with --op mix)", NULL },

@@ -99,7 +99,7 @@ static const char about[] =
 static const struct bench_opt opts[] = {
 	{ BENCH_OPT_THREADS, "faulting threads, 1..256 (default: the\n"
 			     "online CPUs, at most 256)", "N" },
-	{ BENCH_OPT_DURATION, "run time, e.g. 60 or 0.3 (default 60)", NULL },
+	{ BENCH_OPT_DURATION, NULL, NULL },
 	{ BENCH_OPT_JSON, "one JSON object instead of the text line",
 	  NULL },
 	{ 0, NULL, NULL },
