@@ -71,9 +71,9 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_SWEEP, "thread counts to run, e.g. 1,2,4: --threads\n"
 			   "with counts only, the name --plot's examples use",
 	  NULL },
-	{ BENCH_OPT_DURATION, "seconds per run, e.g. 60 or 0.5 (default 60)",
-	  NULL },
-	{ BENCH_OPT_REPEAT, "rounds: runs per configuration, 1..1000\n"
+	{ BENCH_OPT_DURATION, NULL, NULL },
+	{ BENCH_OPT_REPEAT, "rounds, 1..1000: a block's figure is the mean\n"
+			    "over them, a POST/PRE ratio the median\n"
 			    "(default 1; 3 with --quick)", NULL },
 	{ BENCH_OPT_QUICK, "--duration 3 and --repeat 3, each unless given",
 	  NULL },
