@@ -314,22 +314,12 @@ static void pace(struct mf_ctx *c, uint64_t t0, unsigned long i)
 		;
 }
 
-/* The trace's name of one writer operation: what it holds the lock for. */
-static const char *writer_span(int writer)
-{
-	switch (writer) {
-	case MF_WRITER_MMAP: return "writer: mmap + munmap";
-	case MF_WRITER_MPROTECT: return "writer: mprotect";
-	default: return "writer: fork";
-	}
-}
-
 static void *writer_main(void *arg)
 {
 	struct mf_ctx *c = arg;
 	uint64_t t0, t1;
 	unsigned long i;
-	const char *span = writer_span(c->cfg->writer);
+	const char *span = mf_writer_name(c->cfg->writer);
 	int err = vs_thread_attach();
 
 	mf_trace_thread("writer");

@@ -145,7 +145,7 @@ run 120 --backing sim --strategy locked --threads 2 --duration 1 \
 	--trace-slow-us 50
 checked "--trace: zap, writer and setup slices; slow faults kept" trace \
 	"$dir/t.json" --slow 50 --slices \
-	"MADV_DONTNEED zap,writer: fork,setup: mmap*,teardown: munmap"
+	"MADV_DONTNEED zap,fork,setup: mmap*,teardown: munmap"
 # Interleaved: the runs' setups go locked spf pervma, locked spf pervma.
 run 60 --backing sim --strategy all --threads 1 --duration 0.2 --repeat 2 \
 	--trace "$dir/r.json"
