@@ -7,7 +7,8 @@
  *   mf_report.c    the perf-stat block, the PRE/POST table, JSON, SVG
  *   mf_trace.c     the Chrome Trace Event file (--trace)
  *
- * The loop (multi-fault.c of January 2010, which seed 004 ran): thread
+ * The loop (Kamezawa Hiroyuki's multi-fault-all.c, linux-mm, 2010-01-06,
+ * the benchmark of Zijlstra's 2014 PRE/POST table): thread
  * i of N, pinned to CPU i, owns the i-th 8 MiB slot of one private
  * anonymous mapping and writes one byte to each page of the slot's
  * first 2 MiB; a barrier; thread 0 alone zaps every thread's 2 MiB with
@@ -16,15 +17,17 @@
 #ifndef VS_TOOLS_MF_H
 #define VS_TOOLS_MF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench_report.h"
 #include "vmsim.h"
 
 #define MF_SLOT_BYTES (8UL << 20)	/* MMAP_LENGTH of the original */
 #define MF_FAULT_BYTES (2UL << 20)	/* FAULT_LENGTH */
 #define MF_MAX_THREADS 256
-#define MF_MAX_REPEAT 100
+#define MF_MAX_REPEAT BENCH_MAX_REPEAT
 
 enum mf_backing { MF_SIM, MF_UFFD, MF_NATIVE, MF_NR_BACKINGS };
 
@@ -51,9 +54,11 @@ struct mf_config {
 };
 
 /*
- * What one configuration measured.  @repeats_done < @cfg.repeats when
- * Ctrl-C ended it (a repeat cut short counts, with its own duration).
- * Abort counters are summed over the repeats (0 for native).
+ * What one configuration measured.  Repeat k of every configuration runs
+ * in round k (multi-fault.c), so repeat k of two results compare.
+ * @repeats_done < @cfg.repeats when Ctrl-C ended it (a repeat cut short
+ * counts, with its own duration).  Abort counters, writer operations and
+ * lock statistics are summed over the repeats (0 for native).
  */
 struct mf_result {
 	struct mf_config cfg;
@@ -65,6 +70,8 @@ struct mf_result {
 	double elapsed_s;			/* mean per repeat */
 	unsigned long writer_ops;
 	struct vs_fault_stats st;		/* sim and uffd */
+	struct vs_lockstat lockstat[2];		/* mmap_lock, R and W */
+	bool has_lockstat;			/* --lockstat was on */
 };
 
 /* Names, for options, reports and JSON; NULL for a bad value. */
@@ -81,39 +88,72 @@ typedef void mf_tick_fn(const struct mf_config *cfg, unsigned int repeat,
 			double elapsed_s, double touched);
 
 /*
- * mf_run - run @r->cfg (its repeats) and fill in @r
+ * mf_run_repeat - run repeat @k of @r->cfg and add it to @r
+ * @k:    the next repeat: @r->repeats_done
  * @stop: raised by the caller (Ctrl-C, from a signal handler) to end
  *        the run at the end of the current pass
  * @tick: the progress callback, or NULL
  *
- * Return: 0; a negative errno (vs_strerror) when the backing cannot be
- * set up, e.g. -EPERM for a refused userfaultfd.
+ * Each repeat sets up its own mm (or uffd region, or mapping), so that
+ * the caller can interleave the repeats of several configurations.  With
+ * lock statistics on, they are reset before the repeat and the
+ * mmap_lock's are added to @r->lockstat after it.  @r's means and
+ * spreads are brought up to date (mf_summarise()).
+ *
+ * Return: 0; -EINVAL for a bad configuration or @k; a negative errno
+ * (vs_strerror) when the backing cannot be set up, e.g. -EPERM for a
+ * refused userfaultfd.
  */
-int mf_run(struct mf_result *r, vs_atomic32_t *stop, mf_tick_fn *tick);
+int mf_run_repeat(struct mf_result *r, unsigned int k, vs_atomic32_t *stop,
+		  mf_tick_fn *tick);
+
+/* mf_summarise - @r's means and spreads over its @repeats_done repeats. */
+void mf_summarise(struct mf_result *r);
 
 /* ---- mf_report.c -------------------------------------------------------- */
 
 /*
- * mf_print_stat - the perf-stat-like block of one configuration:
+ * mf_print_stat - the perf-stat-like block of one configuration; each
+ * figure says whether it is the mean of a run or the sum of all runs:
  *
- *   Performance counter stats for 'multi-fault sim spf rwsem 2' (3 runs):
+ *   Performance counter stats for 'multi-fault ... --strategy spf' (3 runs):
  *
- *        1,234,567 page-faults         ( +- 1.25% )
- *          411,522 page-faults/s       ( +- 1.20% )
- *          205,761 page-faults/s/thread
- *   spf aborts: no_vma 0, seq_odd 12, ...   (sim/uffd; nonzero ones)
+ *        1,234,567      page-faults          mean of 3   ( +-  1.25% )
+ *          411,522      page-faults/s        mean of 3   ( +-  1.20% )
+ *          205,761      page-faults/s/thread mean of 3
+ *       spf aborts, sum of 3: seq_odd 12, ...   (nonzero ones)
  *
- *      3.000123456 seconds time elapsed ( +- 0.01% )
+ *      3.000123456 seconds time elapsed      mean of 3   ( +-  0.01% )
  */
 void mf_print_stat(FILE *out, const struct mf_result *r);
 
 /*
- * mf_print_prepost - seed 004's PRE/POST comparison: for each group of
- * results that differ only in strategy, locked is PRE and each other
- * strategy a POST row, with page-faults, faults/s and the ratio POST /
- * PRE.
+ * mf_ratio - the ratio of @post's faults/s to @pre's, round by round
+ * @out: its median, lowest and highest over the rounds both completed
+ *       (bench_ratio_range())
+ *
+ * Return: the number of rounds compared; 0 (and nothing written) when
+ * there is none.
  */
-void mf_print_prepost(FILE *out, const struct mf_result *r, int n);
+unsigned int mf_ratio(const struct mf_result *post,
+		      const struct mf_result *pre, struct bench_range *out);
+
+/*
+ * mf_pre_of - the PRE of @r[i] in Zijlstra's 2014 PRE/POST table: the
+ * result that differs from it only in running the locked strategy.
+ * Return: its index, or -1 (none, or @r[i] is one).
+ */
+int mf_pre_of(const struct mf_result *r, int n, int i);
+
+/*
+ * mf_print_summary - the one table that ends a run of several
+ * configurations, on standard output: a row per configuration with
+ * page-faults and faults/s (means over the runs), and, after Zijlstra's
+ * 2014 PRE/POST table, each strategy's faults/s over locked's (the PRE)
+ * of the same threads and lock, computed within each round: the median
+ * and the range over the rounds (bench_print_range()).
+ */
+void mf_print_summary(const struct mf_result *r, int n);
 
 /*
  * mf_print_json - one JSON object on one line: backing, uffd_mode (null
@@ -121,9 +161,13 @@ void mf_print_prepost(FILE *out, const struct mf_result *r, int n);
  * writer_rate, duration_s, repeats, faults, faults_stddev,
  * faults_per_s, faults_per_s_stddev, elapsed_s, writer_ops, aborts
  * ({spf reason: n, ..., vma_lock_abort, vma_lock_retry, vma_lock_miss}),
- * and the success counters.
+ * the success counters, "vs_pre" (the ratio to @pre as mf_ratio()
+ * gives it: {median, min, max, rounds}, null without a PRE) and, with
+ * --lockstat, "lockstat": {"mmap_lock": {"R": {...}, "W": {...}}}, the
+ * fields of struct vs_lockstat summed over the repeats.
  */
-void mf_print_json(FILE *out, const struct mf_result *r);
+void mf_print_json(FILE *out, const struct mf_result *r,
+		   const struct mf_result *pre);
 
 /* mf_json_str - @s as a JSON string, escaped; null for NULL. */
 void mf_json_str(FILE *out, const char *s);
@@ -131,7 +175,8 @@ void mf_json_str(FILE *out, const char *s);
 /*
  * mf_plot_svg - faults/s against threads, one line per strategy (and
  * lock kind, backing, writer, when they vary), with labelled axes and a
- * legend, as a standalone SVG.
+ * legend, as a standalone SVG.  The x ticks are the thread counts that
+ * ran; when each is twice the one before, the x axis is log2.
  * Return: 0, or -errno when @path cannot be written.
  */
 int mf_plot_svg(const char *path, const struct mf_result *r, int n);
@@ -143,21 +188,28 @@ int mf_plot_svg(const char *path, const struct mf_result *r, int n);
  * Perfetto UI and chrome://tracing: per thread, "X" complete events for
  * faults ("fault"), mmap_lock waits ("mmap_lock wait R|W") and holds
  * ("mmap_lock R|W"), properly nested; "M" thread_name metadata; "C"
- * counter events "faults/s".  ts and dur in microseconds.  Bounded: one
- * fault in @sample is recorded (with the lock events inside it), and at
- * most @max_events in all, after which recording stops (said in the
- * file's "otherData").  Every function but open and close may be called
- * from any thread, and does nothing when no trace is open.
+ * counter events "faults/s"; "span" slices for every other holder of
+ * the mmap_lock (the zap, the writer's operations, setup, teardown).
+ * ts and dur in microseconds.  Bounded: one fault in @sample is
+ * recorded (with the lock events inside it), and at most @max_events in
+ * all, after which recording stops (said in the file's "otherData").
+ * A fault whose lock wait or hold lasts @slow_ns or more is recorded
+ * whatever @sample says, with "args":{"kept":"slow"}.  Every function
+ * but open and close may be called from any thread, and does nothing
+ * when no trace is open.
  */
-int mf_trace_open(const char *path, unsigned int sample, size_t max_events);
+int mf_trace_open(const char *path, unsigned int sample, uint64_t slow_ns,
+		  size_t max_events);
 
 /* The calling thread's name in the trace ("faulter 0", "writer"). */
 void mf_trace_thread(const char *name);
 
 /*
  * A fault of the calling thread begins, ends.  begin decides whether it
- * is sampled; the lock events between the two are recorded only if it
- * is.  Lock events outside any fault (the writer's) are always recorded.
+ * is sampled; the lock events between the two are held back, and end
+ * records them with the fault if it is sampled or one of them lasted
+ * @slow_ns or more.  Lock events outside any fault (the zap's, the
+ * writer's) are always recorded.
  */
 void mf_trace_fault_begin(void);
 void mf_trace_fault_end(void);

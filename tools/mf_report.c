@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/mf_report.c - what multi-fault prints: the perf-stat block of one
- * configuration, seed 004's PRE/POST table, one JSON line, the SVG plot.
+ * configuration, the summary table after Zijlstra's 2014 PRE/POST table
+ * ("[RFC][PATCH 0/6] Another go at speculative page faults",
+ * linux-kernel, 2014-10-20), one JSON line, the SVG plot.
  *
  * Two spreads appear, and they answer different questions:
  *
@@ -9,11 +11,15 @@
  *              standard deviation of the mean (the sample standard
  *              deviation over the repeats divided by sqrt(repeats)),
  *              relative to the mean.  It says how well the mean is
- *              known, so that numbers compare with seed 004's.
+ *              known, so that numbers compare with Zijlstra's table.
  *   *_stddev   in JSON is the plain sample standard deviation over the
  *              repeats (mf_result's fields): how much one run varies.
  *
- * Counts are means over the repeats, as perf stat --repeat prints them.
+ * Counts are means over the repeats, as perf stat --repeat prints them,
+ * except the counters that say "sum of N" (aborts, writer operations,
+ * lock statistics).  A ratio is taken within each round (repeat k of
+ * the one over repeat k of the other) and given as the median and the
+ * range over the rounds: drift between rounds then cancels.
  * Everything here only reads the results; nothing is kept between calls.
  */
 #include <errno.h>
@@ -22,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "mf.h"
 
 static const char *const backing_names[MF_NR_BACKINGS] = {
@@ -185,22 +192,34 @@ static void print_cmdline(FILE *out, const struct mf_config *c,
 
 /*
  * perf stat's columns: the value right-aligned in 18, six spaces, the
- * event name in 31, then the spread; STAT_SPREAD_COL is where "( +-"
- * starts, so that the time line can line its spread up with the rest.
+ * event name in STAT_NAME_W, whether it is a mean or a sum in
+ * STAT_HOW_W, then the spread; STAT_SPREAD_COL is where "( +-" starts,
+ * so that the time line can line its spread up with the rest.
  */
-#define STAT_NAME_W 31
-#define STAT_SPREAD_COL (18 + 6 + STAT_NAME_W + 2)
+#define STAT_NAME_W 21
+#define STAT_HOW_W 12
+#define STAT_SPREAD_COL (18 + 6 + STAT_NAME_W + 1 + STAT_HOW_W)
+
+/* "mean of 3", "sum of 3": what a figure is, over the runs. */
+static const char *how(char *buf, size_t size, enum bench_agg agg,
+		       unsigned int n)
+{
+	snprintf(buf, size, "%s of %u", bench_agg_name(agg), n);
+	return buf;
+}
 
 static void stat_line(FILE *out, double v, const char *name, double rel,
-		      unsigned int n)
+		      unsigned int n, bool spread)
 {
-	char num[32];
+	char num[32], h[32];
 
-	fprintf(out, "%18s      ", fmt_count(num, sizeof(num), v));
-	if (n > 1)
-		fprintf(out, "%-*s  ( +-%6.2f%% )\n", STAT_NAME_W, name, rel);
+	fprintf(out, "%18s      %-*s ", fmt_count(num, sizeof(num), v),
+		STAT_NAME_W, name);
+	how(h, sizeof(h), BENCH_MEAN, n);
+	if (n > 1 && spread)
+		fprintf(out, "%-*s( +-%6.2f%% )\n", STAT_HOW_W, h, rel);
 	else
-		fprintf(out, "%s\n", name);
+		fprintf(out, "%s\n", h);
 }
 
 static void stat_header(FILE *out, const struct mf_result *r)
@@ -218,19 +237,22 @@ static void stat_header(FILE *out, const struct mf_result *r)
 	fputs(":\n\n", out);
 }
 
-#define ABORTS_HEAD "      spf aborts: "
+#define STAT_INDENT "      "
 #define STAT_COLS 80
 
 /*
  * The reasons that occurred, by name; "none" says spf never gave up.
  * Nine reasons do not fit one line: it wraps under the first reason.
  */
-static void stat_spf_aborts(FILE *out, const struct vs_fault_stats *st)
+static void stat_spf_aborts(FILE *out, const struct mf_result *r)
 {
-	int i, col = (int)strlen(ABORTS_HEAD), len, nr = 0;
-	char num[32], item[64];
+	const struct vs_fault_stats *st = &r->st;
+	int i, head, col, len, nr = 0;
+	char num[32], item[64], h[32];
 
-	fputs(ABORTS_HEAD, out);
+	head = fprintf(out, STAT_INDENT "spf aborts, %s: ",
+		       how(h, sizeof(h), BENCH_SUM, r->repeats_done));
+	col = head;
 	for (i = 0; i < VS_SPF_ABORT_NR; i++) {
 		if (!st->spf_abort[i])
 			continue;
@@ -239,8 +261,8 @@ static void stat_spf_aborts(FILE *out, const struct vs_fault_stats *st)
 			       fmt_count(num, sizeof(num),
 					 (double)st->spf_abort[i]));
 		if (nr && col + 2 + len >= STAT_COLS) {
-			fprintf(out, ",\n%*s", (int)strlen(ABORTS_HEAD), "");
-			col = (int)strlen(ABORTS_HEAD);
+			fprintf(out, ",\n%*s", head, "");
+			col = head;
 		} else if (nr) {
 			fputs(", ", out);
 			col += 2;
@@ -252,12 +274,14 @@ static void stat_spf_aborts(FILE *out, const struct vs_fault_stats *st)
 	fputs(nr ? "\n" : "none\n", out);
 }
 
-static void stat_pervma(FILE *out, const struct vs_fault_stats *st)
+static void stat_pervma(FILE *out, const struct mf_result *r)
 {
-	char a[32], b[32], c[32], d[32];
+	const struct vs_fault_stats *st = &r->st;
+	char a[32], b[32], c[32], d[32], h[32];
 
-	fprintf(out,
-		"      per-VMA lock: success %s, abort %s, retry %s, miss %s\n",
+	fprintf(out, STAT_INDENT "per-VMA lock, %s: success %s, abort %s, "
+		     "retry %s, miss %s\n",
+		how(h, sizeof(h), BENCH_SUM, r->repeats_done),
 		fmt_count(a, sizeof(a), (double)st->vma_lock_success),
 		fmt_count(b, sizeof(b), (double)st->vma_lock_abort),
 		fmt_count(c, sizeof(c), (double)st->vma_lock_retry),
@@ -268,10 +292,11 @@ static void stat_pervma(FILE *out, const struct vs_fault_stats *st)
 static void stat_writer(FILE *out, const struct mf_result *r)
 {
 	double t = seconds_sum(r);
-	char ops[32], rate[32], want[32];
+	char ops[32], rate[32], want[32], h[32];
 
-	fprintf(out, "      writer %s: %s ops, %s/s",
+	fprintf(out, STAT_INDENT "writer %s, %s: %s ops, %s/s",
 		or_q(mf_writer_name(r->cfg.writer)),
+		how(h, sizeof(h), BENCH_SUM, r->repeats_done),
 		fmt_count(ops, sizeof(ops), (double)r->writer_ops),
 		fmt_count(rate, sizeof(rate),
 			  t > 0 ? (double)r->writer_ops / t : 0));
@@ -281,17 +306,69 @@ static void stat_writer(FILE *out, const struct mf_result *r)
 	fputc('\n', out);
 }
 
+/* ns as /proc/lock_stat's microseconds */
+static double us(uint64_t ns)
+{
+	return (double)ns / 1000;
+}
+
+static void lockstat_side(FILE *out, const struct vs_lockstat *x,
+			  const char *side)
+{
+	fprintf(out, "%*s: %14llu %14llu %14.2f %14.2f %14.2f %14.2f "
+		     "%14llu %14llu %14.2f %14.2f %14.2f %14.2f\n",
+		24, side, (unsigned long long)x->con_bounces,
+		(unsigned long long)x->contentions, us(x->waittime_min),
+		us(x->waittime_max), us(x->waittime_total),
+		x->contentions ? us(x->waittime_total) /
+					 (double)x->contentions : 0,
+		(unsigned long long)x->acq_bounces,
+		(unsigned long long)x->acquisitions, us(x->holdtime_min),
+		us(x->holdtime_max), us(x->holdtime_total),
+		x->holdtime_nr ? us(x->holdtime_total) /
+					 (double)x->holdtime_nr : 0);
+}
+
+/*
+ * --lockstat: the mmap_lock's lines of /proc/lock_stat, summed over the
+ * runs (the extremes over all of them), times in microseconds.
+ */
+static void stat_lockstat(FILE *out, const struct mf_result *r)
+{
+	static const char *const col[] = {
+		"con-bounces", "contentions", "waittime-min", "waittime-max",
+		"waittime-total", "waittime-avg", "acq-bounces",
+		"acquisitions", "holdtime-min", "holdtime-max",
+		"holdtime-total", "holdtime-avg",
+	};
+	char h[32];
+	size_t i;
+
+	fprintf(out, STAT_INDENT "lock_stat, %s (times in us):\n",
+		how(h, sizeof(h), BENCH_SUM, r->repeats_done));
+	fprintf(out, "%24s  ", "class name");
+	for (i = 0; i < VS_ARRAY_SIZE(col); i++)
+		fprintf(out, " %14s", col[i]);
+	fputc('\n', out);
+	lockstat_side(out, &r->lockstat[VS_LOCK_WRITE], "mmap_lock-W");
+	lockstat_side(out, &r->lockstat[VS_LOCK_READ], "mmap_lock-R");
+}
+
 static void stat_elapsed(FILE *out, const struct mf_result *r)
 {
 	unsigned int n = r->repeats_done;
+	char h[32];
 	int len, pad;
 
 	len = fprintf(out, "\n %17.9f seconds time elapsed",
 		      or_zero(r->elapsed_s));
 	/* len counts the leading newline, which takes no column */
-	pad = STAT_SPREAD_COL - (len - 1);
+	pad = 18 + 6 + STAT_NAME_W + 1 - (len - 1);
+	fprintf(out, "%*s%s", pad > 1 ? pad : 1, "",
+		how(h, sizeof(h), BENCH_MEAN, n));
 	if (n > 1)
-		fprintf(out, "%*s( +-%6.2f%% )", pad > 1 ? pad : 1, "",
+		fprintf(out, "%*s( +-%6.2f%% )",
+			STAT_HOW_W - (int)strlen(h), "",
 			rel_sd_mean(seconds_sd(r), r->elapsed_s, n));
 	fputs("\n\n", out);
 }
@@ -308,22 +385,24 @@ void mf_print_stat(FILE *out, const struct mf_result *r)
 		return;
 	}
 	stat_line(out, r->faults_mean, "page-faults",
-		  rel_sd_mean(r->faults_stddev, r->faults_mean, n), n);
+		  rel_sd_mean(r->faults_stddev, r->faults_mean, n), n, true);
 	stat_line(out, fps, "page-faults/s",
-		  rel_sd_mean(r->faults_per_s_stddev, fps, n), n);
+		  rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
 	stat_line(out, r->cfg.threads ? fps / r->cfg.threads : 0,
-		  "page-faults/s/thread", 0, 1);
+		  "page-faults/s/thread", 0, n, false);
 	/* only the strategy that can abort: "none" elsewhere would mislead */
 	if (!is_native(&r->cfg) && r->cfg.strategy == VS_FAULT_SPF)
-		stat_spf_aborts(out, &r->st);
+		stat_spf_aborts(out, r);
 	if (!is_native(&r->cfg) && r->cfg.strategy == VS_FAULT_PERVMA)
-		stat_pervma(out, &r->st);
+		stat_pervma(out, r);
 	if (r->cfg.writer != MF_WRITER_NONE)
 		stat_writer(out, r);
+	if (r->has_lockstat)
+		stat_lockstat(out, r);
 	stat_elapsed(out, r);
 }
 
-/* ---- PRE/POST ----------------------------------------------------------- */
+/* ---- ratios and the summary --------------------------------------------- */
 
 /* Results that differ only in strategy compare with each other. */
 static bool same_group(const struct mf_config *a, const struct mf_config *b)
@@ -337,88 +416,132 @@ static bool is_pre(const struct mf_config *c)
 	return !is_native(c) && c->strategy == VS_FAULT_LOCKED;
 }
 
-/* The group's PRE: its first locked result, or -1. */
-static int group_pre(const struct mf_result *r, int n, int first)
+int mf_pre_of(const struct mf_result *r, int n, int i)
 {
-	int i;
+	int j;
 
-	for (i = first; i < n; i++)
-		if (same_group(&r[i].cfg, &r[first].cfg) && is_pre(&r[i].cfg))
-			return i;
+	if (is_native(&r[i].cfg) || is_pre(&r[i].cfg))
+		return -1;
+	for (j = 0; j < n; j++)
+		if (is_pre(&r[j].cfg) && same_group(&r[j].cfg, &r[i].cfg))
+			return j;
 	return -1;
 }
 
-/* "   ROLE  strategy  page-faults  faults/s  ( +- x% )  vs PRE" */
-#define PP_ROW "   %-4s  %-8s  %13s  %13s"
-#define PP_SPREAD_GAP "             "	/* as wide as "( +-  1.25% )" */
+/* faults/s of repeat @k */
+static double rate_of(const struct mf_result *x, unsigned int k)
+{
+	return x->seconds[k] > 0 ? x->faults[k] / x->seconds[k] : 0;
+}
 
-static void prepost_row(FILE *out, const struct mf_result *x,
+unsigned int mf_ratio(const struct mf_result *post,
+		      const struct mf_result *pre, struct bench_range *out)
+{
+	double num[MF_MAX_REPEAT], den[MF_MAX_REPEAT];
+	unsigned int k, n = 0;
+
+	for (k = 0; k < nr_times(post) && k < nr_times(pre); k++) {
+		if (!(rate_of(pre, k) > 0))
+			continue;
+		num[n] = rate_of(post, k);
+		den[n++] = rate_of(pre, k);
+	}
+	if (n)
+		bench_ratio_range(num, den, n, out);
+	return n;
+}
+
+/* What every configuration of the run shares, as options. */
+static void print_common(FILE *out, const struct mf_config *c)
+{
+	fprintf(out, "multi-fault --backing %s",
+		or_q(mf_backing_name(c->backing)));
+	if (c->backing == MF_UFFD)
+		fprintf(out, " --uffd-mode %s",
+			or_q(vs_uffd_mode_name(c->uffd_mode)));
+	fprintf(out, " --writer %s", or_q(mf_writer_name(c->writer)));
+	if (c->writer != MF_WRITER_NONE && c->writer_rate)
+		fprintf(out, " --writer-rate %u", c->writer_rate);
+	fprintf(out, " --duration %g", c->duration_ms / 1000.0);
+}
+
+/* "   threads  lock      strategy  page-faults  page-faults/s ..." */
+#define SUM_ROW "   %7s  %-8s  %-8s  %13s  %13s"
+#define SUM_SPREAD_GAP "             "	/* as wide as "( +-  1.25% )" */
+
+static void summary_row(const struct mf_result *x,
 			const struct mf_result *pre)
 {
-	const char *role = "";
-	double fps = or_zero(x->faults_per_s), ratio;
-	char f[32], s[32];
+	FILE *out = stdout;
+	double fps = or_zero(x->faults_per_s);
+	struct bench_range q;
+	char t[16], f[32], s[32];
+	unsigned int n;
 
-	if (pre)
-		role = is_pre(&x->cfg) ? "PRE" : "POST";
+	snprintf(t, sizeof(t), "%u", x->cfg.threads);
 	if (!x->repeats_done) {
-		fprintf(out, "   %-4s  %-8s  %13s\n", role,
-			strategy_name(&x->cfg), "<not counted>");
+		fprintf(out, SUM_ROW "\n", t, x->cfg.lock ? x->cfg.lock : "-",
+			strategy_name(&x->cfg), "<not counted>", "");
 		return;
 	}
-	fprintf(out, PP_ROW, role, strategy_name(&x->cfg),
+	fprintf(out, SUM_ROW, t, x->cfg.lock ? x->cfg.lock : "-",
+		strategy_name(&x->cfg),
 		fmt_count(f, sizeof(f), x->faults_mean),
 		fmt_count(s, sizeof(s), fps));
 	if (x->repeats_done > 1)
 		fprintf(out, "  ( +-%6.2f%% )",
 			rel_sd_mean(x->faults_per_s_stddev, fps,
 				    x->repeats_done));
-	else if (pre && !is_pre(&x->cfg))
-		fputs("  " PP_SPREAD_GAP, out);
-	/* faults/s, not page-faults: an interrupted repeat is shorter */
-	if (pre && !is_pre(&x->cfg) && pre->repeats_done &&
-	    pre->faults_per_s > 0) {
-		ratio = fps / pre->faults_per_s;
-		fprintf(out, "  %5.2fx (%+.0f%%)", ratio, (ratio - 1) * 100);
+	else
+		fputs("  " SUM_SPREAD_GAP, out);
+	if (is_pre(&x->cfg)) {
+		fputs("  PRE", out);
+	} else if (pre && (n = mf_ratio(x, pre, &q))) {
+		/* one round has no range to show */
+		if (n > 1) {
+			fputs("  ", out);
+			bench_print_range(&q, 0, "x");
+		} else {
+			fprintf(out, "  %.2fx", q.med);
+		}
 	}
 	fputc('\n', out);
 }
 
-static void prepost_group(FILE *out, const struct mf_result *r, int n,
-			  int first)
+void mf_print_summary(const struct mf_result *r, int n)
 {
-	int p = group_pre(r, n, first), i;
-	const struct mf_result *pre = p >= 0 ? &r[p] : NULL;
+	FILE *out = stdout;
+	unsigned int rounds = 0;
+	bool any_pre = false;
+	int i, p;
 
-	fputc(' ', out);
-	if (is_native(&r[first].cfg))
-		fputs("native (host kernel): ", out);
-	print_cmdline(out, &r[first].cfg, false);
-	fputs("\n", out);
-	fprintf(out, PP_ROW, "", "strategy", "page-faults", "faults/s");
-	fputs(pre ? "  " PP_SPREAD_GAP "   vs PRE\n" : "\n", out);
-	/* PRE first, then the rest in the order they ran */
-	if (pre)
-		prepost_row(out, pre, pre);
-	for (i = first; i < n; i++)
-		if (i != p && same_group(&r[i].cfg, &r[first].cfg))
-			prepost_row(out, &r[i], pre);
-	fputc('\n', out);
-}
-
-void mf_print_prepost(FILE *out, const struct mf_result *r, int n)
-{
-	int i, j;
-
-	fputc('\n', out);
 	for (i = 0; i < n; i++) {
-		/* a group is printed where its first member is */
-		for (j = 0; j < i; j++)
-			if (same_group(&r[j].cfg, &r[i].cfg))
-				break;
-		if (j == i)
-			prepost_group(out, r, n, i);
+		if (r[i].repeats_done > rounds)
+			rounds = r[i].repeats_done;
+		any_pre |= mf_pre_of(r, n, i) >= 0;
 	}
+	fprintf(out, "\n Summary of %d configurations, %u round%s: ", n,
+		rounds, rounds == 1 ? "" : "s");
+	if (n)
+		print_common(out, &r[0].cfg);
+	fputs("\n page-faults, page-faults/s: mean over the runs.", out);
+	if (any_pre)
+		fputs("  POST/PRE: faults/s over\n locked's (PRE) at the same "
+		      "threads and lock, as in Zijlstra's 2014 PRE/POST\n "
+		      "table; taken within each round", out);
+	if (any_pre && rounds > 1)
+		fputs(", then the median (lowest..highest)", out);
+	if (any_pre)
+		fputc('.', out);
+	fputs("\n\n", out);
+	fprintf(out, SUM_ROW, "threads", "lock", "strategy", "page-faults",
+		"page-faults/s");
+	fputs(any_pre ? "  " SUM_SPREAD_GAP "  POST/PRE\n" : "\n", out);
+	for (i = 0; i < n; i++) {
+		p = mf_pre_of(r, n, i);
+		summary_row(&r[i], p >= 0 ? &r[p] : NULL);
+	}
+	fputc('\n', out);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -473,7 +596,59 @@ static void json_aborts(FILE *out, const struct vs_fault_stats *st)
 		st->locked, st->spf_success, st->vma_lock_success);
 }
 
-void mf_print_json(FILE *out, const struct mf_result *r)
+/* The ratio to the PRE, as the summary table gives it. */
+static void json_vs_pre(FILE *out, const struct mf_result *r,
+			const struct mf_result *pre)
+{
+	struct bench_range q;
+	unsigned int n = pre ? mf_ratio(r, pre, &q) : 0;
+
+	fputs(",\"vs_pre\":", out);
+	if (!n) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"median\":%.4f,\"min\":%.4f,\"max\":%.4f,"
+		     "\"rounds\":%u}", or_zero(q.med), or_zero(q.min),
+		or_zero(q.max), n);
+}
+
+static void json_lockstat_side(FILE *out, const char *side,
+			       const struct vs_lockstat *x)
+{
+	fprintf(out, "\"%s\":{\"con_bounces\":%llu,\"contentions\":%llu,"
+		     "\"waittime_min_ns\":%llu,\"waittime_max_ns\":%llu,"
+		     "\"waittime_total_ns\":%llu,\"acq_bounces\":%llu,"
+		     "\"acquisitions\":%llu,\"holdtime_min_ns\":%llu,"
+		     "\"holdtime_max_ns\":%llu,\"holdtime_total_ns\":%llu,"
+		     "\"holdtime_nr\":%llu}",
+		side, (unsigned long long)x->con_bounces,
+		(unsigned long long)x->contentions,
+		(unsigned long long)x->waittime_min,
+		(unsigned long long)x->waittime_max,
+		(unsigned long long)x->waittime_total,
+		(unsigned long long)x->acq_bounces,
+		(unsigned long long)x->acquisitions,
+		(unsigned long long)x->holdtime_min,
+		(unsigned long long)x->holdtime_max,
+		(unsigned long long)x->holdtime_total,
+		(unsigned long long)x->holdtime_nr);
+}
+
+/* --lockstat --json: the mmap_lock's statistics, summed over the runs. */
+static void json_lockstat(FILE *out, const struct mf_result *r)
+{
+	if (!r->has_lockstat)
+		return;
+	fputs(",\"lockstat\":{\"mmap_lock\":{", out);
+	json_lockstat_side(out, "R", &r->lockstat[VS_LOCK_READ]);
+	fputc(',', out);
+	json_lockstat_side(out, "W", &r->lockstat[VS_LOCK_WRITE]);
+	fputs("}}", out);
+}
+
+void mf_print_json(FILE *out, const struct mf_result *r,
+		   const struct mf_result *pre)
 {
 	static const struct vs_fault_stats zero;
 	const struct mf_config *c = &r->cfg;
@@ -504,6 +679,8 @@ void mf_print_json(FILE *out, const struct mf_result *r)
 	fprintf(out, ",\"writer_ops\":%lu", r->writer_ops);
 	/* native has no model, hence no counters, whatever @st holds */
 	json_aborts(out, native ? &zero : &r->st);
+	json_vs_pre(out, r, pre);
+	json_lockstat(out, r);
 	fputs("}\n", out);
 }
 
@@ -520,6 +697,7 @@ void mf_print_json(FILE *out, const struct mf_result *r)
 #define LEGEND_DY 20
 #define NR_COLOURS 10
 #define NR_SHAPES 4
+#define MF_PLOT_TICKS 64	/* distinct thread counts labelled */
 
 /* Tableau 10: told apart by most readers, colour-blind ones included. */
 static const char *const colours[NR_COLOURS] = {
@@ -534,7 +712,11 @@ static const char *const dashes[NR_SHAPES] = {
 
 struct plot {
 	FILE *f;
-	double xmax, ymax;	/* the axes' ends, at a tick */
+	double xlo, xhi;	/* the x axis' ends, in xu() units */
+	double ymax;		/* the y axis' end, at a tick */
+	bool xlog;		/* log2 x axis: the counts double */
+	unsigned int xtick[MF_PLOT_TICKS];	/* the counts that ran */
+	int nr_xticks;
 	int w, h;		/* the image's size: the legend may grow it */
 	int base;		/* the first result plotted, or -1 */
 	bool vary_lock, vary_backing, vary_writer;
@@ -596,9 +778,15 @@ static double nice_step(double range, int nr)
 	return 10 * mag;
 }
 
+/* A thread count in the x axis' units: itself, or its log2. */
+static double xu(const struct plot *p, double x)
+{
+	return p->xlog ? log2(x) : x;
+}
+
 static double px(const struct plot *p, double x)
 {
-	return PLOT_L + x / p->xmax * PLOT_W;
+	return PLOT_L + (xu(p, x) - p->xlo) / (p->xhi - p->xlo) * PLOT_W;
 }
 
 static double py(const struct plot *p, double y)
@@ -679,10 +867,10 @@ static void svg_subtitle(const struct plot *p, const struct mf_config *c)
 		c->repeats, c->repeats == 1 ? "" : "s");
 }
 
-static void svg_axes(const struct plot *p, double xstep, double ystep)
+static void svg_axes(const struct plot *p, double ystep)
 {
 	FILE *f = p->f;
-	int bottom = p->h - PLOT_B;
+	int bottom = p->h - PLOT_B, i;
 	double v;
 	char buf[32];
 
@@ -696,14 +884,17 @@ static void svg_axes(const struct plot *p, double xstep, double ystep)
 		PLOT_L, bottom, PLOT_L + PLOT_W, bottom);
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n",
 		PLOT_L, PLOT_T, PLOT_L, bottom);
-	for (v = 0; v <= p->xmax * (1 + 1e-9); v += xstep)
+	for (i = 0; i < p->nr_xticks; i++)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
 			   "y2=\"%d\"/>\n",
-			px(p, v), bottom, px(p, v), bottom + 5);
-	fputs("</g>\n<g font-size=\"12\" text-anchor=\"middle\">\n", f);
-	for (v = 0; v <= p->xmax * (1 + 1e-9); v += xstep)
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%g</text>\n",
-			px(p, v), bottom + 20, v);
+			px(p, p->xtick[i]), bottom, px(p, p->xtick[i]),
+			bottom + 5);
+	/* the x ticks are the thread counts that ran, and only those */
+	fputs("</g>\n<g id=\"xticks\" font-size=\"12\" "
+	      "text-anchor=\"middle\">\n", f);
+	for (i = 0; i < p->nr_xticks; i++)
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%u</text>\n",
+			px(p, p->xtick[i]), bottom + 20, p->xtick[i]);
 	fputs("</g>\n<g font-size=\"12\" text-anchor=\"end\">\n", f);
 	for (v = 0; v <= p->ymax * (1 + 1e-9); v += ystep) {
 		fmt_si(buf, sizeof(buf), v);
@@ -711,9 +902,10 @@ static void svg_axes(const struct plot *p, double xstep, double ystep)
 			PLOT_L - 8, py(p, v) + 4, buf);
 	}
 	fputs("</g>\n", f);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"14\" "
-		   "text-anchor=\"middle\">threads</text>\n",
-		PLOT_L + PLOT_W / 2, bottom + 45);
+	fprintf(f, "<text id=\"xlabel\" x=\"%d\" y=\"%d\" font-size=\"14\" "
+		   "text-anchor=\"middle\">threads%s</text>\n",
+		PLOT_L + PLOT_W / 2, bottom + 45,
+		p->xlog ? " (log2 scale)" : "");
 	fprintf(f, "<text x=\"25\" y=\"%d\" font-size=\"14\" "
 		   "text-anchor=\"middle\" transform=\"rotate(-90 25 %d)\">"
 		   "page faults/s</text>\n",
@@ -874,14 +1066,49 @@ static void plot_size(struct plot *p, const struct mf_result *r, int n)
 		p->h = PLOT_T + 10 + rows * LEGEND_DY + 20;
 }
 
+/* Add thread count @t to the sorted, distinct x ticks. */
+static void add_xtick(struct plot *p, unsigned int t)
+{
+	int i, j;
+
+	for (i = 0; i < p->nr_xticks && p->xtick[i] < t; i++)
+		;
+	if ((i < p->nr_xticks && p->xtick[i] == t) ||
+	    p->nr_xticks == MF_PLOT_TICKS)
+		return;
+	for (j = p->nr_xticks++; j > i; j--)
+		p->xtick[j] = p->xtick[j - 1];
+	p->xtick[i] = t;
+}
+
+/*
+ * The x axis: a tick at each count that ran; log2 when each count is
+ * twice the one before (1,2,4,8 spaced evenly, as they were chosen),
+ * with half a doubling of room at each end; else linear from 0.
+ */
+static void plot_xaxis(struct plot *p)
+{
+	int i, n = p->nr_xticks;
+
+	p->xlog = n >= 2;
+	for (i = 1; i < n; i++)
+		p->xlog &= p->xtick[i] == 2 * p->xtick[i - 1];
+	if (p->xlog) {
+		p->xlo = log2(p->xtick[0]) - 0.5;
+		p->xhi = log2(p->xtick[n - 1]) + 0.5;
+	} else {
+		p->xlo = 0;
+		p->xhi = n ? p->xtick[n - 1] : 1;
+	}
+}
+
 /* The axes' ends, and what varies across the series (for the labels). */
 static void plot_setup(struct plot *p, const struct mf_result *r, int n,
-		       double *xstep, double *ystep)
+		       double *ystep)
 {
 	const struct mf_config *b;
 	int i;
 
-	p->xmax = 1;
 	p->ymax = 0;
 	p->base = -1;
 	for (i = 0; i < n; i++) {
@@ -890,18 +1117,17 @@ static void plot_setup(struct plot *p, const struct mf_result *r, int n,
 		if (p->base < 0)
 			p->base = i;
 		b = &r[p->base].cfg;
-		p->xmax = fmax(p->xmax, r[i].cfg.threads);
+		add_xtick(p, r[i].cfg.threads);
 		p->ymax = fmax(p->ymax, or_zero(r[i].faults_per_s));
 		p->vary_lock |= !same_str(r[i].cfg.lock, b->lock);
 		p->vary_backing |= !same_backing(&r[i].cfg, b);
 		p->vary_writer |= !same_writer(&r[i].cfg, b);
 	}
+	plot_xaxis(p);
 	if (!(p->ymax > 0))
 		p->ymax = 1;
-	*xstep = fmax(1, nice_step(p->xmax, 8));
 	*ystep = nice_step(p->ymax, 6);
-	/* both axes end at a tick, at or past the largest value */
-	p->xmax = ceil(p->xmax / *xstep - 1e-9) * *xstep;
+	/* the y axis ends at a tick, at or past the largest value */
 	p->ymax = ceil(p->ymax / *ystep - 1e-9) * *ystep;
 	plot_size(p, r, n);
 }
@@ -909,10 +1135,10 @@ static void plot_setup(struct plot *p, const struct mf_result *r, int n,
 static int svg_write(FILE *f, const struct mf_result *r, int n)
 {
 	struct plot p = { .f = f };
-	double xstep, ystep;
+	double ystep;
 	int err;
 
-	plot_setup(&p, r, n, &xstep, &ystep);
+	plot_setup(&p, r, n, &ystep);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
 		   "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -925,7 +1151,7 @@ static int svg_write(FILE *f, const struct mf_result *r, int n)
 		   "threads</text>\n", p.w / 2);
 	if (p.base >= 0)
 		svg_subtitle(&p, &r[p.base].cfg);
-	svg_axes(&p, xstep, ystep);
+	svg_axes(&p, ystep);
 	err = svg_all_series(&p, r, n);
 	svg_legend(&p, r, n);
 	fputs("</svg>\n", f);

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -169,6 +170,35 @@ static void teardown(struct mf_ctx *c)
 		(void)vs_mm_destroy(c->mm);
 }
 
+/*
+ * Setup and teardown map and unmap under the mmap_lock's write side:
+ * in a trace they are named slices, as every other holder is.  The
+ * setup's name says which configuration it starts ("setup: mmap, spf
+ * rwsem 2 threads"), so that the trace shows the rounds' order.
+ */
+static int traced_setup(struct mf_ctx *c)
+{
+	const struct mf_config *cfg = c->cfg;
+	uint64_t t0 = mf_now_ns();
+	int err = setup(c);
+	char name[96];
+
+	snprintf(name, sizeof(name), "setup: mmap, %s %s %u threads",
+		 cfg->backing == MF_NATIVE ? "native" :
+					     vs_fault_strategy_name(cfg->strategy),
+		 cfg->lock ? cfg->lock : "-", cfg->threads);
+	mf_trace_span(name, t0, mf_now_ns());
+	return err;
+}
+
+static void traced_teardown(struct mf_ctx *c)
+{
+	uint64_t t0 = mf_now_ns();
+
+	teardown(c);
+	mf_trace_span("teardown: munmap", t0, mf_now_ns());
+}
+
 /* ---- the faulting threads ----------------------------------------------- */
 
 static void pin(unsigned int id)
@@ -181,15 +211,21 @@ static void pin(unsigned int id)
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/* Thread 0's part of a pass: zap every slice, decide whether to leave. */
+/*
+ * Thread 0's part of a pass: zap every slice, decide whether to leave.
+ * The zap holds the mmap_lock's read side once per slice; in a trace it
+ * is one slice, "MADV_DONTNEED zap", around those holds.
+ */
 static int zap_all(struct mf_ctx *c)
 {
+	uint64_t t0 = mf_now_ns();
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < c->cfg->threads && !err; i++)
 		err = zap(c, c->area + i * MF_SLOT_BYTES, MF_FAULT_BYTES);
 	c->end_ns = mf_now_ns();
+	mf_trace_span("MADV_DONTNEED zap", t0, c->end_ns);
 	/* Release: the watcher that sees @leave also sees end_ns. */
 	if (err || c->end_ns >= c->deadline_ns || vs_read_once(c->stop))
 		vs_store_release(&c->leave, 1);
@@ -231,7 +267,6 @@ static void *faulter_main(void *arg)
 }
 
 /* ---- the writer --------------------------------------------------------- */
-
 
 static int writer_op(struct mf_ctx *c, unsigned long i)
 {
@@ -284,6 +319,7 @@ static void *writer_main(void *arg)
 	struct mf_ctx *c = arg;
 	uint64_t t0, t1;
 	unsigned long i;
+	const char *span = mf_writer_name(c->cfg->writer);
 	int err = vs_thread_attach();
 
 	mf_trace_thread("writer");
@@ -294,7 +330,7 @@ static void *writer_main(void *arg)
 			pace(c, t0, i);
 		t1 = mf_now_ns();
 		err = writer_op(c, i);
-		mf_trace_span(mf_writer_name(c->cfg->writer), t1, mf_now_ns());
+		mf_trace_span(span, t1, mf_now_ns());
 	}
 	c->writer_ops = i;
 	if (err)
@@ -422,9 +458,46 @@ static int repeat_once(struct mf_result *r, struct mf_ctx *c,
 	return c->err;
 }
 
-/* ---- the configuration --------------------------------------------------- */
+/* ---- one repeat of a configuration --------------------------------------- */
 
-static void summarise(struct mf_result *r)
+/* Fold one repeat's lock statistics into @sum: counts add, extremes stay. */
+static void lockstat_add(struct vs_lockstat *sum, const struct vs_lockstat *x)
+{
+	if (x->waittime_min && (!sum->waittime_min ||
+				x->waittime_min < sum->waittime_min))
+		sum->waittime_min = x->waittime_min;
+	if (x->holdtime_min && (!sum->holdtime_min ||
+				x->holdtime_min < sum->holdtime_min))
+		sum->holdtime_min = x->holdtime_min;
+	if (x->waittime_max > sum->waittime_max)
+		sum->waittime_max = x->waittime_max;
+	if (x->holdtime_max > sum->holdtime_max)
+		sum->holdtime_max = x->holdtime_max;
+	sum->con_bounces += x->con_bounces;
+	sum->contentions += x->contentions;
+	sum->waittime_total += x->waittime_total;
+	sum->acq_bounces += x->acq_bounces;
+	sum->acquisitions += x->acquisitions;
+	sum->holdtime_total += x->holdtime_total;
+	sum->holdtime_nr += x->holdtime_nr;
+}
+
+/* The mmap_lock statistics of the repeat just run, into @r's sums. */
+static void lockstat_collect(struct mf_result *r)
+{
+	const struct vs_lock_class *class = vs_lock_class_get("mmap_lock");
+	struct vs_lockstat x;
+	int side;
+
+	if (!vs_lockstat_enabled() || !class)
+		return;
+	for (side = VS_LOCK_READ; side <= VS_LOCK_WRITE; side++)
+		if (!vs_lockstat_read(class, side, &x))
+			lockstat_add(&r->lockstat[side], &x);
+	r->has_lockstat = true;
+}
+
+void mf_summarise(struct mf_result *r)
 {
 	unsigned int i, n = r->repeats_done;
 	double f = 0, fs = 0, t = 0, vf = 0, vfs = 0;
@@ -448,28 +521,30 @@ static void summarise(struct mf_result *r)
 	r->faults_per_s_stddev = n > 1 ? sqrt(vfs / (n - 1)) : 0;
 }
 
-int mf_run(struct mf_result *r, vs_atomic32_t *stop, mf_tick_fn *tick)
+int mf_run_repeat(struct mf_result *r, unsigned int k, vs_atomic32_t *stop,
+		  mf_tick_fn *tick)
 {
 	static struct mf_ctx c;	/* large: the per-thread counters */
-	unsigned int k;
-	int err = 0;
+	int err;
 
 	if (r->cfg.threads < 1 || r->cfg.threads > MF_MAX_THREADS ||
-	    r->cfg.repeats < 1 || r->cfg.repeats > MF_MAX_REPEAT)
+	    k >= r->cfg.repeats || r->cfg.repeats > MF_MAX_REPEAT ||
+	    k != r->repeats_done)
 		return -EINVAL;
-	for (k = 0; k < r->cfg.repeats && !err && !vs_read_once(stop); k++) {
-		memset(&c, 0, sizeof(c));
-		c.cfg = &r->cfg;
-		c.stop = stop;
-		c.seed = (unsigned int)(r->cfg.seed + k);
-		err = setup(&c);
+	memset(&c, 0, sizeof(c));
+	c.cfg = &r->cfg;
+	c.stop = stop;
+	c.seed = (unsigned int)(r->cfg.seed + k);
+	vs_lockstat_reset();
+	err = traced_setup(&c);
+	if (!err) {
+		err = repeat_once(r, &c, k, tick);
 		if (!err) {
-			err = repeat_once(r, &c, k, tick);
-			if (!err)
-				r->repeats_done = k + 1;
+			r->repeats_done = k + 1;
+			lockstat_collect(r);
 		}
-		teardown(&c);
 	}
-	summarise(r);
+	traced_teardown(&c);
+	mf_summarise(r);
 	return err;
 }

@@ -26,6 +26,14 @@
  *    counter is written once per batch, not once per event; when it runs
  *    out, recording stops and "otherData" says how much was dropped.
  *
+ *  - Sampling never hides a stall: every fault is timed, its lock
+ *    slices are held back in a small per-thread array until it ends, and
+ *    a fault with a wait or hold of @slow_ns or more is kept with them
+ *    ("args":{"kept":"slow"}), sampled or not.  A sampled fault says
+ *    "kept":"sample".  Lock slices outside any fault (the zap, the
+ *    writer, setup and teardown) are always kept, inside the named span
+ *    of the operation that took the lock.
+ *
  * Lifetime: mf_trace_open() on one thread; then any thread may record;
  * mf_trace_close() once no thread records any more: the faulters and the
  * writer joined, the lock hooks removed (vs_lock_trace_set(NULL)).  A
@@ -61,6 +69,7 @@
 #define MF_BATCH_MAX 1024	/* budget a thread reserves at once */
 #define MF_FIRST_CAP 256	/* records in a new buffer */
 #define MF_DEFAULT_MAX_EVENTS 1000000	/* for 0: ~100 MB of JSON */
+#define MF_PEND_MAX 16		/* lock slices held back in one fault */
 
 /*
  * Waits shorter than this are not recorded: an uncontended acquisition
@@ -83,7 +92,7 @@ static const char *const kind_cat[] = {
 struct mf_rec {
 	uint64_t ts, dur;	/* ns: absolute until close, then relative */
 	const char *name;	/* interned: lives until close */
-	double value;		/* counters only */
+	double value;		/* counters; faults: 1 kept as slow */
 	int kind;		/* enum mf_kind */
 };
 
@@ -92,7 +101,7 @@ struct mf_held {
 	struct vs_lock *lock;
 	uint64_t t;		/* start_locking, then the acquisition */
 	bool write, acquired;
-	bool rec;		/* outside a fault, or in a sampled one */
+	bool rec;		/* begun outside a fault, or in a sampled one */
 };
 
 /* The four slice names of one lock class. */
@@ -119,8 +128,11 @@ struct mf_tbuf {
 
 	unsigned int fault_depth;
 	bool fault_rec;		/* the current fault is sampled */
+	bool fault_slow;	/* ... or has a wait or hold >= slow_ns */
 	uint64_t fault_t0;
 	uint64_t faults;	/* faults begun: the sampling counter */
+	struct mf_rec pend[MF_PEND_MAX];	/* its lock slices so far */
+	unsigned int nr_pend, pend_lost;
 
 	struct mf_held held[MF_HELD_MAX];
 	int nr_held;
@@ -151,6 +163,7 @@ static struct {
 	FILE *f;
 	uint64_t t_open;
 	unsigned int sample;
+	uint64_t slow_ns;
 	uint64_t max_events;
 	uint64_t batch;
 	vs_atomic64_t budget;	/* records not yet reserved */
@@ -304,6 +317,7 @@ static struct mf_tbuf *tbuf_adopt_locked(const char *name)
 	b->detached = false;
 	b->fault_depth = 0;
 	b->fault_rec = false;
+	b->nr_pend = 0;
 	b->nr_held = 0;
 	return b;
 }
@@ -428,19 +442,32 @@ void mf_trace_fault_begin(void)
 	if (!b || b->fault_depth++)
 		return;
 	b->fault_rec = b->faults++ % trace.sample == 0;
-	if (b->fault_rec)
-		b->fault_t0 = mf_now_ns();
+	b->fault_slow = false;
+	b->nr_pend = 0;
+	b->pend_lost = 0;
+	b->fault_t0 = mf_now_ns();
 }
 
+/* The fault ends: keep it and its lock slices if sampled or slow. */
 void mf_trace_fault_end(void)
 {
 	struct mf_tbuf *b = self();
+	const struct mf_rec *r;
+	unsigned int i;
 
 	if (!b || !b->fault_depth || --b->fault_depth)
 		return;
-	if (b->fault_rec)
-		emit(b, MF_FAULT, "fault", b->fault_t0, mf_now_ns(), 0);
+	if (b->fault_rec || b->fault_slow) {
+		emit(b, MF_FAULT, "fault", b->fault_t0, mf_now_ns(),
+		     !b->fault_rec);
+		for (i = 0; i < b->nr_pend; i++) {
+			r = &b->pend[i];
+			emit(b, r->kind, r->name, r->ts, r->ts + r->dur, 0);
+		}
+		b->dropped += b->pend_lost;
+	}
 	b->fault_rec = false;
+	b->nr_pend = 0;
 }
 
 void mf_trace_span(const char *name, uint64_t t0_ns, uint64_t t1_ns)
@@ -480,16 +507,42 @@ static void held_drop(struct mf_tbuf *b, int i)
 	b->nr_held--;
 }
 
+/*
+ * A lock slice [t0, t1) ends.  Inside a fault it is held back until the
+ * fault ends (mf_trace_fault_end() keeps or drops them together), and
+ * one of @slow_ns or more makes the fault kept.  Outside, it is kept if
+ * it began outside a fault or in a sampled one (@h->rec).
+ */
+static void emit_lock(struct mf_tbuf *b, const struct mf_held *h, int kind,
+		      const char *name, uint64_t t0, uint64_t t1)
+{
+	struct mf_rec *r;
+
+	if (!b->fault_depth) {
+		if (h->rec)
+			emit(b, kind, name, t0, t1, 0);
+		return;
+	}
+	if (t1 - t0 >= trace.slow_ns)
+		b->fault_slow = true;
+	if (!name || b->nr_pend == MF_PEND_MAX) {
+		b->pend_lost++;
+		return;
+	}
+	r = &b->pend[b->nr_pend++];
+	r->ts = t0;
+	r->dur = t1 - t0;
+	r->name = name;
+	r->kind = kind;
+}
+
 /* The hold of @h ends at @now. */
 static void emit_hold(struct mf_tbuf *b, const struct mf_held *h,
 		      uint64_t now)
 {
-	const struct mf_class_names *c;
+	const struct mf_class_names *c = class_names(b, h->lock);
 
-	if (!h->rec)
-		return;
-	c = class_names(b, h->lock);
-	emit(b, MF_HOLD, c ? c->name[2 + h->write] : NULL, h->t, now, 0);
+	emit_lock(b, h, MF_HOLD, c ? c->name[2 + h->write] : NULL, h->t, now);
 }
 
 /* The wait of @h ends at @now: only a long one is worth a record. */
@@ -498,15 +551,15 @@ static void emit_wait(struct mf_tbuf *b, const struct mf_held *h,
 {
 	const struct mf_class_names *c;
 
-	if (!h->rec || now - h->t < MF_WAIT_MIN_NS)
+	if (now - h->t < MF_WAIT_MIN_NS)
 		return;
 	c = class_names(b, h->lock);
-	emit(b, MF_WAIT, c ? c->name[write] : NULL, h->t, now, 0);
+	emit_lock(b, h, MF_WAIT, c ? c->name[write] : NULL, h->t, now);
 }
 
 /*
- * The hooks read the clock only for what is recorded: in a fault that is
- * not sampled, a lock costs the hooks a few loads and stores.
+ * Every lock is timed, in a fault too: whether the fault is kept is
+ * known only when it ends (emit_lock()).
  */
 static void hook_start(struct vs_lock *lock, bool write, void *arg)
 {
@@ -522,7 +575,7 @@ static void hook_start(struct vs_lock *lock, bool write, void *arg)
 	h->write = write;
 	h->acquired = false;
 	h->rec = !b->fault_depth || b->fault_rec;
-	h->t = h->rec ? mf_now_ns() : 0;
+	h->t = mf_now_ns();
 }
 
 /*
@@ -554,7 +607,7 @@ static void hook_acquired(struct vs_lock *lock, bool write, bool success,
 			return;
 	}
 	h = &b->held[i];
-	now = h->rec ? mf_now_ns() : 0;
+	now = mf_now_ns();
 	if (h->acquired)
 		emit_hold(b, h, now);
 	else
@@ -579,7 +632,7 @@ static void hook_released(struct vs_lock *lock, bool write, void *arg)
 	if (i < 0)
 		return;
 	h = &b->held[i];
-	emit_hold(b, h, h->rec ? mf_now_ns() : 0);
+	emit_hold(b, h, mf_now_ns());
 	held_drop(b, i);
 }
 
@@ -599,13 +652,15 @@ const struct vs_lock_trace *mf_trace_lock_hooks(void)
 /*
  * mf_trace_open - start a trace to be written to @path
  * @sample: one fault in @sample is recorded; 0 means 1, every fault
+ * @slow_ns: a fault with a lock wait or hold this long is recorded too
  * @max_events: records kept at most; 0 means MF_DEFAULT_MAX_EVENTS
  *
  * @path is created now, so that an unwritable one fails before the run.
  * Return: 0; -EINVAL for a NULL @path, -EBUSY when a trace is open, or
  * fopen()'s -errno.
  */
-int mf_trace_open(const char *path, unsigned int sample, size_t max_events)
+int mf_trace_open(const char *path, unsigned int sample, uint64_t slow_ns,
+		  size_t max_events)
 {
 	int err;
 
@@ -623,6 +678,7 @@ int mf_trace_open(const char *path, unsigned int sample, size_t max_events)
 		return -err;
 	}
 	trace.sample = sample ? sample : 1;
+	trace.slow_ns = slow_ns;
 	trace.max_events = max_events ? max_events : MF_DEFAULT_MAX_EVENTS;
 	/* Small budgets are shared in small batches, or one thread
 	 * would reserve them all. */
@@ -679,7 +735,11 @@ static void put_slice(FILE *f, bool *first, const struct mf_rec *r,
 	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\"", kind_cat[r->kind]);
 	put_us(f, "ts", r->ts);
 	put_us(f, "dur", r->dur);
-	fprintf(f, ",\"pid\":1,\"tid\":%u}", tid);
+	fprintf(f, ",\"pid\":1,\"tid\":%u", tid);
+	if (r->kind == MF_FAULT)
+		fprintf(f, ",\"args\":{\"kept\":\"%s\"}",
+			r->value ? "slow" : "sample");
+	fputc('}', f);
 }
 
 /* An overlapping slice, as an async pair that Perfetto keeps. */
@@ -787,9 +847,11 @@ static void put_other(FILE *f, uint64_t dropped, uint64_t recorded)
 {
 	fprintf(f, "\n],\n\"otherData\":{\"truncated\":%s,"
 		   "\"dropped_events\":%" PRIu64 ",\"recorded_events\":%"
-		   PRIu64 ",\"max_events\":%" PRIu64 ",\"sample\":%u}}\n",
+		   PRIu64 ",\"max_events\":%" PRIu64 ",\"sample\":%u,"
+		   "\"slow_us\":%" PRIu64 ".%03u}}\n",
 		dropped ? "true" : "false", dropped, recorded,
-		trace.max_events, trace.sample);
+		trace.max_events, trace.sample, trace.slow_ns / 1000,
+		(unsigned int)(trace.slow_ns % 1000));
 }
 
 static void put_all(FILE *f, struct mf_rec *ctr, size_t nr_ctr)

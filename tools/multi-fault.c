@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/multi-fault.c - the benchmark of seed 004 (Kamezawa Hiroyuki's
- * multi-fault, January 2010), on the model, on real memory through
- * userfaultfd, and natively on the host kernel.  See multi-fault(1).
+ * tools/multi-fault.c - Kamezawa Hiroyuki's multi-fault-all.c (linux-mm,
+ * 2010-01-06), the benchmark of Zijlstra's 2014 PRE/POST table, on the
+ * model, on real memory through userfaultfd, and natively on the host
+ * kernel.  See multi-fault(1).
  *
- * This file holds the options, the list of configurations, Ctrl-C and
- * the progress line; mf_run.c runs one configuration and mf_report.c
- * prints it (tools/mf.h).
+ * This file holds the options, the list of configurations, the rounds,
+ * Ctrl-C and the progress line; mf_run.c runs one repeat of a
+ * configuration and mf_report.c prints it (tools/mf.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,24 +21,23 @@
 #include "mf.h"
 
 #define EXIT_SETUP 1
-#define EXIT_USAGE 2
-#define EXIT_INTR 130
-#define MAX_DURATION_MS 86400000u	/* a day */
-#define MAX_LOCKS 8
-#define MAX_SWEEP 32
+#define EXIT_INTR BENCH_EXIT_INTR
 #define MAX_RESULTS 512
+#define DEFAULT_SLOW_US 100	/* --trace-slow-us */
+#define MAX_SLOW_US 10000000	/* --trace-slow-us: 10 s */
 
 static struct {
 	int backing, uffd_mode, writer;
 	int strategy[VS_FAULT_NR_STRATEGIES], nr_strategies;
-	const char *lock[MAX_LOCKS];
+	const char *lock[BENCH_MAX_LOCKS];
 	int nr_locks;
-	unsigned int threads[MAX_SWEEP], nr_threads;
-	unsigned int duration_ms, repeats, writer_rate, trace_sample;
+	unsigned int writer_rate, trace_sample;
+	unsigned int trace_slow_us;
+	bool trace_slow_given;
 	unsigned long seed;
-	int quick, json, lockstat, sweep, duration_set;
+	bool lockstat;
 	const char *trace, *plot;
-} opt = { .duration_ms = 60000, .repeats = 0, .trace_sample = 100,
+} opt = { .trace_sample = 100, .trace_slow_us = DEFAULT_SLOW_US,
 	  .seed = 1 };
 
 static struct mf_result results[MAX_RESULTS];
@@ -46,213 +45,250 @@ static int nr_results;
 static vs_atomic32_t stop;
 static int progress;		/* stderr is a terminal */
 
-static const char usage_text[] =
-"usage: multi-fault [options]\n"
-"\n"
-"Kamezawa's multi-fault (seed 004): each thread writes every page of its\n"
-"2 MiB slice of one mapping, thread 0 zaps them all with MADV_DONTNEED,\n"
-"again, for the duration; page faults counted per configuration.\n"
-"\n"
-"  --backing B        sim (the model), uffd (real memory, userfaultfd),\n"
-"                     native (the host kernel, no model)    (default sim)\n"
-"  --uffd-mode M      sigbus, threads or uv (uffd backing) (default sigbus)\n"
-"  --strategy S       locked, spf, pervma or all              (default all)\n"
-"  --lock L           rwsem, pthread, percpu, brlock, prwlock or all\n"
-"                                                          (default rwsem)\n"
-"  --threads N        faulting threads                      (default nproc)\n"
-"  --duration SEC     seconds per run, e.g. 60 or 0.5          (default 60)\n"
-"  --quick            3-second runs, 3 repeats unless --repeat is given\n"
-"  --repeat N         runs per configuration, for the +-       (default 1)\n"
-"  --writer W         none, mmap, mprotect or fork: a thread that changes\n"
-"                     the address space meanwhile            (default none)\n"
-"  --writer-rate N    writer operations per second, 0 flat out  (default 0)\n"
-"  --seed N           seeds the writer's placement               (default 1)\n"
-"  --json             one JSON object per configuration\n"
-"  --lockstat         the lock statistics of each configuration\n"
-"  --trace FILE       a Chrome/Perfetto trace of the runs\n"
-"  --trace-sample N   record one fault in N                   (default 100)\n"
-"  --sweep LIST       thread counts to run, e.g. 1,2,4\n"
-"  --plot FILE.svg    faults/s against threads (with --sweep)\n"
-"  --help             this text\n"
-"\n"
-"See multi-fault(1).\n";
+/* ---- options ------------------------------------------------------------- */
 
-/* A bad option: one line that names it, exit 2. */
-static _Noreturn __attribute__((format(printf, 1, 2))) void
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
+static const char about[] =
+"Kamezawa's multi-fault-all.c, the benchmark of Zijlstra's 2014 PRE/POST\n"
+"table: each thread writes every page of its 2 MiB slice of one mapping,\n"
+"thread 0 zaps them all with MADV_DONTNEED, again, for the duration;\n"
+"page faults counted per configuration.  Repeats run in rounds (every\n"
+"configuration once, then again), and each ratio is taken within a\n"
+"round.  An option that does not apply with the others is refused.\n";
 
-	fputs("multi-fault: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see --help)\n", stderr);
-	exit(EXIT_USAGE);
-}
-
-static unsigned int parse_count(const char *flag, const char *s,
-				unsigned long max)
-{
-	unsigned int v;
-
-	if (bench_parse_uint(s, 1, max, &v))
-		usage_error("%s: '%s' is not a number from 1 to %lu", flag, s,
-			    max);
-	return v;
-}
-
-static int parse_name(const char *flag, const char *s,
-		      const char *(*name)(int), int nr)
-{
-	int i;
-
-	for (i = 0; i < nr; i++)
-		if (name(i) && !strcmp(s, name(i)))
-			return i;
-	usage_error("%s: unknown value '%s'", flag, s);
-}
-
-static void parse_strategy(const char *s)
-{
-	int i;
-
-	if (!strcmp(s, "all")) {
-		for (i = 0; i < VS_FAULT_NR_STRATEGIES; i++)
-			opt.strategy[i] = i;
-		opt.nr_strategies = VS_FAULT_NR_STRATEGIES;
-		return;
-	}
-	opt.strategy[0] = parse_name("--strategy", s, vs_fault_strategy_name,
-				     VS_FAULT_NR_STRATEGIES);
-	opt.nr_strategies = 1;
-}
-
-static void parse_lock(const char *s)
-{
-	static const char *const kinds[] = { "rwsem", "pthread", "percpu",
-					     "brlock", "prwlock" };
-	unsigned int i;
-
-	opt.nr_locks = 0;
-	for (i = 0; i < VS_ARRAY_SIZE(kinds); i++)
-		if (!strcmp(s, "all") || !strcmp(s, kinds[i]))
-			opt.lock[opt.nr_locks++] = kinds[i];
-	if (!opt.nr_locks)
-		usage_error("--lock: unknown value '%s'", s);
-}
-
-static void parse_sweep(char *s)
-{
-	char *item, *save = NULL;
-
-	opt.nr_threads = 0;
-	for (item = strtok_r(s, ",", &save); item;
-	     item = strtok_r(NULL, ",", &save)) {
-		if (opt.nr_threads == MAX_SWEEP)
-			usage_error("--sweep: more than %d thread counts",
-				    MAX_SWEEP);
-		opt.threads[opt.nr_threads++] =
-			parse_count("--sweep", item, MF_MAX_THREADS);
-	}
-	if (!opt.nr_threads)
-		usage_error("--sweep: empty list");
-	opt.sweep = 1;
-}
-
-static const struct option long_opts[] = {
-	{ "backing", required_argument, NULL, 'b' },
-	{ "uffd-mode", required_argument, NULL, 'u' },
-	{ "strategy", required_argument, NULL, 's' },
-	{ "lock", required_argument, NULL, 'l' },
-	{ "threads", required_argument, NULL, 't' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "quick", no_argument, NULL, 'q' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "writer", required_argument, NULL, 'w' },
-	{ "writer-rate", required_argument, NULL, 'W' },
-	{ "seed", required_argument, NULL, 'S' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "lockstat", no_argument, NULL, 'L' },
-	{ "trace", required_argument, NULL, 'T' },
-	{ "trace-sample", required_argument, NULL, 'P' },
-	{ "sweep", required_argument, NULL, 'X' },
-	{ "plot", required_argument, NULL, 'p' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_BACKING, "sim (the model), uffd (real memory through\n"
+			     "userfaultfd), native (the host kernel, no\n"
+			     "model) (default sim)", NULL },
+	{ BENCH_OPT_UFFD_MODE, "sigbus, threads or uv; uffd only\n"
+			       "(default sigbus)", "MODE" },
+	{ BENCH_OPT_STRATEGY, "locked,spf,pervma or all; not native\n"
+			      "(default all)", NULL },
+	{ BENCH_OPT_LOCK, "mmap_lock kinds: rwsem,pthread,percpu,brlock,\n"
+			  "prwlock or all; not native (default rwsem)",
+	  NULL },
+	{ BENCH_OPT_THREADS, "faulting threads, e.g. 2, 1,2,4 or 1-4, each\n"
+			     "1..256 (default: the online CPUs)", NULL },
+	{ BENCH_OPT_SWEEP, "thread counts to run, e.g. 1,2,4: --threads\n"
+			   "with counts only, the name --plot's examples use",
+	  NULL },
+	{ BENCH_OPT_DURATION, NULL, NULL },
+	{ BENCH_OPT_REPEAT, "rounds, 1..1000: a block's figure is the mean\n"
+			    "over them, a POST/PRE ratio the median\n"
+			    "(default 1; 3 with --quick)", NULL },
+	{ BENCH_OPT_QUICK, "--duration 3 and --repeat 3, each unless given",
+	  NULL },
+	{ BENCH_OPT_WRITER, "none, mmap, mprotect or fork: a thread that\n"
+			    "changes the address space meanwhile\n"
+			    "(default none)", "KIND" },
+	{ BENCH_OPT_WRITER_RATE, "writer operations per second, 0 flat out\n"
+				 "(default 0); needs a --writer", NULL },
+	{ BENCH_OPT_SEED, "seeds the mmap writer's placement (default 1);\n"
+			  "needs --writer mmap", NULL },
+	{ BENCH_OPT_JSON, "one JSON object per configuration (with\n"
+			  "--lockstat, the lock statistics inside it)", NULL },
+	{ BENCH_OPT_LOCKSTAT, "the mmap_lock statistics of each\n"
+			      "configuration; not native", NULL },
+	{ BENCH_OPT_TRACE, "a Chrome/Perfetto trace of the runs; not native",
+	  NULL },
+	{ BENCH_OPT_TRACE_SAMPLE, "with --trace, record one fault in N\n"
+				  "(default 100); not uffd\n"
+				  "--trace-slow-us N: with --trace, also every\n"
+				  "fault with an mmap_lock wait or hold of N\n"
+				  "microseconds or more (default 100); not uffd",
+	  NULL },
+	{ BENCH_OPT_PLOT, "faults/s against threads, as SVG; needs two\n"
+			  "thread counts or more", "FILE.svg" },
+	{ 0, NULL, NULL },
 };
 
-static void parse_one(int c, char *arg)
+/* The built-in strategies: an out-of-tree one has no place here. */
+static const char *strategy_of(int i)
 {
-	unsigned int v;
+	return i < VS_FAULT_NR_STRATEGIES ? vs_fault_strategy_name(i) : NULL;
+}
 
-	switch (c) {
-	case 'b': opt.backing = parse_name("--backing", arg, mf_backing_name,
-					   MF_NR_BACKINGS); break;
-	case 'u': opt.uffd_mode = parse_name("--uffd-mode", arg,
-					     vs_uffd_mode_name,
-					     VS_UFFD_NR_MODES); break;
-	case 's': parse_strategy(arg); break;
-	case 'l': parse_lock(arg); break;
-	case 't': opt.threads[0] = parse_count("--threads", arg,
-					       MF_MAX_THREADS);
-		  opt.nr_threads = 1; break;
-	case 'd': if (bench_parse_seconds(arg, MAX_DURATION_MS,
-					  &opt.duration_ms))
-			  usage_error("--duration: '%s' is not a duration in "
-				      "seconds (0.001..86400)", arg);
-		  opt.duration_set = 1; break;
-	case 'q': opt.quick = 1; break;
-	case 'r': opt.repeats = parse_count("--repeat", arg, MF_MAX_REPEAT);
-		  break;
-	case 'w': opt.writer = parse_name("--writer", arg, mf_writer_name,
-					  MF_NR_WRITERS); break;
-	case 'W': if (bench_parse_uint(arg, 0, 10000000, &v))
-			  usage_error("--writer-rate: '%s' is not a rate "
-				      "(0..10000000 per second)", arg);
-		  opt.writer_rate = v; break;
-	case 'S': if (bench_parse_uint(arg, 0, 4294967295UL, &v))
-			  usage_error("--seed: '%s' is not a number", arg);
-		  opt.seed = v; break;
-	case 'j': opt.json = 1; break;
-	case 'L': opt.lockstat = 1; break;
-	case 'T': opt.trace = arg; break;
-	case 'P': opt.trace_sample = parse_count("--trace-sample", arg,
-						 1000000); break;
-	case 'X': parse_sweep(arg); break;
-	case 'p': opt.plot = arg; break;
+/* Strategy @s, once, in the order given. */
+static void add_strategy(int s)
+{
+	int k;
+
+	for (k = 0; k < opt.nr_strategies; k++)
+		if (opt.strategy[k] == s)
+			return;
+	opt.strategy[opt.nr_strategies++] = s;
+}
+
+static void strategy_item(const char *item)
+{
+	int i = bench_arg_name(item, strategy_of, "a strategy", true), s;
+
+	for (s = 0; s < VS_FAULT_NR_STRATEGIES; s++)
+		if (i < 0 || i == s)
+			add_strategy(s);
+}
+
+/* A kind of sync/lock.h, in its order for "all". */
+static void lock_item(const char *item)
+{
+	bench_arg_names(item, vs_lock_kind_name, "a lock kind", opt.lock,
+			&opt.nr_locks, BENCH_MAX_LOCKS);
+}
+
+/* An item of --sweep: a count, named --sweep in its errors. */
+static void sweep_item(const char *item)
+{
+	bench_add_threads(bench_arg_uint(item, 1, MF_MAX_THREADS));
+}
+
+static void set_option(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_BACKING:
+		opt.backing = bench_arg_name(arg, mf_backing_name, "a backing",
+					     false);
+		break;
+	case BENCH_OPT_UFFD_MODE:
+		opt.uffd_mode = bench_arg_name(arg, vs_uffd_mode_name,
+					       "a uffd mode", false);
+		break;
+	case BENCH_OPT_STRATEGY:
+		opt.nr_strategies = 0;
+		bench_arg_list(arg, strategy_item);
+		break;
+	case BENCH_OPT_LOCK:
+		opt.nr_locks = 0;
+		bench_arg_list(arg, lock_item);
+		break;
+	case BENCH_OPT_SWEEP:
+		bench_arg_list(arg, sweep_item);
+		break;
+	case BENCH_OPT_WRITER:
+		opt.writer = bench_arg_name(arg, mf_writer_name, "a writer",
+					    false);
+		break;
+	case BENCH_OPT_WRITER_RATE:
+		opt.writer_rate = bench_arg_uint(arg, 0, 10000000);
+		break;
+	case BENCH_OPT_SEED:
+		opt.seed = bench_arg_uint(arg, 0, 4294967295UL);
+		break;
+	case BENCH_OPT_LOCKSTAT:
+		opt.lockstat = true;
+		break;
+	case BENCH_OPT_TRACE:
+		opt.trace = arg;
+		break;
+	case BENCH_OPT_TRACE_SAMPLE:
+		opt.trace_sample = bench_arg_uint(arg, 1, 1000000);
+		break;
+	case BENCH_OPT_PLOT:
+		opt.plot = arg;
+		break;
 	}
+}
+
+static const struct bench_tool tool = {
+	.name = "multi-fault", .about = about, .opts = opts,
+	.set = set_option, .duration_ms = 60000, .repeat = 1,
+	.quick_ms = 3000, .quick_repeat = 3,
+};
+
+/*
+ * --trace-slow-us N is multi-fault's alone and no row of the tools'
+ * option table (tools/bench_opts.c): it is taken out of @argv here,
+ * written in full as the table's options are, before
+ * bench_parse_options() reads the rest.  Return: the new argc.
+ */
+static int take_trace_slow(int argc, char **argv)
+{
+	static const char name[] = "--trace-slow-us";
+	const char *val;
+	int i, n = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], name))
+			val = ++i < argc ? argv[i] : NULL;
+		else if (!strncmp(argv[i], name, sizeof(name) - 1) &&
+			 argv[i][sizeof(name) - 1] == '=')
+			val = argv[i] + sizeof(name);
+		else {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (!val || bench_parse_uint(val, 0, MAX_SLOW_US,
+					     &opt.trace_slow_us))
+			bench_usage_error("%s: '%s' is not a whole number of "
+					  "microseconds from 0 to %u", name,
+					  val ? val : "", MAX_SLOW_US);
+		opt.trace_slow_given = true;
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+/* @key, given, does not apply with --backing @backing. */
+static void refuse_on(int key, int backing, const char *why)
+{
+	if (bench_given(key) && opt.backing == backing)
+		bench_usage_error("%s does not apply with --backing %s: %s",
+				  bench_opt_name(key), mf_backing_name(backing),
+				  why);
+}
+
+/* Every pair of options that cannot mean anything together. */
+static void check_pairs(void)
+{
+	static const int model_only[] = { BENCH_OPT_STRATEGY, BENCH_OPT_LOCK,
+					  BENCH_OPT_LOCKSTAT, BENCH_OPT_TRACE };
+	unsigned int i;
+
+	for (i = 0; i < VS_ARRAY_SIZE(model_only); i++)
+		refuse_on(model_only[i], MF_NATIVE,
+			  "the host kernel runs no model");
+	if (bench_given(BENCH_OPT_UFFD_MODE) && opt.backing != MF_UFFD)
+		bench_usage_error("--uffd-mode needs --backing uffd");
+	refuse_on(BENCH_OPT_TRACE_SAMPLE, MF_UFFD,
+		  "its faults are resolved on other threads, all traced");
+	if (opt.trace_slow_given && opt.backing == MF_UFFD)
+		bench_usage_error("--trace-slow-us does not apply with "
+				  "--backing uffd: its faults are resolved "
+				  "on other threads, all traced");
+	bench_refuse_without(BENCH_OPT_TRACE_SAMPLE, BENCH_OPT_TRACE);
+	if (opt.trace_slow_given && !opt.trace)
+		bench_usage_error("--trace-slow-us needs --trace");
+	bench_refuse_with(BENCH_OPT_THREADS, BENCH_OPT_SWEEP,
+			  "give the thread counts once");
+	if (opt.plot && bench_std.nr_threads < 2)
+		bench_usage_error("--plot needs two thread counts or more "
+				  "(--sweep 1,2,4)");
+	if (bench_given(BENCH_OPT_WRITER_RATE) &&
+	    opt.writer == MF_WRITER_NONE)
+		bench_usage_error("--writer-rate needs --writer mmap, "
+				  "mprotect or fork");
+	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP)
+		bench_usage_error("--seed needs --writer mmap: it places the "
+				  "mmap writer's VMAs");
 }
 
 static void parse_options(int argc, char **argv)
 {
-	int c;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	opterr = 0;	/* our own one-line messages */
-	parse_strategy("all");
-	parse_lock("rwsem");
-	opt.threads[0] = ncpu > 0 && ncpu <= MF_MAX_THREADS ?
-				 (unsigned int)ncpu : 1;
-	opt.nr_threads = 1;
-	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage_text, stdout);
-			exit(0);
-		}
-		if (c == '?')
-			usage_error("unknown option or missing value: '%s'",
-				    argv[optind - 1]);
-		parse_one(c, optarg);
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	if (opt.plot && !opt.sweep)
-		usage_error("--plot: needs --sweep");
-	if (opt.quick && !opt.duration_set)
-		opt.duration_ms = 3000;
-	if (!opt.repeats)
-		opt.repeats = opt.quick ? 3 : 1;
+	argc = take_trace_slow(argc, argv);
+	bench_parse_options(&tool, argc, argv);
+	if (!opt.nr_strategies)
+		strategy_item("all");
+	if (!opt.nr_locks)
+		opt.lock[opt.nr_locks++] = "rwsem";
+	if (!bench_std.nr_threads)
+		bench_add_threads(ncpu > 0 && ncpu <= MF_MAX_THREADS ?
+					  (unsigned int)ncpu : 1);
+	check_pairs();
 	if (opt.backing == MF_NATIVE) {
 		/* No model: one configuration per thread count. */
 		opt.nr_strategies = 1;
@@ -276,7 +312,7 @@ static void on_sigint(int sig)
 static void tick(const struct mf_config *cfg, unsigned int repeat,
 		 double elapsed_s, double touched)
 {
-	fprintf(stderr, "\r\033[K%s %s %s %u thr, run %u/%u: %5.1f s, "
+	fprintf(stderr, "\r\033[K%s %s %s %u thr, round %u/%u: %5.1f s, "
 		"%.0f faults",
 		mf_backing_name(cfg->backing),
 		cfg->strategy >= 0 ? vs_fault_strategy_name(cfg->strategy) :
@@ -285,73 +321,72 @@ static void tick(const struct mf_config *cfg, unsigned int repeat,
 		cfg->repeats, elapsed_s, touched);
 }
 
-static void config_of(struct mf_config *c, int s, int l, unsigned int t)
+static void config_of(struct mf_config *c, int s, int l, int t)
 {
 	memset(c, 0, sizeof(*c));
 	c->backing = opt.backing;
 	c->uffd_mode = opt.uffd_mode;
 	c->strategy = opt.backing == MF_NATIVE ? -1 : opt.strategy[s];
 	c->lock = opt.backing == MF_NATIVE ? NULL : opt.lock[l];
-	c->threads = opt.threads[t];
+	c->threads = bench_std.threads[t];
 	c->writer = opt.writer;
 	c->writer_rate = opt.writer_rate;
-	c->duration_ms = opt.duration_ms;
-	c->repeats = opt.repeats;
+	c->duration_ms = bench_std.duration_ms;
+	c->repeats = bench_std.repeat;
 	c->seed = opt.seed;
 }
 
-static void report(const struct mf_result *r)
+/* Every configuration, by threads, then lock, then strategy. */
+static void configure(void)
 {
-	if (opt.json)
-		mf_print_json(stdout, r);
-	else
-		mf_print_stat(stdout, r);
-	if (opt.lockstat && !opt.json)
-		(void)vs_lockstat_print(stdout);
-	fflush(stdout);
+	int s, l, t;
+
+	for (t = 0; t < bench_std.nr_threads; t++)
+		for (l = 0; l < opt.nr_locks; l++)
+			for (s = 0; s < opt.nr_strategies; s++)
+				config_of(&results[nr_results++].cfg, s, l, t);
 }
 
-/* Run one configuration.  Return: 0, or the exit status to leave with. */
-static int run_one(int s, int l, unsigned int t)
+/*
+ * Repeat @round of configuration @arm.  Return: 0, 1 to stop (Ctrl-C),
+ * or a negative errno, reported here.
+ */
+static int run_arm(void *ctx, unsigned int arm, unsigned int round)
 {
-	struct mf_result *r = &results[nr_results];
+	struct mf_result *r = &results[arm];
 	int err;
 
-	config_of(&r->cfg, s, l, t);
-	vs_lockstat_reset();
-	err = mf_run(r, &stop, progress ? tick : NULL);
+	(void)ctx;
+	if (vs_read_once(&stop))
+		return 1;
+	err = mf_run_repeat(r, round, &stop, progress ? tick : NULL);
 	if (progress)
 		fputs("\r\033[K", stderr);
-	if (err) {
+	if (err)
 		fprintf(stderr, "multi-fault: %s backing: %s\n",
 			mf_backing_name(opt.backing), vs_strerror(err));
-		return EXIT_SETUP;
-	}
-	if (r->repeats_done) {
-		nr_results++;
-		report(r);
-	}
-	return 0;
+	return err;
 }
 
+/*
+ * The repeats run in rounds: round k runs repeat k of every
+ * configuration, so that drift on a shared host hits each alike and a
+ * ratio taken within a round (mf_ratio()) cancels it.
+ */
 static int run_all(void)
 {
-	unsigned int t;
-	int s, l, ret = 0;
+	int err = bench_rounds(bench_std.repeat, (unsigned int)nr_results,
+			       run_arm, NULL);
 
-	for (t = 0; t < opt.nr_threads && !ret; t++)
-		for (l = 0; l < opt.nr_locks && !ret; l++)
-			for (s = 0; s < opt.nr_strategies && !ret; s++) {
-				if (vs_read_once(&stop))
-					return EXIT_INTR;
-				ret = run_one(s, l, t);
-			}
-	return ret;
+	if (err < 0)
+		return EXIT_SETUP;
+	return vs_read_once(&stop) ? EXIT_INTR : 0;
 }
 
 static void trace_begin(void)
 {
-	int err = mf_trace_open(opt.trace, opt.trace_sample, 1000000);
+	int err = mf_trace_open(opt.trace, opt.trace_sample,
+				(uint64_t)opt.trace_slow_us * 1000, 1000000);
 
 	if (err) {
 		fprintf(stderr, "multi-fault: --trace: %s: %s\n", opt.trace,
@@ -373,18 +408,30 @@ static void trace_end(void)
 			strerror(-err));
 }
 
-static void finish(void)
+/* The blocks (or JSON lines), the summary, the plot. */
+static void report(void)
 {
-	int err;
+	int i, p, err;
 
-	if (!opt.json && opt.nr_strategies > 1 && nr_results > 1)
-		mf_print_prepost(stdout, results, nr_results);
-	if (opt.plot && nr_results) {
+	for (i = 0; i < nr_results; i++) {
+		if (!bench_std.json) {
+			mf_print_stat(stdout, &results[i]);
+			continue;
+		}
+		if (!results[i].repeats_done)
+			continue;
+		p = mf_pre_of(results, nr_results, i);
+		mf_print_json(stdout, &results[i], p >= 0 ? &results[p] : NULL);
+	}
+	if (!bench_std.json && nr_results > 1)
+		mf_print_summary(results, nr_results);
+	fflush(stdout);
+	if (opt.plot) {
 		err = mf_plot_svg(opt.plot, results, nr_results);
 		if (err)
 			fprintf(stderr, "multi-fault: --plot: %s: %s\n",
 				opt.plot, strerror(-err));
-		else if (!opt.json)
+		else if (!bench_std.json)
 			printf("plot: %s\n", opt.plot);
 	}
 }
@@ -395,10 +442,10 @@ int main(int argc, char **argv)
 	int ret;
 
 	parse_options(argc, argv);
-	if ((size_t)opt.nr_threads * opt.nr_locks * opt.nr_strategies >
+	if ((size_t)bench_std.nr_threads * opt.nr_locks * opt.nr_strategies >
 	    MAX_RESULTS)
-		usage_error("too many configurations (at most %d)",
-			    MAX_RESULTS);
+		bench_usage_error("too many configurations (at most %d)",
+				  MAX_RESULTS);
 	progress = isatty(STDERR_FILENO);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
@@ -409,12 +456,11 @@ int main(int argc, char **argv)
 		vs_lockstat_enable(1);
 	if (opt.trace)
 		trace_begin();
+	configure();
 	ret = run_all();
 	if (opt.trace)
 		trace_end();
-	finish();
-	if (!ret && vs_read_once(&stop))
-		ret = EXIT_INTR;
+	report();
 	if (ret == EXIT_INTR)
 		fprintf(stderr, "multi-fault: interrupted\n");
 	return ret;

@@ -56,17 +56,22 @@ expect() {
 	if eval "$c"; then ok "$1"; else not_ok "$@"; fi
 }
 
-# --help: exit 0, every flag named (not just as the prefix of another).
+# --help: exit 0, every flag named (not just as the prefix of another),
+# and the man page.
 run 10 --help
 missing=
 for f in --backing --uffd-mode --strategy --lock --threads --duration \
 	--quick --repeat --writer --writer-rate --seed --json --lockstat \
-	--trace --trace-sample --sweep --plot; do
+	--trace --trace-sample --trace-slow-us --sweep --plot; do
 	grep -Eq -- "$f([^a-z-]|\$)" "$out" || missing="$missing $f"
 done
 echo "missing:${missing:- none}" >"$chk"
-expect '[ $rc -eq 0 ] && [ -z "$missing" ]' "--help names every flag" \
-	"$chk" "$err"
+expect '[ $rc -eq 0 ] && [ -z "$missing" ] && grep -q "man multi-fault" "$out"' \
+	"--help names every flag and the man page" "$chk" "$err"
+
+run 10 --version
+expect '[ $rc -eq 0 ] && grep -q "^multi-fault (vmsim) [0-9]" "$out"' \
+	"--version" "$out" "$err"
 
 # bad_value NAME ARG...: exit 2 with one line on stderr that says NAME.
 bad_value() {
@@ -86,45 +91,98 @@ bad_value --duration --duration -1
 bad_value --duration --duration abc
 bad_value --repeat --repeat 0
 bad_value --writer --writer foo
-bad_value --writer-rate --writer-rate x
-bad_value --seed --seed x
-bad_value --uffd-mode --uffd-mode foo
-bad_value --plot --plot "$dir/nosweep.svg"
+bad_value --writer-rate --writer mmap --writer-rate x
+bad_value --seed --writer mmap --seed x
+bad_value --uffd-mode --backing uffd --uffd-mode foo
+bad_value --trace-slow-us --trace "$dir/x.json" --trace-slow-us x
+bad_value --sweep --sweep 1,,2
+bad_value --sweep --sweep 1,
+bad_value --sweep --sweep 0,2
 bad_value --bogus --bogus
+bad_value --duration --dur 1
+bad_value --trace-slow-us --trace "$dir/x.json" --trace-slow-us
 bad_value extra extra
 
-# valid: WHAT KIND FILE SECONDS ARG...: exit 0 and FILE passes the check.
-valid() {
-	what=$1 kind=$2 file=$3 t=$4
-	shift 4
-	run "$t" "$@"
+# Flags that do not apply to the others given: refused, never ignored.
+bad_value --strategy --backing native --strategy spf
+bad_value --lock --backing native --lock rwsem
+bad_value --lockstat --backing native --lockstat
+bad_value --trace --backing native --trace "$dir/x.json"
+bad_value --uffd-mode --uffd-mode sigbus
+bad_value --trace-sample --trace-sample 5
+bad_value --trace-slow-us --trace-slow-us 5
+bad_value --trace-sample --backing uffd --trace "$dir/x.json" --trace-sample 5
+bad_value --plot --threads 2 --plot "$dir/nosweep.svg"
+bad_value --threads --threads 2 --sweep 1,2
+bad_value --writer-rate --writer-rate 5
+bad_value --writer-rate --writer none --writer-rate 5
+bad_value --seed --seed 3
+bad_value --seed --writer fork --seed 3
+bad_value --quick --quick --duration 1 --repeat 2
+
+# checked WHAT KIND FILE [CHECK-OPTION...]: the last run exited 0 and
+# FILE passes check_output.py KIND with the CHECK-OPTIONs.
+checked() {
+	what=$1 kind=$2 file=$3
+	shift 3
 	if [ $rc -ne 0 ]; then
 		not_ok "$what" "$err"
-	elif python3 "$check" "$kind" "$file" 2>"$chk"; then
+	elif python3 "$check" "$kind" "$file" "$@" 2>"$chk"; then
 		ok "$what"
 	else
 		not_ok "$what" "$chk"
 	fi
 }
-valid "--json: valid JSON lines" json "$out" 120 \
-	--backing sim --strategy all --threads 2 --duration 1 --json
-rm -f "$dir/t.json" "$dir/p.svg"
-valid "--trace: a valid Chrome trace" trace "$dir/t.json" 120 \
-	--backing sim --strategy locked --threads 2 --duration 1 \
-	--writer mmap --trace "$dir/t.json"
-valid "--plot: a well-formed SVG" svg "$dir/p.svg" 120 \
-	--backing sim --strategy all --sweep 1,2 --duration 0.5 \
+run 120 --backing sim --strategy all --threads 2 --duration 0.5 --repeat 2 \
+	--json --lockstat
+checked "--json --lockstat: JSON lines with the lock statistics, ratios" \
+	json "$out" --lockstat --vs-pre
+rm -f "$dir/t.json" "$dir/r.json" "$dir/p.svg" "$dir/q.svg"
+# The fork writer holds the mmap_lock long: faults wait behind it.  One
+# fault in a million sampled: what is kept beyond it is the slow ones.
+run 120 --backing sim --strategy locked --threads 2 --duration 1 \
+	--writer fork --trace "$dir/t.json" --trace-sample 1000000 \
+	--trace-slow-us 50
+checked "--trace: zap, writer and setup slices; slow faults kept" trace \
+	"$dir/t.json" --slow 50 --slices \
+	"MADV_DONTNEED zap,fork,setup: mmap*,teardown: munmap"
+# Interleaved: the runs' setups go locked spf pervma, locked spf pervma.
+run 60 --backing sim --strategy all --threads 1 --duration 0.2 --repeat 2 \
+	--trace "$dir/r.json"
+checked "--repeat: the configurations interleaved in rounds" trace \
+	"$dir/r.json" --rounds 2
+run 120 --backing sim --strategy all --sweep 1,2,4 --duration 0.3 \
 	--plot "$dir/p.svg"
+checked "--plot: ticks at 1,2,4, log2 axis" svg "$dir/p.svg" \
+	--ticks 1,2,4 --log2
+run 120 --backing sim --strategy locked --sweep 3,1 --duration 0.3 \
+	--plot "$dir/q.svg"
+checked "--plot: ticks at 1,3, linear axis" svg "$dir/q.svg" --ticks 1,3
 
-# End to end, 1 s of each backing.
-run 60 --backing sim --threads 2 --duration 1
-expect '[ $rc -eq 0 ] && grep -q page-faults "$out" &&
-	grep -q "seconds time elapsed" "$out"' "sim: 1 s run" "$out" "$err"
+# The block says mean or sum of each figure; --strategy all and --lock
+# all end with one summary table, a row per configuration.
+run 60 --backing sim --threads 2 --duration 0.5 --repeat 2 --writer mmap
+expect '[ $rc -eq 0 ] && grep -q "page-faults  *mean of 2" "$out" &&
+	grep -q "writer mmap, sum of 2" "$out" &&
+	grep -q "seconds time elapsed  *mean of 2" "$out" &&
+	[ "$(grep -c "Summary of 3 configurations, 2 rounds" "$out")" -eq 1 ] &&
+	[ "$(grep -Ec "^ +2  rwsem +(locked|spf|pervma) " "$out")" -eq 3 ] &&
+	grep -Eq "spf .* [0-9.]+x \([0-9.]+\.\.[0-9.]+\)\$" "$out"' \
+	"--strategy all: labelled blocks, one summary with POST/PRE ranges" \
+	"$out" "$err"
+run 60 --backing sim --strategy locked --lock all --threads 1 --duration 0.2
+expect '[ $rc -eq 0 ] &&
+	[ "$(grep -c "Summary of 5 configurations" "$out")" -eq 1 ] &&
+	[ "$(grep -Ec "^ +1  [a-z]+ +locked " "$out")" -eq 5 ]' \
+	"--lock all: one summary table" "$out" "$err"
+
+# End to end, 1 s of each other backing.
 run 60 --backing native --threads 2 --duration 1
 expect '[ $rc -eq 0 ] && grep -q page-faults "$out"' "native: 1 s run" \
 	"$out" "$err"
 for m in sigbus threads uv; do
-	run 60 --backing uffd --uffd-mode $m --threads 2 --duration 1
+	run 60 --backing uffd --uffd-mode $m --strategy locked --threads 2 \
+		--duration 1
 	if [ $rc -eq 1 ] && grep -q userfaultfd "$err"; then
 		echo "SKIP uffd: $(grep userfaultfd "$err" | head -n 1)"
 		continue
@@ -133,9 +191,10 @@ for m in sigbus threads uv; do
 		"uffd --uffd-mode $m: 1 s run" "$out" "$err"
 done
 
-run 60 --backing sim --threads 2 --duration 1 --lockstat
-expect '[ $rc -eq 0 ] && grep -Eq "class name|mmap_lock" "$out"' \
-	"--lockstat: a lock_stat table" "$out" "$err"
+run 60 --backing sim --strategy locked --threads 2 --duration 0.5 --lockstat
+expect '[ $rc -eq 0 ] && grep -q "lock_stat, sum of 1" "$out" &&
+	grep -q "mmap_lock-R" "$out"' "--lockstat: a lock_stat table" \
+	"$out" "$err"
 
 echo "1..$n"
 [ $failed -eq 0 ]
