@@ -48,6 +48,7 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_BACKING, "backing", "KIND" },
 	{ BENCH_OPT_WRITER_RATE, "writer-rate", "N" },
 	{ BENCH_OPT_TRACE_SAMPLE, "trace-sample", "N" },
+	{ BENCH_OPT_TRACE_SLOW_US, "trace-slow-us", "N" },
 	{ BENCH_OPT_SWEEP, "sweep", "LIST" },
 	{ BENCH_OPT_PLOT, "plot", "FILE" },
 };

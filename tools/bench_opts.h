@@ -78,6 +78,7 @@ enum bench_key {
 	BENCH_OPT_BACKING,		/* --backing KIND */
 	BENCH_OPT_WRITER_RATE,		/* --writer-rate N */
 	BENCH_OPT_TRACE_SAMPLE,		/* --trace-sample N */
+	BENCH_OPT_TRACE_SLOW_US,	/* --trace-slow-us N */
 	BENCH_OPT_SWEEP,		/* --sweep LIST */
 	BENCH_OPT_PLOT,			/* --plot FILE */
 	BENCH_OPT_END			/* past the last */

@@ -33,7 +33,6 @@ static struct {
 	int nr_locks;
 	unsigned int writer_rate, trace_sample;
 	unsigned int trace_slow_us;
-	bool trace_slow_given;
 	unsigned long seed;
 	bool lockstat;
 	const char *trace, *plot;
@@ -91,11 +90,10 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_TRACE, "a Chrome/Perfetto trace of the runs; not native",
 	  NULL },
 	{ BENCH_OPT_TRACE_SAMPLE, "with --trace, record one fault in N\n"
-				  "(default 100); not uffd\n"
-				  "--trace-slow-us N: with --trace, also every\n"
-				  "fault with an mmap_lock wait or hold of N\n"
-				  "microseconds or more (default 100); not uffd",
-	  NULL },
+				  "(default 100); not uffd", NULL },
+	{ BENCH_OPT_TRACE_SLOW_US, "with --trace, also every fault with an\n"
+				   "mmap_lock wait or hold of N microseconds\n"
+				   "or more (default 100); not uffd", NULL },
 	{ BENCH_OPT_PLOT, "faults/s against threads, as SVG; needs two\n"
 			  "thread counts or more", "FILE.svg" },
 	{ 0, NULL, NULL },
@@ -181,6 +179,9 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_TRACE_SAMPLE:
 		opt.trace_sample = bench_arg_uint(arg, 1, 1000000);
 		break;
+	case BENCH_OPT_TRACE_SLOW_US:
+		opt.trace_slow_us = bench_arg_uint(arg, 0, MAX_SLOW_US);
+		break;
 	case BENCH_OPT_PLOT:
 		opt.plot = arg;
 		break;
@@ -192,44 +193,6 @@ static const struct bench_tool tool = {
 	.set = set_option, .duration_ms = 60000, .repeat = 1,
 	.quick_ms = 3000, .quick_repeat = 3,
 };
-
-/*
- * --trace-slow-us N is multi-fault's alone and no row of the tools'
- * option table (tools/bench_opts.c): it is taken out of @argv here,
- * written in full as the table's options are, before
- * bench_parse_options() reads the rest.  Return: the new argc.
- */
-static int take_trace_slow(int argc, char **argv)
-{
-	static const char name[] = "--trace-slow-us";
-	const char *val;
-	int i, n = 1;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			while (i < argc)
-				argv[n++] = argv[i++];
-			break;
-		}
-		if (!strcmp(argv[i], name))
-			val = ++i < argc ? argv[i] : NULL;
-		else if (!strncmp(argv[i], name, sizeof(name) - 1) &&
-			 argv[i][sizeof(name) - 1] == '=')
-			val = argv[i] + sizeof(name);
-		else {
-			argv[n++] = argv[i];
-			continue;
-		}
-		if (!val || bench_parse_uint(val, 0, MAX_SLOW_US,
-					     &opt.trace_slow_us))
-			bench_usage_error("%s: '%s' is not a whole number of "
-					  "microseconds from 0 to %u", name,
-					  val ? val : "", MAX_SLOW_US);
-		opt.trace_slow_given = true;
-	}
-	argv[n] = NULL;
-	return n;
-}
 
 /* @key, given, does not apply with --backing @backing. */
 static void refuse_on(int key, int backing, const char *why)
@@ -254,13 +217,10 @@ static void check_pairs(void)
 		bench_usage_error("--uffd-mode needs --backing uffd");
 	refuse_on(BENCH_OPT_TRACE_SAMPLE, MF_UFFD,
 		  "its faults are resolved on other threads, all traced");
-	if (opt.trace_slow_given && opt.backing == MF_UFFD)
-		bench_usage_error("--trace-slow-us does not apply with "
-				  "--backing uffd: its faults are resolved "
-				  "on other threads, all traced");
+	refuse_on(BENCH_OPT_TRACE_SLOW_US, MF_UFFD,
+		  "its faults are resolved on other threads, all traced");
 	bench_refuse_without(BENCH_OPT_TRACE_SAMPLE, BENCH_OPT_TRACE);
-	if (opt.trace_slow_given && !opt.trace)
-		bench_usage_error("--trace-slow-us needs --trace");
+	bench_refuse_without(BENCH_OPT_TRACE_SLOW_US, BENCH_OPT_TRACE);
 	bench_refuse_with(BENCH_OPT_THREADS, BENCH_OPT_SWEEP,
 			  "give the thread counts once");
 	if (opt.plot && bench_std.nr_threads < 2)
@@ -279,7 +239,6 @@ static void parse_options(int argc, char **argv)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	argc = take_trace_slow(argc, argv);
 	bench_parse_options(&tool, argc, argv);
 	if (!opt.nr_strategies)
 		strategy_item("all");
