@@ -11,7 +11,8 @@ build=${1:?usage: test_tools.sh BUILD_DIR}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
-n=0 failed=0 rc=0
+# shellcheck source=test/tools/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 # run TOOL ARG...: TOOL under a timeout; stdout in $out, stderr in $err,
 # exit status in $rc.
@@ -20,20 +21,6 @@ run() {
 	shift
 	timeout 20 "$build/$t" "$@" >"$out" 2>"$err"
 	rc=$?
-}
-
-# expect COND WHAT: ok if the shell test COND succeeds; else the exit
-# status and the head of stdout and stderr as comments.
-expect() {
-	n=$((n + 1))
-	if eval "$1"; then
-		echo "ok $n - $2"
-		return
-	fi
-	failed=$((failed + 1))
-	echo "not ok $n - $2"
-	echo "# exit $rc"
-	head -n 3 "$out" "$err" | sed 's/^/# /'
 }
 
 # refused TOOL ARG...: exit 2 and exactly one line on stderr.
@@ -120,5 +107,4 @@ run multi-fault-ref -t 1 -d 0.001 -j
 expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 	"multi-fault-ref runs"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

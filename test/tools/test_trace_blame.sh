@@ -11,7 +11,10 @@ bin=${1:?usage: test_trace_blame.sh BIN SCRIPT SCRATCH}
 script=${2:?usage: test_trace_blame.sh BIN SCRIPT SCRATCH}
 dir=${3:?usage: test_trace_blame.sh BIN SCRIPT SCRATCH}
 out=$dir/out err=$dir/err
-n=0 failed=0 rc=0
+tap_head=20 # read by tap.sh
+export tap_head
+# shellcheck source=test/tools/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "test_trace_blame: python3 is needed" >&2
@@ -28,20 +31,6 @@ mkdir -p "$dir" || exit 1
 blame() {
 	timeout 120 python3 "$script" "$@" >"$out" 2>"$err"
 	rc=$?
-}
-
-# expect COND WHAT: ok if the shell test COND succeeds; else the exit
-# status and the head of the output as comments.
-expect() {
-	n=$((n + 1))
-	if eval "$1"; then
-		echo "ok $n - $2"
-		return
-	fi
-	failed=$((failed + 1))
-	echo "not ok $n - $2"
-	echo "# exit $rc"
-	head -n 20 "$out" "$err" | sed 's/^/# /'
 }
 
 # A trace whose answer is known: faulter 0 waits 10 us for read, 5 of
@@ -109,5 +98,4 @@ done
 blame --help
 expect '[ $rc -eq 0 ] && grep -q "^usage:" "$out"' "--help exits 0"
 
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done
