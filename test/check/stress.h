@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vmsim/check/stress.h - the fault stress run: faulting threads against
+ * test/check/stress.h - the fault stress run: faulting threads against
  * a thread that keeps changing the same pages, with invariant checks.
  *
  * Test code, kept out of libvmsim: it is libvmsim-check (CMake:
