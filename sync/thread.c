@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "rcu.h"
+#include "wait.h"
 
 __thread int vs__tls_slot VS_TLS_IE = -1;
 
@@ -21,6 +22,23 @@ _Noreturn void vs__die(const char *what, int err)
 {
 	fprintf(stderr, "vmsim: %s: %s\n", what, strerror(err));
 	abort();
+}
+
+void vs__slot_lock_slow(vs__slot_lock_t *lock)
+{
+	uint32_t old;
+	unsigned int spins = 0;
+
+	for (;;) {
+		old = 0;
+		/* Acquire: pairs with the release in vs__slot_unlock(). */
+		if (vs_read_once(lock) == 0 && vs_cmpxchg_acquire(lock, &old, 1))
+			return;
+		if (++spins % 128 == 0)
+			vs_yield();
+		else
+			vs_cpu_relax();
+	}
 }
 
 static void thread_exit(void *arg)

@@ -103,4 +103,36 @@ static inline long vs__slot_sum(const vs_atomic_long_t *first,
 	return sum;
 }
 
+/*
+ * vs__slot_lock - the lock of a per-slot structure (a page or object
+ * cache, an RCU batch; vs__slot_lock_t)
+ *
+ * An owned slot's structure has one user nearly always: its owner.
+ * Others lock it only for the shared slot (VS_SLOT_SHARED), a slot
+ * passing to a new thread, and a drain of every slot.  So the lock is
+ * a compare-and-swap and a release store, one locked instruction where
+ * vs_spin_lock() and vs_spin_unlock() take two (its unlock must swap to
+ * learn of sleepers), like the kernel's local_lock on these paths.  A
+ * contender spins, yielding the CPU now and then in case the holder was
+ * preempted.  Hold it for a few instructions only.
+ */
+typedef vs_atomic32_t vs__slot_lock_t;
+
+VS_EXTERN void vs__slot_lock_slow(vs__slot_lock_t *lock);
+
+static inline void vs__slot_lock(vs__slot_lock_t *lock)
+{
+	uint32_t old = 0;
+
+	/* Acquire: pairs with the release in vs__slot_unlock(). */
+	if (vs_unlikely(!vs_cmpxchg_acquire(lock, &old, 1)))
+		vs__slot_lock_slow(lock);
+}
+
+static inline void vs__slot_unlock(vs__slot_lock_t *lock)
+{
+	/* Pairs with the acquire in vs__slot_lock(). */
+	vs_store_release(lock, 0);
+}
+
 #endif /* VS_SYNC_THREAD_H */

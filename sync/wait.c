@@ -2,6 +2,7 @@
 #include "wait.h"
 
 #include <errno.h>
+#include <sched.h>
 
 #include "internal.h"
 
@@ -36,4 +37,9 @@ int vs_futex_wake(vs_atomic32_t *word, int nr)
 	if (ret < 0)
 		return errno == EFAULT ? 0 : -errno;
 	return (int)ret;
+}
+
+void vs_yield(void)
+{
+	(void)sched_yield();
 }

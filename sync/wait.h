@@ -59,4 +59,14 @@ VS_EXTERN int vs_futex_wait(vs_atomic32_t *word, uint32_t val,
  */
 VS_EXTERN int vs_futex_wake(vs_atomic32_t *word, int nr);
 
+/**
+ * vs_yield - give the CPU to another runnable thread (sched_yield(2))
+ *
+ * For a spinner whose lock holder may have been preempted (user space
+ * cannot disable preemption).
+ *
+ * Context: any; outside RCU read-side sections preferably.
+ */
+VS_EXTERN void vs_yield(void);
+
 #endif /* VS_SYNC_WAIT_H */
