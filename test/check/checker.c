@@ -203,6 +203,15 @@ void vs__stress_check_mm(struct stress *r, int quiet)
 	memset(r->pcnt, 0, (POOL + 1) * sizeof(*r->pcnt));
 	vs_mmap_write_lock(mm);
 	pte0 = vs_pte_offset_map_lock(&mm->pgtable, mm->start, &ptl);
+	/*
+	 * No table yet: a per-VMA fault, which the mmap_lock does not stop,
+	 * may be installing it, a PTE and its RSS count right now.  A
+	 * count seen means the table was there before it (populated with
+	 * a full barrier, the count added after the PTE), and only the
+	 * writer, which is us, removes tables: look once more.
+	 */
+	if (!pte0 && rss(mm))
+		pte0 = vs_pte_offset_map_lock(&mm->pgtable, mm->start, &ptl);
 	if (!pte0) {
 		if (rss(mm))
 			vs__stress_bug(r, "no page table, RSS %ld", rss(mm));
