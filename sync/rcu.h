@@ -142,7 +142,53 @@ VS_EXTERN void vs_call_rcu(struct vs_rcu_head *head,
 			   void (*func)(struct vs_rcu_head *head));
 
 /**
+ * vs_free_rcu - run @fn(@arg, @obj) after a grace period, batched
+ * @fn: frees @obj; runs on liburcu's call_rcu thread
+ * @arg: passed to @fn as is (a cache, say)
+ * @obj: the object; it needs no embedded head
+ *
+ * The cheap way to free many objects after a grace period: the calling
+ * thread's slot collects entries and hands each full batch of
+ * VS_RCU_BATCH to RCU with one callback, so that liburcu's worker is
+ * woken once per batch, not per object (after the kernel's kfree_rcu()
+ * batching).  vs_rcu_barrier() hands over the partial batches and
+ * waits for them.  When no batch can be allocated it waits for a grace
+ * period in place and calls @fn at once, as the kernel's
+ * kvfree_rcu_mightsleep() does.
+ *
+ * Context: any attached thread, also a callback; not inside a
+ * read-side section (see above: it may wait for a grace period).
+ */
+VS_EXTERN void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg,
+			   void *obj);
+
+/** VS_RCU_BATCH - entries that vs_free_rcu() hands to RCU at once */
+#define VS_RCU_BATCH 128
+
+/**
+ * struct vs_rcu_stats - what has been handed to RCU since the start
+ * @callbacks: liburcu callbacks queued: one per vs_call_rcu() and one
+ *             per vs_free_rcu() batch
+ * @deferred: objects passed to vs_free_rcu()
+ */
+struct vs_rcu_stats {
+	long callbacks;
+	long deferred;
+};
+
+/**
+ * vs_rcu_stats - read the counters of struct vs_rcu_stats
+ * @st: filled in
+ *
+ * Context: any.
+ */
+VS_EXTERN void vs_rcu_stats(struct vs_rcu_stats *st);
+
+/**
  * vs_rcu_barrier - wait until every callback queued so far has run
+ *
+ * Also the entries of every vs_free_rcu() batch, full or not, and the
+ * ones those callbacks queue in turn.
  *
  * Context: may sleep; not inside a read-side section or a callback.
  */
