@@ -53,6 +53,7 @@
 #include "vm/mm.h"
 #include "vm/page.h"
 #include "vm/pgtable.h"
+#include "vm/slab.h"
 #include "vm/vma_tree.h"
 
 #endif /* VMSIM_H */

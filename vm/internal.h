@@ -30,7 +30,6 @@
  */
 struct vs_anon_vma {
 	vs_atomic_long_t refcount;
-	struct vs_rcu_head rcu;
 };
 
 /* One thread slot's RSS counters, a cache line of their own. */

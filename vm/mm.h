@@ -14,8 +14,9 @@
  *      vs_vm_write_end(vma) makes it even again, so a speculative reader
  *      that sampled vm_sequence before the change sees it moved;
  *   4. the VMA index is updated (one published step per VMA);
- *   5. a VMA that leaves the index is freed with vs_call_rcu(), as are
- *      page-table pages: a lockless reader never touches freed memory;
+ *   5. a VMA that leaves the index goes back to its cache after a grace
+ *      period (vs_free_rcu(), batched), as do page-table pages and
+ *      index nodes: a lockless reader never touches freed memory;
  *   6. vs_mmap_write_unlock() advances mm_lock_seq, which unmarks every
  *      VMA marked in step 2 at once.
  *
@@ -133,7 +134,6 @@ struct vs_vma {
 	 */
 	vs_atomic32_t vm_detached;
 	struct vs_rwsem vm_lock;         /* the per-VMA lock */
-	struct vs_rcu_head rcu;          /* private */
 };
 
 /**

@@ -279,10 +279,11 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 	vma = vs__vma_alloc(mm);
 	if (!vma)
 		return -ENOMEM;
-	vma->vm_start = addr;
-	vma->vm_end = addr + len;
-	vma->vm_flags = vm_flags;
-	vma->vm_pgoff = pgoff;
+	/* Not yet in the index: plain stores (vs__vma_insert() publishes). */
+	vs_write_once(&vma->vm_start, addr);
+	vs_write_once(&vma->vm_end, addr + len);
+	vs_write_once(&vma->vm_flags, vm_flags);
+	vs_write_once(&vma->vm_pgoff, pgoff);
 	if (file) {
 		vs_file_get(file);
 	} else if (vm_flags & VS_VM_SHARED) {
@@ -294,7 +295,7 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 		}
 		file->shmem = 1;
 	}
-	vma->vm_file = file;
+	vs_write_once(&vma->vm_file, file);
 	err = vs__vma_insert(mm, vma);
 	if (err) {
 		vs__vma_free(vma);

@@ -8,8 +8,9 @@
  * Every slot cache has a lock even though an owned slot has a single
  * user: the shared slot (VS_SLOT_SHARED) has many, a slot passes to a
  * new thread when its owner detaches, and drain_all_caches() empties the
- * caches of other slots.  An owned slot's lock is uncontended, one
- * compare-and-swap, as the kernel's pcp->lock is.
+ * caches of other slots.  An owned slot's lock is uncontended: a
+ * vs__slot_lock_t, one compare-and-swap and a release store, as the
+ * kernel's pcp->lock is a local lock.
  */
 #include "page.h"
 
@@ -20,23 +21,8 @@
 
 #include "../sync/spinlock.h"
 #include "../sync/thread.h"
+#include "asan.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define VS__ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VS__ASAN 1
-#endif
-#endif
-
-#ifdef VS__ASAN
-#include <sanitizer/asan_interface.h>
-#define frame_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define frame_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define frame_poison(p, n) ((void)(p), (void)(n))
-#define frame_unpoison(p, n) ((void)(p), (void)(n))
-#endif
 
 /*
  * A slot cache refills and drains this many pages at a time (the
@@ -64,7 +50,7 @@
  *         vs_page_pool_free_pages()
  */
 struct pcp {
-	VS_CACHELINE_ALIGNED vs_spinlock_t lock;
+	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
 	uint32_t head;
 	vs_atomic32_t count;
 };
@@ -150,9 +136,9 @@ static void drain_all_caches(struct vs_page_pool *pool)
 		pcp = &pool->pcp[i];
 		if (vs_read_once(&pcp->count) == 0)
 			continue;
-		vs_spin_lock(&pcp->lock);
+		vs__slot_lock(&pcp->lock);
 		pcp_drain(pool, pcp, UINT32_MAX);
-		vs_spin_unlock(&pcp->lock);
+		vs__slot_unlock(&pcp->lock);
 	}
 }
 
@@ -202,7 +188,7 @@ int vs_page_pool_create(struct vs_page_pool **poolp, size_t nr_pages)
 	}
 	vs_spin_lock_init(&pool->lock);
 	for (i = 0; i < VS_ARRAY_SIZE(pool->pcp); i++) {
-		vs_spin_lock_init(&pool->pcp[i].lock);
+		vs_atomic_init(&pool->pcp[i].lock, 0);
 		pool->pcp[i].head = PFN_NONE;
 		vs_atomic_init(&pool->pcp[i].count, 0);
 	}
@@ -211,7 +197,7 @@ int vs_page_pool_create(struct vs_page_pool **poolp, size_t nr_pages)
 	for (i = nr_pages; i >= 1; i--)
 		list_push(pool, &pool->free_head, &pool->pages[i]);
 	vs_atomic_init(&pool->nr_free, (long)nr_pages);
-	frame_poison(pool->frames + VS_PAGE_SIZE, nr_pages * VS_PAGE_SIZE);
+	vs__poison(pool->frames + VS_PAGE_SIZE, nr_pages * VS_PAGE_SIZE);
 
 	zero = &pool->pages[ZERO_PFN];
 	vs_atomic_init(&zero->refcount, 1);
@@ -230,7 +216,7 @@ int vs_page_pool_destroy(struct vs_page_pool *pool)
 		if (vs_load_acquire(&pool->pages[i].refcount) != 0)
 			return -EBUSY;
 	/* Unpoisoned, so that a later mapping at this address starts clean. */
-	frame_unpoison(pool->frames, pool->frames_len);
+	vs__unpoison(pool->frames, pool->frames_len);
 	munmap(pool->frames, pool->frames_len);
 	free(pool->pages);
 	free(pool);
@@ -268,17 +254,17 @@ struct vs_page *vs_alloc_page(struct vs_page_pool *pool)
 	struct vs_page *page;
 	uint32_t pfn = PFN_NONE;
 
-	vs_spin_lock(&pcp->lock);
+	vs__slot_lock(&pcp->lock);
 	if (pcp->head != PFN_NONE || pcp_refill(pool, pcp, PCP_BATCH))
 		pfn = pcp_pop(pool, pcp);
-	vs_spin_unlock(&pcp->lock);
+	vs__slot_unlock(&pcp->lock);
 	if (vs_unlikely(pfn == PFN_NONE)) {
 		pfn = alloc_slow(pool);
 		if (pfn == PFN_NONE)
 			return NULL;
 	}
 	page = &pool->pages[pfn];
-	frame_unpoison(page->data, VS_PAGE_SIZE);
+	vs__unpoison(page->data, VS_PAGE_SIZE);
 	assert(vs_read_once(&page->refcount) == 0);
 	assert(vs_read_once(&page->mapcount) == 0);
 	page->mapping = NULL;
@@ -297,13 +283,13 @@ static void free_page(struct vs_page_pool *pool, struct vs_page *page)
 	struct pcp *pcp = &pool->pcp[vs__thread_slot()];
 
 	assert(vs_read_once(&page->mapcount) == 0);
-	frame_poison(page->data, VS_PAGE_SIZE);
-	vs_spin_lock(&pcp->lock);
+	vs__poison(page->data, VS_PAGE_SIZE);
+	vs__slot_lock(&pcp->lock);
 	list_push(pool, &pcp->head, page);
 	vs_write_once(&pcp->count, vs_read_once(&pcp->count) + 1);
 	if (vs_read_once(&pcp->count) > PCP_HIGH)
 		pcp_drain(pool, pcp, PCP_BATCH);
-	vs_spin_unlock(&pcp->lock);
+	vs__slot_unlock(&pcp->lock);
 }
 
 void vs_put_page(struct vs_page_pool *pool, struct vs_page *page)

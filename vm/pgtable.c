@@ -9,7 +9,7 @@
  *
  * Freeing: under mmap_lock for write, an empty table is unlinked with a
  * compare-and-swap to 0 (a PTE page with its PTL held) and handed to
- * vs_call_rcu().  A walker inside vs_rcu_read_lock() that loaded the old
+ * vs_free_rcu().  A walker inside vs_rcu_read_lock() that loaded the old
  * entry keeps reading valid memory until its section ends.  A stale
  * speculative allocator may still install a child into a table after it
  * was unlinked; the RCU callback therefore frees the whole subtree it is
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "page.h"
+#include "slab.h"
 
 #define PTPAGE_BYTES \
 	((sizeof(struct vs_ptpage) + VS_PTPAGE_ALIGN - 1) & \
@@ -46,13 +47,17 @@ static unsigned long entry_end(unsigned long addr, int level,
 	return next < end ? next : end;
 }
 
+/* Table pages of every level: the kernel takes them from the page
+ * allocator, the model from a cache of its own. */
+static struct vs_kmem_cache ptpage_cache =
+	VS_KMEM_CACHE_INIT("pgtable", PTPAGE_BYTES, VS_PTPAGE_ALIGN);
+
 static struct vs_ptpage *ptpage_alloc(struct vs_pgtable *pt, int level)
 {
-	struct vs_ptpage *tbl = aligned_alloc(VS_PTPAGE_ALIGN, PTPAGE_BYTES);
+	struct vs_ptpage *tbl = vs_kmem_cache_zalloc(&ptpage_cache);
 
 	if (!tbl)
 		return NULL;
-	memset(tbl, 0, PTPAGE_BYTES);
 	vs_spin_lock_init(&tbl->ptl);
 	tbl->level = (uint32_t)level;
 	tbl->pt = pt;
@@ -73,15 +78,15 @@ static long free_subtree(struct vs_ptpage *tbl)
 				n += free_subtree(vs_pxd_table(v));
 		}
 	}
-	free(tbl);
+	vs_kmem_cache_free(&ptpage_cache, tbl);
 	return n;
 }
 
-static void ptpage_free_rcu(struct vs_rcu_head *head)
+/* vs_free_rcu() callback: @arg is the vs_pgtable, @obj the table. */
+static void ptpage_free_rcu(void *arg, void *obj)
 {
-	struct vs_ptpage *tbl = (struct vs_ptpage *)
-		((char *)head - offsetof(struct vs_ptpage, rcu));
-	struct vs_pgtable *pt = tbl->pt;
+	struct vs_pgtable *pt = arg;
+	struct vs_ptpage *tbl = obj;
 
 	vs_fetch_sub(&pt->nr_pages, free_subtree(tbl));
 	/*
@@ -95,7 +100,7 @@ static void ptpage_free_rcu(struct vs_rcu_head *head)
 static void ptpage_free_deferred(struct vs_pgtable *pt, struct vs_ptpage *tbl)
 {
 	vs_fetch_add(&pt->nr_rcu_pending, 1);
-	vs_call_rcu(&tbl->rcu, ptpage_free_rcu);
+	vs_free_rcu(ptpage_free_rcu, pt, tbl);
 }
 
 int vs_pgtable_init(struct vs_pgtable *pt, int split_ptl)
@@ -151,7 +156,7 @@ static uint64_t populate(struct vs_pgtable *pt, vs_atomic64_t *slot,
 		vs_fetch_add_relaxed(&pt->nr_pages, 1);
 		return v;
 	}
-	free(tbl); /* never published */
+	vs_kmem_cache_free(&ptpage_cache, tbl); /* never published */
 	return old;
 }
 

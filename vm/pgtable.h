@@ -13,7 +13,7 @@
  *
  * Lifetime.  Table pages are allocated on demand by vs_pte_alloc() and
  * published with a compare-and-swap; they are freed only by
- * vs_free_pgd_range() (after a grace period, through vs_call_rcu()) and
+ * vs_free_pgd_range() (after a grace period, through vs_free_rcu()) and
  * by vs_pgtable_destroy(); vs_zap_range() clears PTEs and frees no
  * table.  A walker inside
  * vs_rcu_read_lock() therefore never touches freed memory, but the table
@@ -85,16 +85,15 @@
  * @ptl: the split page-table lock (PTE pages, split_ptl only)
  * @level: 0 PTE, 1 PMD, 2 PUD, 3 PGD (read-only)
  * @pt: owner, for accounting in the RCU callback (private)
- * @rcu: for the deferred free (private)
  *
- * 4160 bytes: 4096 of entries, 64 of lock, links and padding.
+ * 4112 bytes (4160 in its cache, at 64-byte alignment): 4096 of
+ * entries, then the lock, the level and the owner.
  */
 struct vs_ptpage {
 	vs_atomic64_t entries[VS_PTRS_PER_TABLE];
 	vs_spinlock_t ptl;
 	uint32_t level;
 	struct vs_pgtable *pt;
-	struct vs_rcu_head rcu;
 };
 
 /**

@@ -10,17 +10,22 @@
  * neighbour already erased); it then falls back to the mmap_lock, which
  * the writer holds, as it does for any miss.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "../sync/internal.h"
 #include "internal.h"
+#include "slab.h"
+
+static struct vs_kmem_cache anon_vma_cache =
+	VS_KMEM_CACHE_INIT("anon_vma", sizeof(struct vs_anon_vma),
+			   _Alignof(struct vs_anon_vma));
+static struct vs_kmem_cache vma_cache =
+	VS_KMEM_CACHE_INIT("vm_area_struct", sizeof(struct vs_vma),
+			   _Alignof(struct vs_vma));
 
 /* ---- anon_vma ------------------------------------------------------------ */
 
 struct vs_anon_vma *vs__anon_vma_alloc(void)
 {
-	struct vs_anon_vma *av = calloc(1, sizeof(*av));
+	struct vs_anon_vma *av = vs_kmem_cache_zalloc(&anon_vma_cache);
 
 	if (av)
 		vs_atomic_init(&av->refcount, 1);
@@ -32,11 +37,6 @@ void vs__anon_vma_get(struct vs_anon_vma *av)
 	vs_fetch_add_relaxed(&av->refcount, 1);
 }
 
-static void anon_vma_free_rcu(struct vs_rcu_head *head)
-{
-	free((char *)head - offsetof(struct vs_anon_vma, rcu));
-}
-
 /*
  * vs__anon_vma_put - drop a reference; freed after a grace period, since
  * a lockless fault may still read vma->anon_vma of a VMA being freed.
@@ -44,7 +44,7 @@ static void anon_vma_free_rcu(struct vs_rcu_head *head)
 void vs__anon_vma_put(struct vs_anon_vma *av)
 {
 	if (av && vs_fetch_sub(&av->refcount, 1) == 1)
-		vs_call_rcu(&av->rcu, anon_vma_free_rcu);
+		vs_kmem_cache_free_rcu(&anon_vma_cache, av);
 }
 
 /**
@@ -67,7 +67,7 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
 		return -ENOMEM;
 	/* Fully ordered: the initialised anon_vma before the pointer. */
 	if (!vs_cmpxchg(&vma->anon_vma, &old, av))
-		free(av);
+		vs_kmem_cache_free(&anon_vma_cache, av);
 	return 0;
 }
 
@@ -83,7 +83,7 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
  */
 struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 {
-	struct vs_vma *vma = calloc(1, sizeof(*vma));
+	struct vs_vma *vma = vs_kmem_cache_zalloc(&vma_cache);
 
 	if (!vma)
 		return NULL;
@@ -93,7 +93,7 @@ struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 	vs_atomic_init(&vma->vm_lock_seq, vs_read_once(&mm->mm_lock_seq));
 	vs_atomic_init(&vma->vm_detached, 0);
 	if (vs_rwsem_init(&vma->vm_lock)) {
-		free(vma);
+		vs_kmem_cache_free(&vma_cache, vma);
 		return NULL;
 	}
 	return vma;
@@ -127,9 +127,11 @@ struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
 
 /*
  * vs__vma_free - free a VMA no reader can reach any more, and its
- * references.  The memory is poisoned first (0x6b, the kernel's
- * POISON_FREE: an odd vm_sequence, an empty range), so that a reader that broke the RCU rule sees
- * a VMA no check accepts even before ASan names the access.
+ * references.  It is not poisoned here: its cache hands it out again at
+ * once, so a reader that broke the RCU rule would as likely meet a new
+ * VMA as a poisoned one; under ASan the cache poisons it and reuses it
+ * last, and the access is named.  (Writing it here, on the call_rcu
+ * thread, would also cost its next user on another CPU a cache miss.)
  */
 void vs__vma_free(struct vs_vma *vma)
 {
@@ -137,14 +139,13 @@ void vs__vma_free(struct vs_vma *vma)
 		vs_file_put(vma->vm_file);
 	vs__anon_vma_put(vs_read_once(&vma->anon_vma));
 	(void)vs_rwsem_destroy(&vma->vm_lock);
-	memset(vma, 0x6b, sizeof(*vma));
-	free(vma);
+	vs_kmem_cache_free(&vma_cache, vma);
 }
 
-static void vma_free_rcu(struct vs_rcu_head *head)
+static void vma_free_rcu(void *arg, void *obj)
 {
-	vs__vma_free((struct vs_vma *)((char *)head -
-				       offsetof(struct vs_vma, rcu)));
+	(void)arg;
+	vs__vma_free(obj);
 }
 
 /* ---- the index ----------------------------------------------------------- */
@@ -193,7 +194,7 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 	if (VS_BROKEN(vma_free_no_rcu))
 		vs__vma_free(vma);
 	else
-		vs_call_rcu(&vma->rcu, vma_free_rcu);
+		vs_free_rcu(vma_free_rcu, NULL, vma);
 }
 
 /**

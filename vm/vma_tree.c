@@ -25,10 +25,11 @@
  * sibling that lends or merges), splitting a node that overflows and
  * merging or rebalancing one that underflows.  Nodes built by the update
  * are "fresh"; published nodes it replaces are "old".  Then it commits:
- * one release store of the new root, and one vs_call_rcu() that frees all
- * old nodes after a grace period.  Every allocation, the batch for
- * vs_call_rcu() included, happens before the commit, so when one fails
- * the fresh nodes are freed at once and nothing was ever published.
+ * one release store of the new root, then the old nodes go to
+ * vs_free_rcu(), which returns them to their cache after a grace period
+ * (batched, so no allocation).  Every allocation happens before the
+ * commit, so when one fails the fresh nodes are freed at once and
+ * nothing was ever published.
  *
  * Readers.  The acquire load of the root pairs with the writer's release
  * store of it.  Every node reachable from a root was completely written
@@ -43,6 +44,7 @@
 
 #include "sync/atomic.h"
 #include "sync/rcu.h"
+#include "vm/slab.h"
 #include "vm/vma_tree.h"
 
 /* Most entries of a leaf, children of an internal node. */
@@ -100,13 +102,6 @@ struct vs__vt_node {
 #define VT_INNER_SIZE \
 	(offsetof(struct vs__vt_node, u) + VT_FAN * sizeof(void *))
 
-/* The nodes one update replaced, freed together after a grace period. */
-struct vt_batch {
-	struct vs_rcu_head rcu;
-	unsigned int nr;
-	struct vs__vt_node *node[];
-};
-
 /* Bookkeeping of one update; lives on the writer's stack. */
 struct vt_update {
 	int err;
@@ -138,11 +133,7 @@ struct vt_path {
 	unsigned int idx[VT_MAX_HEIGHT];	/* slot taken at node[l] */
 };
 
-/*
- * Test hooks (writer side, plain): live node count, and the allocation
- * that is made to fail.
- */
-static vs_atomic_long_t vt_live_nodes;
+/* Test hook (writer side, plain): the allocation that is made to fail. */
 static long vt_fail_nth = -1;
 
 static int vt_fail_now(void)
@@ -150,11 +141,23 @@ static int vt_fail_now(void)
 	return vt_fail_nth >= 0 && vt_fail_nth-- == 0;
 }
 
+/* Leaves and inner nodes, each in a cache of its own size. */
+static struct vs_kmem_cache vt_leaf_cache =
+	VS_KMEM_CACHE_INIT("vma_tree_leaf", VT_LEAF_SIZE, VS_CACHELINE);
+static struct vs_kmem_cache vt_inner_cache =
+	VS_KMEM_CACHE_INIT("vma_tree_inner", VT_INNER_SIZE, VS_CACHELINE);
+
+static struct vs_kmem_cache *vt_cache(unsigned int level)
+{
+	return level ? &vt_inner_cache : &vt_leaf_cache;
+}
+
 static void vt_free_node(struct vs__vt_node *n)
 {
-	vs_fetch_sub_release(&vt_live_nodes, 1);
-	free(n);
+	vs_kmem_cache_free(vt_cache(n->level), n);
 }
+
+
 
 /* ---- reading ------------------------------------------------------------ */
 
@@ -344,20 +347,17 @@ static struct vs__vt_node *vt_mk(struct vt_update *u,
 				 const struct vt_items *it,
 				 unsigned int from, unsigned int nr)
 {
-	size_t size = it->level ? VT_INNER_SIZE : VT_LEAF_SIZE;
 	struct vs__vt_node *n;
 	unsigned int i;
 
 	if (u->err)
 		return NULL;
-	size = (size + VS_CACHELINE - 1) & ~(size_t)(VS_CACHELINE - 1);
 	/* The bound cannot be reached; fail cleanly rather than overrun. */
 	if (u->nr_fresh == VT_MAX_CHANGED || vt_fail_now() ||
-	    !(n = aligned_alloc(VS_CACHELINE, size))) {
+	    !(n = vs_kmem_cache_alloc(vt_cache(it->level)))) {
 		u->err = -ENOMEM;
 		return NULL;
 	}
-	vs_fetch_add_relaxed(&vt_live_nodes, 1);
 	n->nr = (unsigned short)nr;
 	n->level = (unsigned char)it->level;
 	n->fresh = 1;
@@ -590,16 +590,6 @@ static unsigned int vt_walk(struct vs__vt_node *n, unsigned long addr,
 	}
 }
 
-static void vt_batch_free(struct vs_rcu_head *head)
-{
-	struct vt_batch *b = (struct vt_batch *)head;
-	unsigned int i;
-
-	for (i = 0; i < b->nr; i++)
-		vt_free_node(b->node[i]);
-	free(b);
-}
-
 /*
  * vt_commit - publish @root and retire the old nodes, or, when the update
  * failed, free its fresh nodes.  Return: 0 or the update's error.
@@ -607,15 +597,8 @@ static void vt_batch_free(struct vs_rcu_head *head)
 static int vt_commit(struct vs_vma_tree *t, struct vt_update *u,
 		     struct vs__vt_node *root, long dcount)
 {
-	struct vt_batch *b = NULL;
 	unsigned int i;
 
-	if (!u->err && u->nr_old) {
-		b = vt_fail_now() ? NULL :
-		    malloc(sizeof(*b) + u->nr_old * sizeof(b->node[0]));
-		if (!b)
-			u->err = -ENOMEM;
-	}
 	if (u->err) {
 		for (i = 0; i < u->nr_fresh; i++)
 			vt_free_node(u->fresh[i]);
@@ -631,12 +614,9 @@ static int vt_commit(struct vs_vma_tree *t, struct vt_update *u,
 	 */
 	vs_store_release(&t->root, root);
 	t->count += dcount;
-	if (b) {
-		b->nr = u->nr_old;
-		memcpy(b->node, u->old, u->nr_old * sizeof(b->node[0]));
-		/* Readers that may still see the old nodes hold them up. */
-		vs_call_rcu(&b->rcu, vt_batch_free);
-	}
+	/* Readers that may still see the old nodes hold them up. */
+	for (i = 0; i < u->nr_old; i++)
+		vs_kmem_cache_free_rcu(vt_cache(u->old[i]->level), u->old[i]);
 	return 0;
 }
 
@@ -957,8 +937,12 @@ unsigned long vs__vma_tree_node_size(void)
 
 long vs__vma_tree_live_nodes(void)
 {
-	/* Pairs with the release in vt_free_node() on the call_rcu thread. */
-	return vs_load_acquire(&vt_live_nodes);
+	struct vs_kmem_cache_stats leaf, inner;
+
+	/* The caches count what is out: no shared counter on the hot path. */
+	vs_kmem_cache_stats(&vt_leaf_cache, &leaf);
+	vs_kmem_cache_stats(&vt_inner_cache, &inner);
+	return leaf.active + inner.active;
 }
 
 void vs__vma_tree_fail_alloc(long nth)

@@ -15,8 +15,8 @@
  * held for write).  An update never changes a node that readers can
  * reach: it copies the path from the root to the change (and a sibling
  * that a merge or rebalance involves), publishes the new root with one
- * release store, and frees the replaced nodes with one vs_call_rcu() per
- * update.  A reader therefore sees the whole tree before or the whole
+ * release store, and frees the replaced nodes after a grace period
+ * (vs_free_rcu(), batched).  A reader therefore sees the whole tree before or the whole
  * tree after each update, never a mix.
  *
  * Locking:
@@ -139,7 +139,7 @@ VS_EXTERN struct vs_vma *vs_vma_tree_prev(struct vs_vma_tree *t,
  * @vma: the pointer to store; not dereferenced
  *
  * Context: writers serialized by the caller (mmap_lock held for write);
- * the calling thread is attached (vs_call_rcu()).  Readers may run.
+ * the calling thread is attached (vs_free_rcu()).  Readers may run.
  * Return: 0; -EINVAL when @t or @vma is NULL or @start >= @end; -EEXIST
  * when the range overlaps an entry; -ENOMEM when memory ran out or the
  * tree holds VS_VMA_TREE_MAX_COUNT entries.  On error @t is unchanged.

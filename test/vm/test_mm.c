@@ -16,8 +16,10 @@
 #include "sync/rcu.h"
 #include "sync/thread.h"
 #include "test.h"
+#include "fault/fault.h"
 #include "vm/file.h"
 #include "vm/mm.h"
+#include "vm/slab.h"
 
 #define PG VS_PAGE_SIZE
 #define POOL 512
@@ -970,6 +972,46 @@ START_TEST(pervma_readers_vs_writer)
 }
 END_TEST
 
+/*
+ * Every object the model took from its caches is back once every mm is
+ * destroyed and the grace periods are over: VMAs, index nodes, table
+ * pages, anon_vmas, after splits, merges, a move, a fork and COW.
+ */
+START_TEST(mm_caches_balance)
+{
+	struct vs_kmem_cache_stats st;
+	struct vs_kmem_cache *c = NULL;
+	struct vs_mm *mm = mm_new(), *child;
+	struct vs_file *f;
+	unsigned long a;
+	int i;
+
+	for (i = 0; i < 32; i++)
+		map_fixed(mm, A0 + 2 * (unsigned long)i * PG, PG, RW,
+			  ANON | VS_MAP_POPULATE);
+	map_fixed(mm, A0 + 64 * PG, 64 * PG, RW, ANON | VS_MAP_POPULATE);
+	ck_assert_int_eq(vs_mprotect(mm, A0 + 80 * PG, 16 * PG,
+				     VS_PROT_READ), 0);
+	a = (unsigned long)vs_mremap(mm, A0 + 20 * PG, PG, 8 * PG,
+				     VS_MREMAP_MAYMOVE, 0);
+	ck_assert(a < (unsigned long)-4096L);
+	ck_assert_int_eq(vs_file_create(&f, mm->pool, 4 * PG, O_RDWR), 0);
+	ck_assert_int_gt(vs_mmap(mm, 0, 4 * PG, RW, VS_MAP_SHARED, f, 0), 0);
+	vs_file_put(f);
+	ck_assert_int_eq(vs_fork(mm, &child), 0);
+	ck_assert_int_eq(vs_write(child, A0 + 70 * PG, "x", 1), 0);
+	ck_assert_int_eq(vs_munmap(mm, A0, 128 * PG), 0);
+	mm_done(child);
+	mm_done(mm);
+	vs_rcu_barrier();
+	while ((c = vs_kmem_cache_next(c))) {
+		vs_kmem_cache_stats(c, &st);
+		ck_assert_msg(st.active == 0, "cache %s: %ld objects still out",
+			      st.name, st.active);
+	}
+}
+END_TEST
+
 Suite *mm_suite(void)
 {
 	Suite *s = suite_create("mm");
@@ -982,7 +1024,7 @@ Suite *mm_suite(void)
 		    mprotect_split_merge, mprotect_hole, madvise_dontneed,
 		    brk_grow_shrink, mm_dump_format, file_mappings,
 		    mremap_cases, mremap_multi_vma, shared_anon_pages,
-		    fork_cow);
+		    fork_cow, mm_caches_balance);
 	for (n = 0; vs_lock_kind_name(n); n++)
 		;
 	vs_test_add_loop(vs_test_tcase(s, "concurrent"), n,
