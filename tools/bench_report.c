@@ -5,6 +5,7 @@
  */
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,7 +270,10 @@ void bench_json_uint(const char *k, unsigned long long v)
 void bench_json_num(const char *k, double v, int decimals)
 {
 	key(k);
-	printf("%.*f", decimals, v);
+	if (isfinite(v))
+		printf("%.*f", decimals, v);
+	else
+		fputs("null", stdout);
 }
 
 void bench_json_bool(const char *k, bool v)

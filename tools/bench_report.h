@@ -215,7 +215,7 @@ void bench_json_str(const char *key, const char *val);
 /** bench_json_uint - "key":v */
 void bench_json_uint(const char *key, unsigned long long v);
 
-/** bench_json_num - "key":v with @decimals decimals */
+/** bench_json_num - "key":v with @decimals decimals; null for a NaN */
 void bench_json_num(const char *key, double v, int decimals);
 
 /** bench_json_bool - "key":true or false */

@@ -25,11 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <uv.h>
 
 #include "vmsim.h"
 #include "bench.h"
+#include "bench_host.h"
 
 #define SLICE_PAGES VS_PTRS_PER_TABLE	/* one PTE page: 2 MiB */
 #define SLICE_BYTES (SLICE_PAGES * VS_PAGE_SIZE)
@@ -75,6 +77,9 @@ struct worker {
 	uint64_t pages;		/* pages touched (faulting threads) */
 	uint64_t ops;		/* mmap+munmap pairs (the writer) */
 	uint64_t t0, t1;	/* uv_hrtime() around the loop */
+	struct bench_host host;	/* the host's work in the steady state */
+	uint64_t host_ops;	/* faults or pairs that @host covers */
+	bool host_on;
 };
 
 /*
@@ -96,6 +101,31 @@ static int fault_round(struct vs_mm *mm, unsigned long base)
 	return vs_madvise(mm, base, SLICE_BYTES, VS_MADV_DONTNEED);
 }
 
+/*
+ * The host's work is counted from the second round of a faulting
+ * thread on (its first round takes page frames of the pool that the
+ * host has not yet given the process) and from the writer's 1000th
+ * pair on (its object caches grow at first): the steady state.
+ */
+#define HOST_WARM_FAULTS SLICE_PAGES
+#define HOST_WARM_PAIRS 1000
+
+static void host_begin(struct worker *w, uint64_t ops)
+{
+	bench_host_begin(&w->host);
+	w->host_ops = ops;
+	w->host_on = true;
+}
+
+static void host_end(struct worker *w, uint64_t ops)
+{
+	if (!w->host_on)
+		return;
+	bench_host_end(&w->host);
+	w->host_ops = ops - w->host_ops;
+	w->host_on = false;
+}
+
 static void loop_fault(struct worker *w)
 {
 	uint64_t pages = 0;
@@ -105,34 +135,44 @@ static void loop_fault(struct worker *w)
 		if (w->b.err)
 			break;
 		pages += SLICE_PAGES;
+		if (pages == HOST_WARM_FAULTS)
+			host_begin(w, pages);
 		bench_quiescent();
 	} while (!vs_read_once(&bench_stop));
 	w->pages = pages;
+	host_end(w, pages);
 }
 
-/* mmap+munmap of one anonymous page at WRITER_ADDR: the mmap_lock for
- * write twice, no VMA of the benchmark mapping touched. */
-static void loop_writer(struct worker *w)
+/* One mmap+munmap of one anonymous page at WRITER_ADDR: the mmap_lock
+ * for write twice, no VMA of the benchmark mapping touched. */
+static int writer_pair(struct vs_mm *mm)
+{
+	long a = vs_mmap(mm, WRITER_ADDR, VS_PAGE_SIZE,
+			 VS_PROT_READ | VS_PROT_WRITE,
+			 VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
+			 NULL, 0);
+
+	if (a < 0)
+		return (int)a;
+	return vs_munmap(mm, (unsigned long)a, VS_PAGE_SIZE);
+}
+
+/* @n pairs, or until bench_stop when @n is 0; w->ops counts them. */
+static void loop_writer_n(struct worker *w, uint64_t n)
 {
 	uint64_t ops = 0;
-	long a;
 
 	do {
-		a = vs_mmap(w->mm, WRITER_ADDR, VS_PAGE_SIZE,
-			    VS_PROT_READ | VS_PROT_WRITE,
-			    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
-			    NULL, 0);
-		if (a < 0) {
-			w->b.err = (int)a;
-			break;
-		}
-		w->b.err = vs_munmap(w->mm, (unsigned long)a, VS_PAGE_SIZE);
+		w->b.err = writer_pair(w->mm);
 		if (w->b.err)
 			break;
 		ops++;
+		if (!n && ops == HOST_WARM_PAIRS)
+			host_begin(w, ops);
 		bench_quiescent();
-	} while (!vs_read_once(&bench_stop));
+	} while (n ? ops < n : !vs_read_once(&bench_stop));
 	w->ops = ops;
+	host_end(w, ops);
 }
 
 static void *worker_main(void *arg)
@@ -144,7 +184,7 @@ static void *worker_main(void *arg)
 		return NULL;
 	w->t0 = uv_hrtime();
 	if (w->writer)
-		loop_writer(w);
+		loop_writer_n(w, 0);
 	else
 		loop_fault(w);
 	w->t1 = uv_hrtime();
@@ -160,6 +200,8 @@ struct sample {
 	double writer_ops_per_s;
 	uint64_t pages, writer_ops;
 	struct vs_fault_stats st;	/* the measurement's delta */
+	struct bench_host host;		/* summed over the threads */
+	uint64_t host_ops;		/* what @host covers */
 };
 
 static unsigned long spf_abort_total(const struct vs_fault_stats *st)
@@ -197,6 +239,12 @@ static void summarise(const struct worker *w, unsigned int nr,
 	s->faults_per_s = (double)s->st.faults * 1e9 / (double)(end - start);
 	s->ns_per_fault = s->st.faults ? (double)ns / (double)s->st.faults : 0;
 	s->fairness = hi ? (double)lo / (double)hi : 0;
+	s->host = (struct bench_host){ 0 };
+	s->host_ops = 0;
+	for (i = 0; i < nr + writer; i++) {
+		bench_host_add(&s->host, &w[i].host);
+		s->host_ops += w[i].host_ops;
+	}
 	s->writer_ops = writer ? w[nr].ops : 0;
 	s->writer_ops_per_s = writer ? (double)w[nr].ops * 1e9 /
 				       (double)(w[nr].t1 - w[nr].t0) : 0;
@@ -421,6 +469,7 @@ static void print_json(const struct row *r)
 		bench_json_uint("writer_ops", m->writer_ops);
 		bench_json_num("writer_ops_per_s", m->writer_ops_per_s, 0);
 	}
+	bench_host_json(&m->host, (double)m->host_ops);
 	bench_json_end();
 }
 
@@ -446,6 +495,29 @@ static void print_header(void)
 	printf("# counters (faults, locked, spf ok/abort, vma_lock "
 	       "ok/abort/retry/miss): sums over the threads\n#   of the "
 	       "median round; writer/s: mmap+munmap pairs per second\n");
+}
+
+/* What the host kernel did for the rows: sums over the threads of the
+ * median round, per 10,000 model operations. */
+static void print_host(void)
+{
+	const struct row *r;
+	char line[256];
+	int i;
+
+	printf("\nhost work for the model in the steady state (sums over the "
+	       "threads of the median\n  round, from each thread's second "
+	       "round or 1000th pair on; operations:\n  faults + writer "
+	       "pairs):\n");
+	for (i = 0, r = rows; i < nr_rows; i++, r++) {
+		if (!r->done)
+			continue;
+		bench_host_line(line, sizeof(line), &r->at_med.host,
+				(double)r->at_med.host_ops, "operations");
+		printf("  %-6s %-8s %3u %-6s %s\n",
+		       vs_fault_strategy_name(r->strategy), r->lock,
+		       r->threads, writer_name[r->writer], line);
+	}
 }
 
 static void print_table(void)
@@ -478,6 +550,7 @@ static void print_table(void)
 		else
 			printf("%9s\n", "-");
 	}
+	print_host();
 }
 
 /*
@@ -756,6 +829,80 @@ static void set_defaults(void)
 
 /* ---- main ------------------------------------------------------------- */
 
+/* ---- the writer's hold beside the host's own pair --------------------- */
+
+#define HOLD_PAIRS 20000
+#define HOST_PAIRS 2000
+
+/* ns per mmap+munmap pair of the host kernel, over HOST_PAIRS pairs. */
+static double host_pair_ns(void)
+{
+	uint64_t t = uv_hrtime();
+	void *p;
+	int i;
+
+	for (i = 0; i < HOST_PAIRS; i++) {
+		p = mmap(NULL, VS_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED || munmap(p, VS_PAGE_SIZE))
+			return -1;
+	}
+	return (double)(uv_hrtime() - t) / HOST_PAIRS;
+}
+
+/*
+ * print_writer_hold - how long the writer holds mmap_lock for write per
+ * model mmap or munmap (lockstat, the writer alone on a warm mm of the
+ * first --lock kind), beside the host kernel's whole mmap+munmap pair,
+ * both measured now.  The hold is what the faulting threads wait for.
+ * Return: 0 or a negative errno (reported).
+ */
+static int print_writer_hold(void)
+{
+	const struct vs_lock_class *class = vs_lock_class_get("mmap_lock");
+	struct worker w = { .writer = true };
+	struct vs_lockstat ls;
+	double hold, host;
+	int err;
+
+	err = mm_setup(opt.lock[0], VS_FAULT_LOCKED, 1, &w.mm);
+	if (err)
+		return err;
+	vs_write_once(&bench_stop, 0);
+	for (err = 0; err < HOLD_PAIRS / 100 && !w.b.err; err++)
+		loop_writer_n(&w, 100); /* warm the caches */
+	vs_lockstat_reset();
+	vs_lockstat_enable(1);
+	loop_writer_n(&w, HOLD_PAIRS);
+	vs_lockstat_enable(0);
+	err = w.b.err ? w.b.err : vs_lockstat_read(class, VS_LOCK_WRITE, &ls);
+	(void)vs_mm_destroy(w.mm);
+	if (err || !ls.holdtime_nr) {
+		fprintf(stderr, "faultbench: writer hold: %s\n",
+			vs_strerror(err ? err : -ENODATA));
+		return err ? err : -ENODATA;
+	}
+	hold = (double)ls.holdtime_total / (double)ls.holdtime_nr;
+	host = host_pair_ns();
+	if (bench_std.json) {
+		bench_json_begin();
+		bench_json_str("writer_hold", opt.lock[0]);
+		bench_json_uint("holds", ls.holdtime_nr);
+		bench_json_num("hold_ns_mean", hold, 1);
+		bench_json_num("host_pair_ns", host, 1);
+		bench_json_end();
+		return 0;
+	}
+	printf("\nwriter, alone (%s, %llu write holds of mmap_lock by "
+	       "mmap and munmap):\n", opt.lock[0],
+	       (unsigned long long)ls.holdtime_nr);
+	bench_figure_line("mmap_lock write hold", BENCH_MEAN, "the holds",
+			  hold, 1, "ns");
+	bench_figure_line("host kernel mmap+munmap pair", BENCH_MEAN,
+			  "2000 pairs", host, 1, "ns");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret;
@@ -775,6 +922,8 @@ int main(int argc, char **argv)
 		print_table();
 	print_targets();
 	print_summary();
+	if (!ret && opt.writer[W_MMAP])
+		ret = print_writer_hold() ? 1 : 0;
 	bench_grid_free(&grid);
 	return bench_control_close(ret);
 }

@@ -2,11 +2,14 @@
 /*
  * vmbench - what the VM model itself costs (docs/man/vmbench.1).
  *
- *   mmap_munmap   ns per vs_mmap + vs_munmap of one anonymous page
+ *   mmap_munmap   ns per vs_mmap + vs_munmap of one anonymous page,
+ *                 the host kernel's mmap + munmap beside it, their
+ *                 ratio, and the host's page faults, switches and
+ *                 system calls per 10,000 model pairs
  *   lookup        ns per lockless vs_find_vma at N VMAs (random hits,
  *                 each inside its own RCU read section)
  *   pte_walk      ns per vs_pte_offset on a populated PTE page
- *   vma_bytes     heap bytes per VMA (struct vs_vma + index nodes)
+ *   vma_bytes     model bytes per VMA (struct vs_vma + index nodes)
  *   page_bytes    model bytes per resident page (struct vs_page + PTE
  *                 and page-table pages), the frame not counted
  *
@@ -18,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <uv.h>
 
 #include "vmsim.h"
 #include "vm/mm.h"
 #include "bench.h"
+#include "bench_host.h"
 
 #define BATCHES 201	/* odd: the median is the middle batch */
 #define PAGE VS_PAGE_SIZE
@@ -89,29 +94,85 @@ static long map_fixed(struct vs_mm *mm, unsigned long addr, int flags)
 	return ret;
 }
 
+/* One model pair; exits on failure. */
+static void model_pair(struct vs_mm *mm)
+{
+	long a = vs_mmap(mm, 0, PAGE, VS_PROT_READ | VS_PROT_WRITE,
+			 VS_MAP_PRIVATE | VS_MAP_ANONYMOUS, NULL, 0);
+
+	if (a < 0 || vs_munmap(mm, (unsigned long)a, PAGE)) {
+		fprintf(stderr, "vmbench: mmap_munmap failed\n");
+		exit(1);
+	}
+}
+
+/* One pair of the host kernel's own; exits on failure. */
+static void host_pair(void)
+{
+	void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || munmap(p, PAGE)) {
+		perror("vmbench: host mmap_munmap");
+		exit(1);
+	}
+}
+
+/*
+ * The model's pair and the host kernel's, in the same run.  The model's
+ * first runs for WARMUP_NS untimed: its caches grow until the objects
+ * that wait for a grace period come back as fast as new ones are taken
+ * (liburcu's worker takes a batch every 10 ms or so).  The host's work
+ * for the model is counted over the timed batches only.
+ */
+#define PAIRS_PER_BATCH 1000
+#define WARMUP_NS (300 * 1000 * 1000ull)
+
 static void bench_mmap_munmap(void)
 {
 	struct vs_mm *mm = mm_new(0);
-	double ns[BATCHES];
-	int b, i, per = 1000;
+	double ns[BATCHES], model, host;
+	struct bench_host h;
+	uint64_t t0 = uv_hrtime();
+	char line[256];
+	int b, i;
 
+	while (uv_hrtime() - t0 < WARMUP_NS)
+		for (i = 0; i < PAIRS_PER_BATCH; i++)
+			model_pair(mm);
+	bench_host_begin(&h);
 	for (b = 0; b < BATCHES; b++) {
 		uint64_t t = uv_hrtime();
 
-		for (i = 0; i < per; i++) {
-			long a = vs_mmap(mm, 0, PAGE, VS_PROT_READ |
-					 VS_PROT_WRITE, VS_MAP_PRIVATE |
-					 VS_MAP_ANONYMOUS, NULL, 0);
-
-			if (a < 0 || vs_munmap(mm, (unsigned long)a, PAGE)) {
-				fprintf(stderr, "vmbench: mmap_munmap failed\n");
-				exit(1);
-			}
-		}
-		ns[b] = (double)(uv_hrtime() - t) / per;
+		for (i = 0; i < PAIRS_PER_BATCH; i++)
+			model_pair(mm);
+		ns[b] = (double)(uv_hrtime() - t) / PAIRS_PER_BATCH;
 	}
-	report("mmap_munmap", 1, true, bench_median(ns, BATCHES));
+	bench_host_end(&h);
+	model = bench_median(ns, BATCHES);
 	vs_mm_destroy(mm);
+	for (b = 0; b < BATCHES; b++) {
+		uint64_t t = uv_hrtime();
+
+		for (i = 0; i < PAIRS_PER_BATCH / 10; i++)
+			host_pair();
+		ns[b] = (double)(uv_hrtime() - t) / (PAIRS_PER_BATCH / 10);
+	}
+	host = bench_median(ns, BATCHES);
+	report("mmap_munmap", 1, true, model);
+	report("host_mmap_munmap", 1, true, host);
+	if (bench_std.json) {
+		bench_json_begin();
+		bench_json_str("bench", "mmap_munmap_vs_host");
+		bench_json_num("ratio", model / host, 3);
+		bench_host_json(&h, (double)BATCHES * PAIRS_PER_BATCH);
+		bench_json_end();
+		return;
+	}
+	printf("  mmap_munmap / host_mmap_munmap:  %.3f\n", model / host);
+	bench_host_line(line, sizeof(line), &h,
+			(double)BATCHES * PAIRS_PER_BATCH, "pairs");
+	printf("  mmap_munmap host work: %s\n", line);
 }
 
 /* Map @n one-page VMAs two pages apart (gaps keep them from merging). */
@@ -182,11 +243,23 @@ static void bench_pte_walk(void)
 	vs_mm_destroy(mm);
 }
 
-static size_t heap_bytes(void)
+/*
+ * The model's bytes: the heap, less the chunks of the object caches,
+ * plus the objects in use in them (a free cached object is not the
+ * model's, and a chunk grown inside the window would count whole).
+ */
+static size_t model_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
+	size_t bytes = mi.uordblks + mi.hblkhd;
+	struct vs_kmem_cache_stats st;
+	struct vs_kmem_cache *c = NULL;
 
-	return mi.uordblks + mi.hblkhd;
+	while ((c = vs_kmem_cache_next(c))) {
+		vs_kmem_cache_stats(c, &st);
+		bytes += (size_t)st.active * st.obj_size - st.bytes;
+	}
+	return bytes;
 }
 
 static void bench_bytes(unsigned long n)
@@ -196,24 +269,24 @@ static void bench_bytes(unsigned long n)
 
 	/* n one-page VMAs, unmerged: heap per VMA. */
 	vs_rcu_barrier();
-	before = heap_bytes();
+	before = model_bytes();
 	map_vmas(mm, n);
 	/* Index nodes replaced by path copying wait for a grace period. */
 	vs_rcu_barrier();
-	after = heap_bytes();
+	after = model_bytes();
 	report("vma_bytes", n, false, (double)(after - before) / n);
 	vs_mm_destroy(mm);
 
 	/* n resident pages in one mapping: struct vs_page + tables. */
 	mm = mm_new(n + 64);
-	before = heap_bytes();
+	before = model_bytes();
 	if (vs_mmap(mm, mm->start, n * PAGE, VS_PROT_READ | VS_PROT_WRITE,
 		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED |
 		    VS_MAP_POPULATE, NULL, 0) < 0) {
 		fprintf(stderr, "vmbench: populate failed\n");
 		exit(1);
 	}
-	after = heap_bytes();
+	after = model_bytes();
 	report("page_bytes", n, false,
 	       (double)(after - before) / n + sizeof(struct vs_page));
 	vs_mm_destroy(mm);
