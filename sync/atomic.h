@@ -4,9 +4,9 @@
  *
  * Every access to memory that another thread may touch at the same time
  * goes through these macros.  No other file in sync/, vm/ or fault/
- * includes <stdatomic.h>.  A later deterministic mode (virtual CPUs,
- * schedule exploration) replaces this header and sync/wait.h and nothing
- * else.
+ * includes <stdatomic.h>.  In the vCPU build each of them is also an
+ * event of the virtual-CPU engine (see "The vCPU seam" below and
+ * sync/vcpu.h); sync/wait.h is the other seam.
  *
  * Names follow the kernel (READ_ONCE, smp_load_acquire, cmpxchg, smp_mb).
  * Ordering follows the kernel too: value-returning read-modify-write
@@ -19,6 +19,47 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * The vCPU seam.  In the vCPU build (VS_VCPU=1, libvmsim-vcpu) every
+ * operation below is first an event of the engine (sync/vcpu.h) when the
+ * caller runs on a vCPU: the engine charges its cost and may run an
+ * earlier vCPU before the operation takes place.  In the native build
+ * VS__EV() is nothing at all.
+ */
+#ifndef VS_VCPU
+#define VS_VCPU 0
+#endif
+
+/**
+ * enum vs_vcpu_op - what a seam operation does to memory
+ * @VS_VCPU_LOAD: a load (vs_read_once, vs_load_acquire)
+ * @VS_VCPU_STORE: a store (vs_write_once, vs_store_release)
+ * @VS_VCPU_RMW: a read-modify-write, successful or not
+ * @VS_VCPU_FENCE: a fence
+ * @VS_VCPU_RELAX: vs_cpu_relax() in a spin loop
+ */
+enum vs_vcpu_op {
+	VS_VCPU_LOAD,
+	VS_VCPU_STORE,
+	VS_VCPU_RMW,
+	VS_VCPU_FENCE,
+	VS_VCPU_RELAX,
+};
+
+/* Private: the running vCPU's number, -1 on a host thread (sync/vcpu.c). */
+extern int vs__vcpu_cur;
+
+#if VS_VCPU
+void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);
+#define VS__EV(p, op) \
+	(__builtin_expect(vs__vcpu_cur >= 0, 0) ? \
+	 vs__vcpu_event((const volatile void *)(p), (op)) : (void)0)
+#define VS__SEAM(p, op, expr) (VS__EV((p), (op)), (expr))
+#else
+#define VS__EV(p, op) ((void)0)
+#define VS__SEAM(p, op, expr) (expr)
+#endif
 
 /**
  * VS_ATOMIC - the atomic version of @type, for a shared object
@@ -68,13 +109,17 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  *
  * Return: the value.
  */
-#define vs_read_once(p) atomic_load_explicit((p), memory_order_relaxed)
+#define vs_read_once(p) \
+	VS__SEAM((p), VS_VCPU_LOAD, \
+	 atomic_load_explicit((p), memory_order_relaxed))
 /**
  * vs_write_once - store @v into *@p whole, unordered (WRITE_ONCE)
  * @p: the object
  * @v: the value
  */
-#define vs_write_once(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define vs_write_once(p, v) \
+	VS__SEAM((p), VS_VCPU_STORE, \
+	 atomic_store_explicit((p), (v), memory_order_relaxed))
 
 /* One-way barriers attached to an access. */
 
@@ -86,14 +131,17 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * value read: what the storer did before its store is visible after this.
  * Return: the value.
  */
-#define vs_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+#define vs_load_acquire(p) \
+	VS__SEAM((p), VS_VCPU_LOAD, \
+	 atomic_load_explicit((p), memory_order_acquire))
 /**
  * vs_store_release - store @v into *@p; earlier accesses stay before it
  * @p: the object
  * @v: the value
  */
 #define vs_store_release(p, v) \
-	atomic_store_explicit((p), (v), memory_order_release)
+	VS__SEAM((p), VS_VCPU_STORE, \
+	 atomic_store_explicit((p), (v), memory_order_release))
 
 /**
  * vs_cmpxchg - compare and exchange, fully ordered (try_cmpxchg)
@@ -107,9 +155,10 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  *
  * Return: true when @new was stored, false otherwise.
  */
-#define vs_cmpxchg(p, oldp, new)                                       \
-	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
-		memory_order_seq_cst, memory_order_seq_cst)
+#define vs_cmpxchg(p, oldp, new) \
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
+	 memory_order_seq_cst, memory_order_seq_cst))
 /**
  * vs_cmpxchg_acquire - vs_cmpxchg() with acquire ordering only
  * @p: the object
@@ -118,9 +167,10 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  *
  * Return: true when @new was stored.
  */
-#define vs_cmpxchg_acquire(p, oldp, new)                               \
-	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
-		memory_order_acquire, memory_order_acquire)
+#define vs_cmpxchg_acquire(p, oldp, new) \
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
+	 memory_order_acquire, memory_order_acquire))
 /**
  * vs_cmpxchg_release - vs_cmpxchg() with release ordering on success
  * and none on failure
@@ -130,9 +180,10 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  *
  * Return: true when @new was stored.
  */
-#define vs_cmpxchg_release(p, oldp, new)                               \
-	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
-		memory_order_release, memory_order_relaxed)
+#define vs_cmpxchg_release(p, oldp, new) \
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
+	 memory_order_release, memory_order_relaxed))
 /**
  * vs_cmpxchg_relaxed - vs_cmpxchg() without ordering
  * @p: the object
@@ -141,9 +192,10 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  *
  * Return: true when @new was stored.
  */
-#define vs_cmpxchg_relaxed(p, oldp, new)                               \
-	atomic_compare_exchange_strong_explicit((p), (oldp), (new),    \
-		memory_order_relaxed, memory_order_relaxed)
+#define vs_cmpxchg_relaxed(p, oldp, new) \
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
+	 memory_order_relaxed, memory_order_relaxed))
 
 /* Read-modify-write; each returns the old value. */
 
@@ -154,7 +206,9 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  *
  * Return: the old value.
  */
-#define vs_xchg(p, v) atomic_exchange_explicit((p), (v), memory_order_seq_cst)
+#define vs_xchg(p, v) \
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_exchange_explicit((p), (v), memory_order_seq_cst))
 /**
  * vs_xchg_acquire - vs_xchg() with acquire ordering only
  * @p: the object
@@ -163,7 +217,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg_acquire(p, v) \
-	atomic_exchange_explicit((p), (v), memory_order_acquire)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_exchange_explicit((p), (v), memory_order_acquire))
 /**
  * vs_xchg_release - vs_xchg() with release ordering only
  * @p: the object
@@ -172,7 +227,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg_release(p, v) \
-	atomic_exchange_explicit((p), (v), memory_order_release)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_exchange_explicit((p), (v), memory_order_release))
 /**
  * vs_fetch_add - add @v to *@p, fully ordered
  * @p: the object
@@ -181,7 +237,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add(p, v) \
-	atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_add_explicit((p), (v), memory_order_seq_cst))
 /**
  * vs_fetch_add_relaxed - vs_fetch_add() without ordering
  * @p: the object
@@ -190,7 +247,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_relaxed(p, v) \
-	atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_add_explicit((p), (v), memory_order_relaxed))
 /**
  * vs_fetch_add_acquire - vs_fetch_add() with acquire ordering only
  * @p: the object
@@ -199,7 +257,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_acquire(p, v) \
-	atomic_fetch_add_explicit((p), (v), memory_order_acquire)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_add_explicit((p), (v), memory_order_acquire))
 /**
  * vs_fetch_add_release - vs_fetch_add() with release ordering only
  * @p: the object
@@ -208,7 +267,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_release(p, v) \
-	atomic_fetch_add_explicit((p), (v), memory_order_release)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_add_explicit((p), (v), memory_order_release))
 /**
  * vs_fetch_sub - subtract @v from *@p, fully ordered
  * @p: the object
@@ -217,7 +277,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_sub(p, v) \
-	atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst))
 /**
  * vs_fetch_sub_release - vs_fetch_sub() with release ordering only
  * @p: the object
@@ -226,7 +287,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_sub_release(p, v) \
-	atomic_fetch_sub_explicit((p), (v), memory_order_release)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_sub_explicit((p), (v), memory_order_release))
 /**
  * vs_fetch_or - OR @v into *@p, fully ordered
  * @p: the object
@@ -235,7 +297,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_or(p, v) \
-	atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_or_explicit((p), (v), memory_order_seq_cst))
 /**
  * vs_fetch_and - AND @v into *@p, fully ordered
  * @p: the object
@@ -244,26 +307,30 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_and(p, v) \
-	atomic_fetch_and_explicit((p), (v), memory_order_seq_cst)
+	VS__SEAM((p), VS_VCPU_RMW, \
+	 atomic_fetch_and_explicit((p), (v), memory_order_seq_cst))
 
 /* Fences.  vs_barrier() orders the compiler only. */
 
 /** vs_barrier - a compiler barrier, no CPU ordering (barrier()) */
 #define vs_barrier() atomic_signal_fence(memory_order_seq_cst)
 /** vs_smp_mb - a full memory barrier (smp_mb()) */
-#define vs_smp_mb() atomic_thread_fence(memory_order_seq_cst)
+#define vs_smp_mb() \
+	VS__SEAM((void *)0, VS_VCPU_FENCE, atomic_thread_fence(memory_order_seq_cst))
 /**
  * vs_smp_rmb - order earlier loads before later loads (smp_rmb())
  *
  * An acquire fence: it also orders earlier loads before later stores.
  */
-#define vs_smp_rmb() atomic_thread_fence(memory_order_acquire)
+#define vs_smp_rmb() \
+	VS__SEAM((void *)0, VS_VCPU_FENCE, atomic_thread_fence(memory_order_acquire))
 /**
  * vs_smp_wmb - order earlier stores before later stores (smp_wmb())
  *
  * A release fence: it also orders earlier loads before later stores.
  */
-#define vs_smp_wmb() atomic_thread_fence(memory_order_release)
+#define vs_smp_wmb() \
+	VS__SEAM((void *)0, VS_VCPU_FENCE, atomic_thread_fence(memory_order_release))
 
 /**
  * vs_cpu_relax - pause inside a busy-wait loop (cpu_relax())
@@ -272,6 +339,7 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  */
 static inline void vs_cpu_relax(void)
 {
+	VS__EV((void *)0, VS_VCPU_RELAX);
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -324,7 +392,9 @@ void vs__smp_mb_heavy_slow(void);
  */
 static inline void vs_smp_mb_light(void)
 {
-	if (vs_likely(vs__have_membarrier))
+	if (VS_VCPU)
+		vs_smp_mb();	/* vCPUs share one host thread */
+	else if (vs_likely(vs__have_membarrier))
 		vs_barrier();
 	else
 		vs_smp_mb();
@@ -340,7 +410,9 @@ static inline void vs_smp_mb_light(void)
  */
 static inline void vs_smp_mb_heavy(void)
 {
-	if (vs_likely(vs__have_membarrier))
+	if (VS_VCPU)
+		vs_smp_mb();	/* vCPUs share one host thread */
+	else if (vs_likely(vs__have_membarrier))
 		vs__smp_mb_heavy_slow();
 	else
 		vs_smp_mb();

@@ -6,8 +6,12 @@
 #ifndef VS_SYNC_INTERNAL_H
 #define VS_SYNC_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "atomic.h"
+#include "vcpu.h"
 
 /*
  * Planted protocol bugs, listed in broken.def.  A build configured with
@@ -29,11 +33,37 @@ enum {
 /* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure. */
 _Noreturn void vs__die(const char *what, int err);
 
-/* Monotonic clock in nanoseconds. */
+/*
+ * State that is per thread natively and per vCPU in the vCPU build,
+ * where every vCPU runs on the one host thread:
+ *
+ *	static VS__PER_CONTEXT(int, depth_);	a definition
+ *	VS__THIS(depth_)++;			the caller's instance
+ *	VS__OF(depth_, cpu)			vCPU @cpu's (-1: the host's)
+ *
+ * (VS__OF() is only meaningful in the vCPU build; natively it is the
+ * caller's own.)
+ */
+#if VS_VCPU
+#define VS__PER_CONTEXT(type, name) type name[VS_VCPU_MAX + 2]
+#define VS__THIS(name) (name[vs__vcpu_cur + 1])
+#define VS__OF(name, cpu) (name[(cpu) + 1])
+#else
+#define VS__PER_CONTEXT(type, name) __thread type name
+#define VS__THIS(name) (name)
+#define VS__OF(name, cpu) ((void)(cpu), name)
+#endif
+
+/* The held locks of vCPU @cpu (natively: of the caller), as text. */
+size_t vs__lockstat_held_of(int cpu, char *buf, size_t len);
+
+/* Monotonic clock in nanoseconds: virtual time on a vCPU. */
 static inline uint64_t vs__now_ns(void)
 {
 	struct timespec ts;
 
+	if (VS_VCPU && vs__vcpu_cur >= 0)
+		return vs_vcpu_now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
@@ -44,5 +74,10 @@ static inline uint64_t vs__now_ns(void)
  */
 int vs__rcu_sleep_begin(void);
 void vs__rcu_sleep_end(void);
+
+/* RCU's flavour (sync/rcu.c or sync/rcu_vcpu.c) to sync/rcu_free.c:
+ * wait for the callbacks queued so far; count one queued. */
+void vs__rcu_barrier_callbacks(void);
+void vs__rcu_count_callback(void);
 
 #endif /* VS_SYNC_INTERNAL_H */

@@ -162,10 +162,22 @@ void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on)
  * written once, under kinds_lock, with a release store that pairs with
  * the acquire load in kind_at(): whoever finds a table finds it whole.
  */
+#if VS_VCPU
+/*
+ * On vCPUs every vCPU is the same host thread: a pthread_rwlock_t would
+ * see one owner for all of them and block the host for good.  The kind
+ * is left out, and vs_lock_init() refuses it by name.
+ */
+#define NR_BUILTIN_KINDS 4
+static VS_ATOMIC(const struct vs_lock_ops *) kinds[VS_LOCK_MAX_KINDS] = {
+	&rwsem_ops, &percpu_ops, &brlock_ops, &prwlock_ops,
+};
+#else
 #define NR_BUILTIN_KINDS 5
 static VS_ATOMIC(const struct vs_lock_ops *) kinds[VS_LOCK_MAX_KINDS] = {
 	&rwsem_ops, &pthread_ops, &percpu_ops, &brlock_ops, &prwlock_ops,
 };
+#endif
 static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const struct vs_lock_ops *kind_at(int i)
@@ -209,7 +221,8 @@ int vs_lock_kind_register(const struct vs_lock_ops *ops)
 	if (!kind_valid(ops))
 		return -EINVAL;
 	pthread_mutex_lock(&kinds_lock);
-	if (vs_lock_kind_ops(ops->name))
+	if (vs_lock_kind_ops(ops->name) ||
+	    (VS_VCPU && strcmp(ops->name, pthread_ops.name) == 0))
 		ret = -EEXIST;
 	for (i = NR_BUILTIN_KINDS; ret == -EBUSY && i < VS_LOCK_MAX_KINDS;
 	     i++) {
@@ -230,6 +243,8 @@ int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)
 	void *impl;
 	int err;
 
+	if (VS_VCPU && kind && strcmp(kind, pthread_ops.name) == 0)
+		return -EOPNOTSUPP;
 	if (!lock || !ops)
 		return -EINVAL;
 	if (class && !(lc = vs_lock_class_get(class)))

@@ -116,7 +116,8 @@ struct vs_lock {
  * destroyed lock may be set up again).  Takes the class table's
  * spinlock (with @class) and the lock registry's spinlock.
  * Return: 0; -EINVAL for a NULL @lock, an unknown @kind or a bad @class;
- * -ENOMEM; or the error the kind's init returned.
+ * -EOPNOTSUPP for "pthread" in the vCPU build (sync/vcpu.h); -ENOMEM;
+ * or the error the kind's init returned.
  */
 VS_EXTERN int vs_lock_init(struct vs_lock *lock, const char *kind,
 			   const char *class);

@@ -26,13 +26,16 @@ static struct vs_lock_class classes[VS_LOCK_CLASS_MAX];
 static vs_atomic32_t nr_classes;
 
 /* Locks this thread holds with statistics on: when it took each. */
-static __thread struct {
+struct held_lock {
 	struct vs_lock *lock;
 	enum vs_lock_side side;
 	uint32_t gen;
 	uint64_t since;
-} held[HOLD_DEPTH];
-static __thread int nr_held;
+};
+static VS__PER_CONTEXT(struct held_lock, held_)[HOLD_DEPTH];
+static VS__PER_CONTEXT(int, nr_held_);
+#define held VS__THIS(held_)
+#define nr_held VS__THIS(nr_held_)
 
 static const struct vs_lock_ops hooked_ops;
 
@@ -447,4 +450,28 @@ int vs_lockstat_print(FILE *out)
 	}
 	fflush(out);
 	return ferror(out) ? -EIO : 0;
+}
+
+size_t vs__lockstat_held_of(int cpu, char *buf, size_t len)
+{
+	struct held_lock *h = VS__OF(held_, cpu);
+	int i, n = VS__OF(nr_held_, cpu);
+	size_t at = 0;
+
+	if (len == 0)
+		return 0;
+	buf[0] = 0;
+	if (n == 0) {
+		at = (size_t)snprintf(buf, len, "%s", vs_lockstat_enabled() ?
+				      "nothing" : "unknown (lock statistics off)");
+		return at < len ? at : len - 1;
+	}
+	for (i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s (%s)",
+				       i ? ", " : "",
+				       h[i].lock->class ?
+				       h[i].lock->class->name : "a lock",
+				       h[i].side == VS_LOCK_WRITE ? "write" :
+				       "read");
+	return at < len ? at : len - 1;
 }

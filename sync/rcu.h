@@ -22,8 +22,22 @@
  * The read side is liburcu's inline one, except under ThreadSanitizer:
  * the inline code would be instrumented and report liburcu's own
  * volatile-based protocol as races, so TSan builds call the library.
+ * In the vCPU build it is the engine's (sync/rcu_vcpu.c): per-vCPU
+ * nesting, grace periods in virtual time, no liburcu.
  */
-#if VS_RCU_QSBR
+#if VS_VCPU
+VS_EXTERN void vs__vcpu_rcu_read_lock(void);
+VS_EXTERN void vs__vcpu_rcu_read_unlock(void);
+VS_EXTERN int vs__vcpu_rcu_read_ongoing(void);
+#define vs__urcu_read_lock vs__vcpu_rcu_read_lock
+#define vs__urcu_read_unlock vs__vcpu_rcu_read_unlock
+#define vs__urcu_read_ongoing vs__vcpu_rcu_read_ongoing
+/* The callback head of the engine's RCU (liburcu's otherwise). */
+struct rcu_head {
+	struct rcu_head *next;
+	void (*func)(struct rcu_head *head);
+};
+#elif VS_RCU_QSBR
 #include <urcu/urcu-qsbr.h>
 #include <urcu/static/urcu-qsbr.h>
 #ifdef __SANITIZE_THREAD__
@@ -48,7 +62,9 @@
 #define vs__urcu_read_ongoing _urcu_memb_read_ongoing
 #endif
 #endif
+#if !VS_VCPU
 #include <urcu/call-rcu.h>
+#endif
 
 #ifdef __SANITIZE_THREAD__
 #include <sanitizer/tsan_interface.h>
@@ -75,7 +91,7 @@ struct vs_rcu_head {
 	void (*func)(struct vs_rcu_head *head); /* private */
 };
 
-#if VS_RCU_QSBR
+#if VS_RCU_QSBR && !VS_VCPU
 /* Private: read-side nesting, so that a futex sleep inside a section
  * stays online (qsbr's own state only says "online"). */
 extern VS_EXTERN __thread int vs__rcu_depth VS_TLS_IE;

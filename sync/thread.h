@@ -21,7 +21,11 @@
 #include "atomic.h"
 #include "common.h"
 
+#if VS_VCPU
+#define VS_NR_SLOTS 256	/* vCPU build: vCPU i owns slot i */
+#else
 #define VS_NR_SLOTS 64	/* slots that a thread owns alone */
+#endif
 /** VS_SLOT_SHARED - the slot of every thread beyond VS_NR_SLOTS */
 #define VS_SLOT_SHARED VS_NR_SLOTS
 /** VS_SLOT_ARRAY - entries of an array indexed by slot */
@@ -60,6 +64,11 @@ VS_EXTERN int vs__thread_attach_slow(void);
 static inline unsigned int vs__thread_slot(void)
 {
 	int slot = vs__tls_slot;
+
+	/* vCPU build: a vCPU's slot is its number; host threads share. */
+	if (VS_VCPU)
+		return vs__vcpu_cur >= 0 && vs__vcpu_cur < VS_NR_SLOTS ?
+		       (unsigned int)vs__vcpu_cur : VS_SLOT_SHARED;
 
 	if (vs_unlikely(slot < 0))
 		slot = vs__thread_attach_slow();

@@ -5,12 +5,15 @@
 #include <sched.h>
 
 #include "internal.h"
+#include "vcpu.h"
 
 int vs_futex_wait(vs_atomic32_t *word, uint32_t val, int64_t timeout_ns)
 {
 	struct timespec ts, *tsp = NULL;
 	int offline, ret;
 
+	if (VS_VCPU && vs__vcpu_cur >= 0)
+		return vs__vcpu_futex_wait(word, val, timeout_ns);
 	if (timeout_ns >= 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
 		ts.tv_nsec = timeout_ns % 1000000000;
@@ -33,6 +36,8 @@ int vs_futex_wake(vs_atomic32_t *word, int nr)
 
 	if (nr <= 0)
 		return -EINVAL;
+	if (VS_VCPU && vs__vcpu_cur >= 0)
+		return vs__vcpu_futex_wake(word, nr);
 	ret = vs__sys_futex(word, FUTEX_WAKE_PRIVATE, (uint32_t)nr, NULL);
 	if (ret < 0)
 		return errno == EFAULT ? 0 : -errno;
@@ -41,5 +46,8 @@ int vs_futex_wake(vs_atomic32_t *word, int nr)
 
 void vs_yield(void)
 {
-	(void)sched_yield();
+	if (VS_VCPU && vs__vcpu_cur >= 0)
+		vs__vcpu_yield();
+	else
+		(void)sched_yield();
 }

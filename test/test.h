@@ -26,6 +26,7 @@
 
 #include "sync/atomic.h"
 #include "sync/rcu.h"
+#include "sync/vcpu.h"
 #include "sync/wait.h"
 
 /* Per test case; Check multiplies it by CK_TIMEOUT_MULTIPLIER. */
@@ -54,10 +55,21 @@ const char *uffd_unsupported(void);
  *
  * Return: the test case, already added to @s.
  */
+#if VS_VCPU
+/* vmsim-test-vcpu: each test runs as vCPU 0 of a machine of its own
+ * (test_main.c; VS_TEST_VCPUS vCPUs, default 4, seed VS_TEST_SEED). */
+void vs__test_vcpu_setup(void);
+void vs__test_vcpu_teardown(void);
+#endif
+
 static inline TCase *vs_test_tcase(Suite *s, const char *name)
 {
 	TCase *tc = tcase_create(name);
 
+#if VS_VCPU
+	tcase_add_checked_fixture(tc, vs__test_vcpu_setup,
+				  vs__test_vcpu_teardown);
+#endif
 	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
 	suite_add_tcase(s, tc);
 	return tc;
@@ -104,16 +116,20 @@ static inline int vs_test_scale(int n)
 	return (int)v;
 }
 
-/* vs_test_now_ns - CLOCK_MONOTONIC in nanoseconds. */
+/* vs_test_now_ns - CLOCK_MONOTONIC in nanoseconds; on a vCPU, its
+ * virtual time. */
 static inline int64_t vs_test_now_ns(void)
 {
 	struct timespec ts;
 
+	if (VS_VCPU && vs_vcpu_self() >= 0)
+		return (int64_t)vs_vcpu_now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * VS_TEST_NS_PER_SEC + ts.tv_nsec;
 }
 
-/* vs_test_sleep_ns - sleep at least @ns, resuming after signals. */
+/* vs_test_sleep_ns - sleep at least @ns, resuming after signals; on a
+ * vCPU, @ns of virtual time while the others run. */
 static inline void vs_test_sleep_ns(int64_t ns)
 {
 	struct timespec ts = {
@@ -121,6 +137,12 @@ static inline void vs_test_sleep_ns(int64_t ns)
 		.tv_nsec = ns % VS_TEST_NS_PER_SEC,
 	};
 
+	if (VS_VCPU && vs_vcpu_self() >= 0) {
+		vs_atomic32_t word = 0;
+
+		(void)vs_futex_wait(&word, 0, ns);
+		return;
+	}
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 }
@@ -180,9 +202,31 @@ static inline void vs_test_set(vs_atomic32_t *word, uint32_t val)
 	vs_futex_wake(word, INT32_MAX);
 }
 
+#if VS_VCPU
+/* vCPU build: a "thread" is work on an idle vCPU of the test's machine;
+ * its pthread_t is the vCPU's number (test_main.c). */
+int vs__test_vcpu_create(pthread_t *tid, void *(*fn)(void *), void *arg);
+int vs__test_vcpu_join(pthread_t tid, void **ret);
+#define vs_test_thread_create(tid, fn, arg)                               \
+	ck_assert_int_eq(vs__test_vcpu_create((tid), (fn), (arg)), 0)
+#else
 /* Create a joinable thread or fail the test. */
 #define vs_test_thread_create(tid, fn, arg)                               \
 	ck_assert_int_eq(pthread_create((tid), NULL, (fn), (arg)), 0)
+#endif
+
+/* Join @tid and take its return value, or fail the test. */
+static inline void *vs_test_thread_join_ret(pthread_t tid)
+{
+	void *ret = NULL;
+
+#if VS_VCPU
+	ck_assert_int_eq(vs__test_vcpu_join(tid, &ret), 0);
+#else
+	ck_assert_int_eq(pthread_join(tid, &ret), 0);
+#endif
+	return ret;
+}
 
 /* Join bound: a thread stuck in a broken lock fails the test. */
 #define VS_TEST_JOIN_BOUND_S 20
@@ -197,6 +241,10 @@ static inline void vs_test_thread_join(pthread_t tid)
 	struct timespec ts;
 	int err;
 
+	if (VS_VCPU) {
+		(void)vs_test_thread_join_ret(tid);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += VS_TEST_JOIN_BOUND_S;
 	vs_rcu_thread_offline();

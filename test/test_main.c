@@ -37,6 +37,81 @@ static const struct {
 #undef VS_SUITE
 };
 
+#if VS_VCPU
+/* ---- vmsim-test-vcpu: every test on a machine of its own ------------ */
+
+static struct vs_machine *test_machine;
+static void *thread_ret[VS_VCPU_MAX];
+
+struct vcpu_thread {
+	void *(*fn)(void *);
+	void *arg;
+	unsigned int cpu;
+};
+
+static unsigned long env_ulong(const char *name, unsigned long dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoul(v, NULL, 0) : dflt;
+}
+
+void vs__test_vcpu_setup(void)
+{
+	struct vs_machine_config cfg = {
+		.nr_vcpus = (unsigned int)env_ulong("VS_TEST_VCPUS", 4),
+		.seed = env_ulong("VS_TEST_SEED", 1),
+	};
+
+	ck_assert_int_eq(vs_machine_create(&test_machine, &cfg), 0);
+	ck_assert_int_eq(vs_machine_enter(test_machine), 0);
+}
+
+void vs__test_vcpu_teardown(void)
+{
+	ck_assert_int_eq(vs_machine_leave(test_machine), 0);
+	ck_assert_int_eq(vs_machine_destroy(test_machine), 0);
+	test_machine = NULL;
+}
+
+static void vcpu_thread_main(void *p)
+{
+	struct vcpu_thread t = *(struct vcpu_thread *)p;
+
+	free(p);
+	thread_ret[t.cpu] = t.fn(t.arg);
+}
+
+int vs__test_vcpu_create(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	struct vcpu_thread *t = malloc(sizeof(*t));
+	int cpu = vs_machine_idle_vcpu(test_machine), err;
+
+	if (!t || cpu < 0) {
+		free(t);
+		return cpu < 0 ? cpu : -ENOMEM;
+	}
+	*t = (struct vcpu_thread){ fn, arg, (unsigned int)cpu };
+	err = vs_machine_spawn(test_machine, (unsigned int)cpu,
+			       vcpu_thread_main, t);
+	if (err) {
+		free(t);
+		return err;
+	}
+	*tid = (pthread_t)cpu;
+	return 0;
+}
+
+int vs__test_vcpu_join(pthread_t tid, void **ret)
+{
+	int err = vs_machine_join(test_machine, (unsigned int)tid);
+
+	if (!err && ret)
+		*ret = thread_ret[tid];
+	return err;
+}
+#endif
+
 static int known_suite(const char *name)
 {
 	size_t i;

@@ -97,8 +97,11 @@ static char pat(size_t i, int seed)
 const char *uffd_unsupported(void)
 {
 	static char why[512];
-	int err = vs_uffd_probe(NULL);
+	int err;
 
+	if (VS_VCPU)
+		return "userfaultfd is real memory, not run on virtual CPUs";
+	err = vs_uffd_probe(NULL);
 	if (!err)
 		return NULL;
 	snprintf(why, sizeof(why), "userfaultfd unavailable: %s",

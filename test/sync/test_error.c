@@ -96,15 +96,8 @@ END_TEST
 Suite *error_suite(void)
 {
 	Suite *s = suite_create("error");
-	TCase *tc = tcase_create("error");
-
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	tcase_add_test(tc, error_einval);
-	tcase_add_test(tc, error_map_roundtrip);
-	tcase_add_test(tc, error_positive);
-	tcase_add_test(tc, error_unknown);
-	tcase_add_test(tc, error_int_min);
-	tcase_add_test(tc, error_zero);
-	suite_add_tcase(s, tc);
+	vs_test_add(vs_test_tcase(s, "error"), error_einval,
+		    error_map_roundtrip, error_positive, error_unknown,
+		    error_int_min, error_zero);
 	return s;
 }

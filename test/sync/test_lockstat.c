@@ -869,19 +869,16 @@ END_TEST
 Suite *lockstat_suite(void)
 {
 	Suite *s = suite_create("lockstat");
-	TCase *kinds = tcase_create("kinds");
-	TCase *misc = tcase_create("misc");
+	TCase *kinds = vs_test_tcase(s, "kinds");
+	TCase *misc = vs_test_tcase(s, "misc");
 	int n = nr_kinds();
 
-	tcase_set_timeout(kinds, VS_TEST_TIMEOUT);
 	tcase_add_loop_test(kinds, lockstat_counts, 0, n);
 	tcase_add_loop_test(kinds, lockstat_disabled, 0, n);
 	tcase_add_loop_test(kinds, lockstat_contended, 0, n);
 	tcase_add_loop_test(kinds, lockstat_trace_hooks, 0, n);
 	tcase_add_loop_test(kinds, lockstat_released_after_unlock, 0, n);
-	suite_add_tcase(s, kinds);
 
-	tcase_set_timeout(misc, VS_TEST_TIMEOUT);
 	tcase_add_test(misc, lockstat_bounces);
 	tcase_add_test(misc, lockstat_toggle_while_held);
 	tcase_add_test(misc, lockstat_release_while_off_traced);
@@ -894,6 +891,6 @@ Suite *lockstat_suite(void)
 		tcase_add_test(misc, lockstat_class_table_full);
 		tcase_add_test(misc, lockstat_hold_ends_at_unlock);
 	}
-	suite_add_tcase(s, misc);
+
 	return s;
 }

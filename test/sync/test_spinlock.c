@@ -61,7 +61,7 @@ static unsigned long run_excl(struct excl *x, int nr_threads)
 	for (i = 0; i < nr_threads; i++)
 		vs_test_thread_create(&tid[i], excl_fn, x);
 	for (i = 0; i < nr_threads; i++) {
-		ck_assert_int_eq(pthread_join(tid[i], &ret), 0);
+		ret = vs_test_thread_join_ret(tid[i]);
 		rounds += (unsigned long)(intptr_t)ret;
 	}
 	return rounds;
@@ -95,11 +95,9 @@ static void *trylock_other_fn(void *arg)
 static int trylock_from_other_thread(vs_spinlock_t *lock)
 {
 	pthread_t tid;
-	void *ret;
 
 	vs_test_thread_create(&tid, trylock_other_fn, lock);
-	ck_assert_int_eq(pthread_join(tid, &ret), 0);
-	return (int)(intptr_t)ret;
+	return (int)(intptr_t)vs_test_thread_join_ret(tid);
 }
 
 /* Trylock fails while the lock is held (by this or another thread) and

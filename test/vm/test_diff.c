@@ -1089,6 +1089,8 @@ const char *diff_unsupported(void)
 	struct utsname u;
 	int major = 0, minor = 0;
 
+	if (VS_VCPU)
+		return "the host kernel is not on virtual CPUs";
 	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
 		return "cannot read the kernel version (uname)";
 	if (major > 6 || (major == 6 && minor >= 18))

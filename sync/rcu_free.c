@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/rcu_free.c - vs_free_rcu(): frees after a grace period in
+ * per-slot batches, one callback of the flavour (liburcu natively,
+ * sync/rcu_vcpu.c on vCPUs) per batch; and vs_rcu_barrier().
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "rcu.h"
+#include "spinlock.h"
+#include "thread.h"
+
+static vs_atomic_long_t nr_callbacks;
+
+void vs__rcu_count_callback(void)
+{
+	vs_fetch_add_relaxed(&nr_callbacks, 1);
+}
+
+/*
+ * struct free_batch - objects that wait for one grace period together
+ * @next: link on the spare list while unused
+ */
+struct free_batch {
+	struct vs_rcu_head rcu;
+	struct free_batch *next;
+	unsigned int nr;
+	struct {
+		void (*fn)(void *arg, void *obj);
+		void *arg, *obj;
+	} ent[VS_RCU_BATCH];
+};
+
+/*
+ * struct batch_slot - the batch a slot is filling
+ * @lock: protects @cur; a slot's owner is its only user but for the
+ *        shared slot and vs_rcu_barrier() emptying every slot
+ * @deferred: objects passed through this slot; written under @lock
+ */
+struct batch_slot {
+	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
+	struct free_batch *cur;
+	vs_atomic_long_t deferred;
+};
+
+static struct batch_slot batch_slots[VS_SLOT_ARRAY];
+
+/*
+ * Batches not in use.  They are never given back to the host: a steady
+ * stream of frees recycles the same few, with no malloc() on the way.
+ */
+static vs_spinlock_t spare_lock = VS_SPINLOCK_INIT;
+static struct free_batch *spare;
+
+static struct free_batch *batch_get(void)
+{
+	struct free_batch *b;
+
+	vs_spin_lock(&spare_lock);
+	b = spare;
+	if (b)
+		spare = b->next;
+	vs_spin_unlock(&spare_lock);
+	if (!b)
+		b = malloc(sizeof(*b));
+	if (b)
+		b->nr = 0;
+	return b;
+}
+
+static void batch_put(struct free_batch *b)
+{
+	vs_spin_lock(&spare_lock);
+	b->next = spare;
+	spare = b;
+	vs_spin_unlock(&spare_lock);
+}
+
+static void batch_run(struct vs_rcu_head *head)
+{
+	struct free_batch *b = (struct free_batch *)head;
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++)
+		b->ent[i].fn(b->ent[i].arg, b->ent[i].obj);
+	batch_put(b);
+}
+
+/* Hand @s's batch to RCU, if it has one; return whether it had. */
+static int batch_flush(struct batch_slot *s)
+{
+	struct free_batch *b;
+
+	vs__slot_lock(&s->lock);
+	b = s->cur;
+	s->cur = NULL;
+	vs__slot_unlock(&s->lock);
+	if (b)
+		vs_call_rcu(&b->rcu, batch_run);
+	return b != NULL;
+}
+
+void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
+{
+	struct batch_slot *s = &batch_slots[vs__thread_slot()];
+	struct free_batch *b;
+
+	if (VS_BROKEN(free_rcu_no_grace_period)) {
+		fn(arg, obj);
+		return;
+	}
+	vs__slot_lock(&s->lock);
+	b = s->cur;
+	if (vs_unlikely(!b)) {
+		b = s->cur = batch_get();
+		if (!b) {
+			vs__slot_unlock(&s->lock);
+			vs_synchronize_rcu();
+			fn(arg, obj);
+			return;
+		}
+	}
+	b->ent[b->nr].fn = fn;
+	b->ent[b->nr].arg = arg;
+	b->ent[b->nr].obj = obj;
+	if (++b->nr == VS_RCU_BATCH)
+		s->cur = NULL;
+	else
+		b = NULL;
+	vs_write_once(&s->deferred, vs_read_once(&s->deferred) + 1);
+	vs__slot_unlock(&s->lock);
+	/* Outside the slot lock: call_rcu may wake liburcu's worker. */
+	if (b)
+		vs_call_rcu(&b->rcu, batch_run);
+}
+
+void vs_rcu_stats(struct vs_rcu_stats *st)
+{
+	size_t i;
+
+	st->callbacks = vs_read_once(&nr_callbacks);
+	st->deferred = 0;
+	for (i = 0; i < VS_ARRAY_SIZE(batch_slots); i++)
+		st->deferred += vs_read_once(&batch_slots[i].deferred);
+}
+
+void vs_rcu_barrier(void)
+{
+	size_t i;
+	int flushed;
+
+	/*
+	 * The callbacks of one round may free into batches again (a VMA
+	 * drops its anon_vma): repeat until a round finds nothing to flush.
+	 */
+	do {
+		flushed = 0;
+		for (i = 0; i < VS_ARRAY_SIZE(batch_slots); i++)
+			flushed |= batch_flush(&batch_slots[i]);
+		vs__rcu_barrier_callbacks();
+	} while (flushed);
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/rcu_vcpu.c - RCU on virtual CPUs (the vCPU build's sync/rcu.h).
+ *
+ * liburcu cannot serve vCPUs: its reader state is per host thread, and
+ * every vCPU runs on the same one.  Here each vCPU has its nesting
+ * depth and a count of the outermost sections it has left.  A grace
+ * period that starts takes a snapshot of the vCPUs inside a section and
+ * waits, blocked in virtual time, until each has left the section it
+ * was in (its count moved); readers that enter later are not waited
+ * for.  vs_call_rcu() callbacks run on a daemon vCPU of the machine,
+ * after a grace period that started after they were queued, in queue
+ * order: deterministic like everything else.
+ *
+ * Off every machine (the host thread) there are no readers: a grace
+ * period is over at once and a callback runs at once.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "rcu.h"
+#include "vcpu_internal.h"
+#include "wait.h"
+
+struct rcu_vcpu {
+	int depth[VS_VCPU_MAX + VS__VCPU_DAEMONS];
+	vs_atomic32_t left[VS_VCPU_MAX + VS__VCPU_DAEMONS];
+	int gp_waiting;			/* synchronize calls blocked */
+	vs_atomic32_t gp_word;		/* they sleep here */
+	struct rcu_head *head, **tail;	/* queued callbacks */
+	vs_atomic32_t cb_word;		/* the daemon sleeps here */
+	uint64_t queued, done;		/* callbacks queued and run */
+	vs_atomic32_t done_word;	/* barriers sleep here */
+	int daemon;			/* started */
+};
+
+static void rcu_destroy(struct vs_machine *m)
+{
+	free(m->rcu);
+	m->rcu = NULL;
+}
+
+/* The running machine's RCU state, made on first use; NULL on the host. */
+static struct rcu_vcpu *state(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct rcu_vcpu *r;
+
+	if (!m || !m->cur)
+		return NULL;
+	if (m->rcu)
+		return m->rcu;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		vs__die("vcpu rcu", ENOMEM);
+	r->tail = &r->head;
+	m->rcu = r;
+	m->rcu_destroy = rcu_destroy;
+	return r;
+}
+
+void vs__vcpu_rcu_read_lock(void)
+{
+	struct rcu_vcpu *r = state();
+
+	if (!r)
+		return;
+	/* The nesting count is the reader's own line: a hit, as a
+	 * compiler barrier is under urcu-memb. */
+	vs__vcpu_event(&r->depth[vs__vcpu_cur], VS_VCPU_STORE);
+	r->depth[vs__vcpu_cur]++;
+}
+
+void vs__vcpu_rcu_read_unlock(void)
+{
+	struct rcu_vcpu *r = state();
+	int me = vs__vcpu_cur;
+
+	if (!r)
+		return;
+	vs__vcpu_event(&r->depth[me], VS_VCPU_STORE);
+	if (--r->depth[me] > 0)
+		return;
+	vs_write_once(&r->left[me], vs_read_once(&r->left[me]) + 1);
+	if (r->gp_waiting) {
+		vs_write_once(&r->gp_word, vs_read_once(&r->gp_word) + 1);
+		vs_futex_wake(&r->gp_word, INT32_MAX);
+	}
+}
+
+int vs__vcpu_rcu_read_ongoing(void)
+{
+	struct rcu_vcpu *r = state();
+
+	return r ? r->depth[vs__vcpu_cur] > 0 : 0;
+}
+
+void vs_synchronize_rcu(void)
+{
+	struct rcu_vcpu *r = state();
+	uint32_t snap[VS_VCPU_MAX + VS__VCPU_DAEMONS];
+	unsigned int i, n;
+	uint32_t gen;
+	int waiting;
+
+	if (!r || VS_BROKEN(rcu_no_grace_period))
+		return;
+	n = vs__vcpu_machine->nr_all;
+	for (i = 0; i < n; i++)
+		snap[i] = r->depth[i] > 0 ? vs_read_once(&r->left[i]) + 1 : 0;
+	/* Counted before the check: a reader that leaves after it bumps
+	 * gp_word, so the wait below cannot miss it. */
+	r->gp_waiting++;
+	for (;;) {
+		gen = vs_read_once(&r->gp_word);
+		waiting = 0;
+		for (i = 0; i < n; i++)
+			if (snap[i] && vs_read_once(&r->left[i]) < snap[i])
+				waiting = 1;
+		if (!waiting)
+			break;
+		(void)vs_futex_wait(&r->gp_word, gen, -1);
+	}
+	r->gp_waiting--;
+}
+
+/* The daemon: take the queued callbacks, wait a grace period, run them. */
+static void rcu_daemon(void *arg)
+{
+	struct rcu_vcpu *r = arg;
+	struct rcu_head *list, *next;
+	uint32_t gen;
+
+	for (;;) {
+		gen = vs_read_once(&r->cb_word);
+		if (!r->head) {
+			(void)vs_futex_wait(&r->cb_word, gen, -1);
+			continue;
+		}
+		list = r->head;
+		r->head = NULL;
+		r->tail = &r->head;
+		vs_synchronize_rcu();
+		for (; list; list = next) {
+			next = list->next;
+			list->func(list);
+			r->done++;
+		}
+		vs_write_once(&r->done_word, vs_read_once(&r->done_word) + 1);
+		vs_futex_wake(&r->done_word, INT32_MAX);
+	}
+}
+
+static void trampoline(struct rcu_head *urcu)
+{
+	struct vs_rcu_head *head = (struct vs_rcu_head *)
+		((char *)urcu - offsetof(struct vs_rcu_head, urcu));
+
+	head->func(head);
+}
+
+void vs_call_rcu(struct vs_rcu_head *head,
+		 void (*func)(struct vs_rcu_head *head))
+{
+	struct rcu_vcpu *r = state();
+
+	head->func = func;
+	vs__rcu_count_callback();
+	if (!r) {
+		func(head);	/* no machine runs: no reader anywhere */
+		return;
+	}
+	head->urcu.func = trampoline;
+	head->urcu.next = NULL;
+	*r->tail = &head->urcu;
+	r->tail = &head->urcu.next;
+	r->queued++;
+	if (!r->daemon) {
+		if (vs__machine_spawn_daemon(vs__vcpu_machine, rcu_daemon, r) < 0)
+			vs__die("vcpu rcu: no daemon vCPU", EBUSY);
+		r->daemon = 1;
+	}
+	vs_write_once(&r->cb_word, vs_read_once(&r->cb_word) + 1);
+	vs_futex_wake(&r->cb_word, 1);
+}
+
+void vs__rcu_barrier_callbacks(void)
+{
+	struct rcu_vcpu *r = state();
+	uint64_t target;
+	uint32_t gen;
+
+	if (!r)
+		return;
+	target = r->queued;
+	while (r->done < target) {
+		gen = vs_read_once(&r->done_word);
+		if (r->done >= target)
+			break;
+		(void)vs_futex_wait(&r->done_word, gen, -1);
+	}
+}
+
+/* Registration and quiescent states mean nothing on vCPUs. */
+void vs_rcu_register_thread(void)
+{
+}
+
+void vs_rcu_unregister_thread(void)
+{
+}
+
+void vs_rcu_quiescent_state(void)
+{
+}
+
+void vs_rcu_thread_offline(void)
+{
+}
+
+void vs_rcu_thread_online(void)
+{
+}
+
+int vs__rcu_sleep_begin(void)
+{
+	return 0;
+}
+
+void vs__rcu_sleep_end(void)
+{
+}

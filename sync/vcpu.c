@@ -1,0 +1,921 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/vcpu.c - the virtual-CPU engine: contexts, the scheduler, futex
+ * queues in virtual time, deadlock reports.
+ *
+ * One host thread runs a machine.  Exactly one vCPU runs at a time (or
+ * the host, outside vs_machine_run()); the others are idle, runnable
+ * (in the heap, keyed by their clock) or blocked (on a futex queue, and
+ * in the heap keyed by their deadline when they have one).  At every
+ * seam event the running vCPU is charged the event's cost, after it
+ * gave way to any vCPU earlier in virtual time: memory is touched in
+ * virtual-time order.
+ */
+#include "vcpu_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "lockstat.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define VCPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VCPU_ASAN 1
+#endif
+#endif
+#ifdef VCPU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+struct vs_machine *vs__vcpu_machine;
+int vs__vcpu_cur = -1;
+
+#define DEFAULT_STACK (256 * 1024)
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static uint64_t rng_next(struct vs_machine *m)
+{
+	/* splitmix64 */
+	uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void hash_event(struct vs_machine *m, unsigned int id, unsigned int op,
+		       uint64_t clock)
+{
+	uint64_t h = m->hash;
+
+	h = (h ^ (id | (uint64_t)op << 16)) * 0x100000001b3ull;
+	h = (h ^ clock) * 0x100000001b3ull;
+	m->hash = h;
+}
+
+/* The heap key: a runnable vCPU's clock, a sleeper's deadline. */
+static uint64_t key_of(const struct vs__vcpu *v)
+{
+	return v->state == VS__V_BLOCKED ? v->deadline : v->clock;
+}
+
+static int before(const struct vs__vcpu *a, const struct vs__vcpu *b)
+{
+	uint64_t ka = key_of(a), kb = key_of(b);
+
+	if (ka != kb)
+		return ka < kb;
+	if (a->tiebreak != b->tiebreak)
+		return a->tiebreak < b->tiebreak;
+	return a->id < b->id;
+}
+
+/* ---- the heap of runnable vCPUs and timed sleepers --------------------- */
+
+static void heap_set(struct vs_machine *m, unsigned int i, struct vs__vcpu *v)
+{
+	m->heap[i] = v;
+	v->heap_idx = (int)i;
+}
+
+static void heap_up(struct vs_machine *m, unsigned int i)
+{
+	struct vs__vcpu *v = m->heap[i];
+
+	while (i > 0 && before(v, m->heap[(i - 1) / 2])) {
+		heap_set(m, i, m->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(m, i, v);
+}
+
+static void heap_down(struct vs_machine *m, unsigned int i)
+{
+	struct vs__vcpu *v = m->heap[i];
+	unsigned int c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= m->heap_n)
+			break;
+		if (c + 1 < m->heap_n && before(m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!before(m->heap[c], v))
+			break;
+		heap_set(m, i, m->heap[c]);
+		i = c;
+	}
+	heap_set(m, i, v);
+}
+
+static void heap_push(struct vs_machine *m, struct vs__vcpu *v)
+{
+	v->tiebreak = rng_next(m);
+	m->heap[m->heap_n] = v;
+	v->heap_idx = (int)m->heap_n++;
+	heap_up(m, m->heap_n - 1);
+}
+
+static void heap_remove(struct vs_machine *m, struct vs__vcpu *v)
+{
+	unsigned int i = (unsigned int)v->heap_idx;
+	struct vs__vcpu *last = m->heap[--m->heap_n];
+
+	v->heap_idx = -1;
+	if (last == v)
+		return;
+	heap_set(m, i, last);
+	heap_down(m, i);
+	heap_up(m, (unsigned int)last->heap_idx);
+}
+
+/* ---- futex queues ---------------------------------------------------------- */
+
+static unsigned int fq_bucket(const volatile void *word)
+{
+	uintptr_t a = (uintptr_t)word >> 2;
+
+	return (unsigned int)((a ^ (a >> 10) ^ (a >> 20)) % VS__FQ_BUCKETS);
+}
+
+static void fq_add(struct vs_machine *m, struct vs__vcpu *v)
+{
+	struct vs__vcpu **p = &m->fq[fq_bucket(v->wait_word)];
+
+	while (*p)
+		p = &(*p)->wait_next;
+	v->wait_next = NULL;
+	*p = v;
+}
+
+static void fq_del(struct vs_machine *m, struct vs__vcpu *v)
+{
+	struct vs__vcpu **p = &m->fq[fq_bucket(v->wait_word)];
+
+	while (*p != v)
+		p = &(*p)->wait_next;
+	*p = v->wait_next;
+	v->wait_next = NULL;
+}
+
+/* ---- contexts -------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+void vs__ctx_switch(void **save_sp, void *load_sp);
+void vs__ctx_start(void);
+
+/* Lay out a fresh stack that vs__ctx_switch() "returns" into
+ * vs__ctx_start with r12 = @fn and r13 = @arg (sync/vcpu_switch.S). */
+static void ctx_make(struct vs__vcpu *v, void (*fn)(void *), void *arg)
+{
+	uint64_t *top = (uint64_t *)(((uintptr_t)(v->stack_lo + v->stack_len))
+				     & ~(uintptr_t)15);
+	uint32_t *ctl;
+
+	*--top = (uint64_t)(uintptr_t)vs__ctx_start;	/* ret */
+	*--top = 0;					/* rbp */
+	*--top = 0;					/* rbx */
+	*--top = (uint64_t)(uintptr_t)fn;		/* r12 */
+	*--top = (uint64_t)(uintptr_t)arg;		/* r13 */
+	*--top = 0;					/* r14 */
+	*--top = 0;					/* r15 */
+	*--top = 0;
+	ctl = (uint32_t *)top;
+	ctl[0] = 0x1f80;	/* MXCSR: all exceptions masked */
+	ctl[1] = 0x037f;	/* x87 control word at reset */
+	v->sp = top;
+}
+
+static void ctx_switch(void **save, void *load)
+{
+	vs__ctx_switch(save, load);
+}
+#else
+/* Portable: ucontext.  @sp points at the vCPU's ucontext_t. */
+struct uctx {
+	ucontext_t uc;
+};
+
+static void ctx_entry(unsigned int hi, unsigned int lo, unsigned int ahi,
+		      unsigned int alo)
+{
+	void (*fn)(void *) = (void (*)(void *))(((uintptr_t)hi << 32) | lo);
+	void *arg = (void *)(((uintptr_t)ahi << 32) | alo);
+
+	fn(arg);
+	abort();
+}
+
+static void ctx_make(struct vs__vcpu *v, void (*fn)(void *), void *arg)
+{
+	struct uctx *u = v->sp ? v->sp : malloc(sizeof(*u));
+	uintptr_t f = (uintptr_t)fn, a = (uintptr_t)arg;
+
+	if (!u)
+		vs__die("vcpu context", ENOMEM);
+	getcontext(&u->uc);
+	u->uc.uc_stack.ss_sp = v->stack_lo;
+	u->uc.uc_stack.ss_size = v->stack_len;
+	u->uc.uc_link = NULL;
+	makecontext(&u->uc, (void (*)(void))ctx_entry, 4,
+		    (unsigned int)(f >> 32), (unsigned int)f,
+		    (unsigned int)(a >> 32), (unsigned int)a);
+	v->sp = u;
+}
+
+static void ctx_switch(void **save, void *load)
+{
+	struct uctx *from = *save, *to = load;
+
+	if (!from) {
+		from = malloc(sizeof(*from));
+		if (!from)
+			vs__die("vcpu context", ENOMEM);
+		*save = from;
+	}
+	swapcontext(&from->uc, &to->uc);
+}
+#endif
+
+/*
+ * Switch from @from (NULL: the host) to @to (NULL: the host).  @from's
+ * context is dead when @dying (its work ended), so ASan may drop its
+ * fake stack.
+ */
+static void switch_to(struct vs_machine *m, struct vs__vcpu *from,
+		      struct vs__vcpu *to, int dying)
+{
+	void **save = from ? &from->sp : &m->host_sp;
+	void *load = to ? to->sp : m->host_sp;
+
+	m->cur = to;
+	vs__vcpu_cur = to ? (int)to->id : -1;
+	if (to)
+		to->state = VS__V_RUNNING;
+#ifdef VCPU_ASAN
+	{
+		void **fake = dying ? NULL :
+			      from ? &from->asan_fake : &m->host_asan_fake;
+		const void *lo = to && !(m->entered && to->id == 0) ?
+				 to->stack_lo : m->host_stack_lo;
+		size_t len = to && !(m->entered && to->id == 0) ?
+			     to->stack_len : m->host_stack_len;
+
+		__sanitizer_start_switch_fiber(fake, lo, len);
+		ctx_switch(save, load);
+		__sanitizer_finish_switch_fiber(from ? from->asan_fake :
+						m->host_asan_fake, NULL, NULL);
+	}
+#else
+	(void)dying;
+	ctx_switch(save, load);
+#endif
+}
+
+/* ---- scheduling -------------------------------------------------------- */
+
+static const char *state_name(enum vs__vstate s)
+{
+	static const char *const n[] = { "idle", "runnable", "running",
+					 "blocked" };
+
+	return n[s];
+}
+
+/* Write the deadlock report: every vCPU with work, what it waits on. */
+static void deadlock_report(struct vs_machine *m)
+{
+	size_t at = 0, len = sizeof(m->report);
+	struct vs__vcpu *v;
+	unsigned int i;
+
+	at += (size_t)snprintf(m->report + at, len - at,
+			       "vcpu: deadlock: every vCPU with work is "
+			       "blocked (virtual time %llu cycles)\n",
+			       (unsigned long long)vs_machine_clock(m, -1));
+	for (i = 0; i < m->nr && at < len; i++) {
+		v = &m->v[i];
+		if (v->state == VS__V_IDLE)
+			continue;
+		at += (size_t)snprintf(m->report + at, len - at,
+				       "  vCPU %u: %s", i,
+				       state_name(v->state));
+		if (v->state == VS__V_BLOCKED && at < len)
+			at += (size_t)snprintf(m->report + at, len - at,
+					       " on the word at %p", (void *)
+					       (uintptr_t)v->wait_word);
+		if (at < len)
+			at += (size_t)snprintf(m->report + at, len - at,
+					       "; holds: ");
+		if (at < len)
+			at += vs__lockstat_held_of((int)i, m->report + at,
+						   len - at);
+		if (at < len)
+			at += (size_t)snprintf(m->report + at, len - at, "\n");
+	}
+}
+
+/* Nothing may run: end the run, or report the deadlock. */
+static void no_runnable(struct vs_machine *m, struct vs__vcpu *from,
+			int dying)
+{
+	if (m->nr_busy == 0 && !m->entered) {
+		m->done = 1;
+		switch_to(m, from, NULL, dying);
+		return;
+	}
+	deadlock_report(m);
+	m->deadlocked = 1;
+	if (m->entered) {
+		fputs(m->report, stderr);
+		abort();
+	}
+	switch_to(m, from, NULL, dying);
+}
+
+/* The next vCPU to run, taken out of the heap, or NULL. */
+static struct vs__vcpu *take_next(struct vs_machine *m, struct vs__vcpu *cur)
+{
+	struct vs__vcpu *v;
+	int id;
+
+	if (!m->heap_n)
+		return NULL;
+	if (m->cfg.sched) {
+		id = m->cfg.sched->pick(m->sched, m, cur ? (int)cur->id : -1);
+		if (id < 0 || (unsigned int)id >= m->nr_all ||
+		    m->v[id].heap_idx < 0)
+			vs__die("vcpu scheduler picked a vCPU that cannot run",
+				EINVAL);
+		v = &m->v[id];
+	} else {
+		v = m->heap[0];
+	}
+	heap_remove(m, v);
+	if (v->state == VS__V_BLOCKED) {
+		/* A sleeper's deadline came first: it times out. */
+		fq_del(m, v);
+		v->clock = v->clock > v->deadline ? v->clock : v->deadline;
+		v->wait_ret = -ETIMEDOUT;
+	}
+	return v;
+}
+
+/* The running vCPU @v stops running (it blocked or its work ended). */
+static void run_next(struct vs_machine *m, struct vs__vcpu *v, int dying)
+{
+	struct vs__vcpu *next = take_next(m, NULL);
+
+	if (!next) {
+		no_runnable(m, v, dying);
+		return;
+	}
+	if (next == v) {	/* its own timeout came first */
+		v->state = VS__V_RUNNING;
+		return;
+	}
+	v->st.switches++;
+	switch_to(m, v, next, dying);
+}
+
+/* Give way to an earlier vCPU, if any (the default scheduler), or to
+ * whichever the scheduler picks. */
+static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
+{
+	struct vs__vcpu *next;
+
+	if (!m->heap_n)
+		return;
+	if (!m->cfg.sched) {
+		if (!before(m->heap[0], v))
+			return;
+	} else {
+		int id = m->cfg.sched->pick(m->sched, m, (int)v->id);
+
+		if (id == (int)v->id)
+			return;
+	}
+	v->state = VS__V_RUNNABLE;
+	heap_push(m, v);
+	next = take_next(m, v);
+	if (next == v) {
+		v->state = VS__V_RUNNING;
+		return;
+	}
+	v->st.switches++;
+	switch_to(m, v, next, 0);
+}
+
+/* ---- the seam hooks ---------------------------------------------------- */
+
+void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__vcpu *v = m->cur;
+	uint64_t cost = 1;
+
+	(void)addr;
+	maybe_yield(m, v);
+	v->clock += cost;
+	v->st.cycles += cost;
+	v->st.events++;
+	if (op == VS_VCPU_RMW)
+		v->st.rmws++;
+	hash_event(m, v->id, op, v->clock);
+}
+
+void vs_vcpu_charge(uint64_t cycles)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	if (!m || !m->cur)
+		return;
+	m->cur->clock += cycles;
+	m->cur->st.cycles += cycles;
+}
+
+int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__vcpu *v = m->cur;
+
+	v->wait_word = word;
+	v->wait_ret = 0;
+	v->deadline = UINT64_MAX;
+	v->state = VS__V_BLOCKED;
+	v->st.sleeps++;
+	fq_add(m, v);
+	if (timeout_ns >= 0) {
+		v->deadline = v->clock + (uint64_t)((double)timeout_ns *
+						    m->ghz);
+		heap_push(m, v);
+	}
+	hash_event(m, v->id, 0x100, v->clock);
+	run_next(m, v, 0);
+	return v->wait_ret;
+}
+
+/* What the kernel says of a futex word: -EINVAL misaligned, -EFAULT
+ * unmapped, 0 fine. */
+static int word_check(const volatile void *word)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char vec;
+
+	if ((uintptr_t)word & 3)
+		return -EINVAL;
+	if (mincore((void *)((uintptr_t)word & ~((uintptr_t)page - 1)),
+		    (size_t)page, &vec) != 0)
+		return -EFAULT;
+	return 0;
+}
+
+int vs__vcpu_futex_wait(const volatile void *word, uint32_t val,
+			int64_t timeout_ns)
+{
+	int err = word_check(word);
+
+	if (err)
+		return err;
+	vs__vcpu_event(word, VS_VCPU_LOAD);
+	if (*(const volatile uint32_t *)word != val)
+		return -EAGAIN;
+	return vs__vcpu_block(word, timeout_ns);
+}
+
+/* Wake up to @nr sleepers on @word, FIFO, at the waker's time at the
+ * earliest.  No event: the caller accounts for it. */
+static int wake(struct vs_machine *m, const volatile void *word, int nr,
+		uint64_t now)
+{
+	struct vs__vcpu **p = &m->fq[fq_bucket(word)], *w;
+	int woken = 0;
+
+	while (*p && woken < nr) {
+		w = *p;
+		if (w->wait_word != word) {
+			p = &w->wait_next;
+			continue;
+		}
+		*p = w->wait_next;
+		w->wait_next = NULL;
+		if (w->heap_idx >= 0)
+			heap_remove(m, w);
+		w->state = VS__V_RUNNABLE;
+		w->clock = w->clock > now ? w->clock : now;
+		heap_push(m, w);
+		woken++;
+	}
+	return woken;
+}
+
+int vs__vcpu_futex_wake(const volatile void *word, int nr)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	int woken;
+
+	if (nr <= 0 || ((uintptr_t)word & 3))
+		return -EINVAL;
+	vs__vcpu_event(word, VS_VCPU_RMW);
+	woken = wake(m, word, nr, m->cur->clock);
+	hash_event(m, m->cur->id, 0x200 | (unsigned int)woken, m->cur->clock);
+	return woken;
+}
+
+void vs__vcpu_yield(void)
+{
+	vs__vcpu_event(NULL, VS_VCPU_RELAX);
+}
+
+/* ---- work on a vCPU ---------------------------------------------------- */
+
+static void vcpu_finish(struct vs_machine *m, struct vs__vcpu *v)
+{
+	v->state = VS__V_IDLE;
+	v->fn = NULL;
+	if (!v->daemon)
+		m->nr_busy--;
+	v->gen++;
+	(void)wake(m, &v->gen, INT32_MAX, v->clock);
+	if (!v->daemon && m->nr_busy <= 1)
+		(void)wake(m, &m->busy_word, INT32_MAX, v->clock);
+	hash_event(m, v->id, 0x300, v->clock);
+	run_next(m, v, 1);
+	vs__die("vcpu: a finished vCPU was resumed", EINVAL);
+}
+
+static void vcpu_main(void *arg)
+{
+	struct vs__vcpu *v = arg;
+	struct vs_machine *m = vs__vcpu_machine;
+
+#ifdef VCPU_ASAN
+	__sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+	v->fn(v->arg);
+	vcpu_finish(m, v);
+}
+
+static int start_work(struct vs_machine *m, struct vs__vcpu *v,
+		      void (*fn)(void *), void *arg, uint64_t clock)
+{
+	if (v->state != VS__V_IDLE)
+		return -EBUSY;
+	v->fn = fn;
+	v->arg = arg;
+	v->clock = clock > v->clock ? clock : v->clock;
+	ctx_make(v, vcpu_main, v);
+	v->state = VS__V_RUNNABLE;
+	if (!v->daemon)
+		m->nr_busy++;
+	heap_push(m, v);
+	return 0;
+}
+
+int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
+		     void (*fn)(void *), void *arg)
+{
+	if (!m || !fn || cpu >= m->nr)
+		return -EINVAL;
+	if (m->cur)
+		vs__vcpu_event(&m->v[cpu].gen, VS_VCPU_RMW);
+	return start_work(m, &m->v[cpu], fn, arg, m->cur ? m->cur->clock : 0);
+}
+
+int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),
+			     void *arg)
+{
+	unsigned int i;
+
+	for (i = m->nr; i < m->nr_all; i++)
+		if (m->v[i].state == VS__V_IDLE)
+			return start_work(m, &m->v[i], fn, arg,
+					  m->cur ? m->cur->clock : 0) ? -EBUSY :
+			       (int)i;
+	return -EBUSY;
+}
+
+int vs_machine_join(struct vs_machine *m, unsigned int cpu)
+{
+	struct vs__vcpu *t;
+
+	if (!m || cpu >= m->nr || !m->cur || m->cur->id == cpu)
+		return -EINVAL;
+	t = &m->v[cpu];
+	for (;;) {
+		vs__vcpu_event(&t->gen, VS_VCPU_LOAD);
+		/* No event between the check and the sleep: no lost wake. */
+		if (t->state == VS__V_IDLE)
+			return 0;
+		(void)vs__vcpu_block(&t->gen, -1);
+	}
+}
+
+int vs_machine_idle_vcpu(struct vs_machine *m)
+{
+	unsigned int i;
+
+	if (!m)
+		return -EINVAL;
+	for (i = 0; i < m->nr; i++)
+		if (m->v[i].state == VS__V_IDLE)
+			return (int)i;
+	return -EAGAIN;
+}
+
+/* ---- the machine ------------------------------------------------------- */
+
+static int stack_map(struct vs__vcpu *v, size_t size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	size = (size + (size_t)page - 1) & ~((size_t)page - 1);
+	v->map_len = size + (size_t)page;
+	v->map = mmap(NULL, v->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (v->map == MAP_FAILED) {
+		v->map = NULL;
+		return -ENOMEM;
+	}
+	/* The guard page: a stack overflow faults instead of corrupting. */
+	if (mprotect(v->map, (size_t)page, PROT_NONE)) {
+		munmap(v->map, v->map_len);
+		v->map = NULL;
+		return -ENOMEM;
+	}
+	v->stack_lo = v->map + page;
+	v->stack_len = size;
+	return 0;
+}
+
+static void machine_free(struct vs_machine *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_all; i++) {
+		if (m->v[i].map)
+			munmap(m->v[i].map, m->v[i].map_len);
+#if !defined(__x86_64__)
+		free(m->v[i].sp);
+#endif
+	}
+#if !defined(__x86_64__)
+	free(m->host_sp);
+#endif
+	if (m->sched && m->cfg.sched && m->cfg.sched->fini)
+		m->cfg.sched->fini(m->sched);
+	free(m->heap);
+	free(m->v);
+	free(m);
+}
+
+int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cfg)
+{
+	struct vs_machine *m;
+	unsigned int i;
+	int err = 0;
+
+	if (!mp || !cfg || cfg->nr_vcpus < 1 || cfg->nr_vcpus > VS_VCPU_MAX)
+		return -EINVAL;
+	if (cfg->sched && !cfg->sched->pick)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->cfg = *cfg;
+	m->nr = cfg->nr_vcpus;
+	m->nr_all = m->nr + VS__VCPU_DAEMONS;
+	m->rng = cfg->seed;
+	m->hash = 0xcbf29ce484222325ull;
+	m->ghz = 1.0;
+	m->v = calloc(m->nr_all, sizeof(*m->v));
+	m->heap = calloc(m->nr_all, sizeof(*m->heap));
+	if (!m->v || !m->heap) {
+		machine_free(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->nr_all && !err; i++) {
+		m->v[i].id = i;
+		m->v[i].daemon = i >= m->nr;
+		m->v[i].heap_idx = -1;
+		m->v[i].deadline = UINT64_MAX;
+		err = stack_map(&m->v[i], cfg->stack_size ? cfg->stack_size :
+				DEFAULT_STACK);
+	}
+	if (!err && cfg->sched && cfg->sched->init)
+		err = cfg->sched->init(&m->sched, m->nr_all, cfg->seed);
+	if (err) {
+		machine_free(m);
+		return err;
+	}
+	*mp = m;
+	return 0;
+}
+
+int vs_machine_destroy(struct vs_machine *m)
+{
+	if (!m)
+		return -EINVAL;
+	if (m->running)
+		return -EBUSY;
+	if (m->rcu_destroy)
+		m->rcu_destroy(m);
+	machine_free(m);
+	return 0;
+}
+
+/* The host thread's stack, for ASan's fiber switches. */
+static void host_stack(struct vs_machine *m)
+{
+#ifdef VCPU_ASAN
+	pthread_attr_t a;
+	void *lo;
+	size_t len;
+
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		if (pthread_attr_getstack(&a, &lo, &len) == 0) {
+			m->host_stack_lo = lo;
+			m->host_stack_len = len;
+		}
+		pthread_attr_destroy(&a);
+	}
+#else
+	(void)m;
+#endif
+}
+
+static int begin(struct vs_machine *m)
+{
+	if (!m)
+		return -EINVAL;
+	if (m->running || vs__vcpu_machine)
+		return -EBUSY;
+	m->running = 1;
+	m->done = 0;
+	m->deadlocked = 0;
+	m->report[0] = 0;
+	vs__vcpu_machine = m;
+	host_stack(m);
+	return 0;
+}
+
+static void end(struct vs_machine *m)
+{
+	m->running = 0;
+	m->cur = NULL;
+	vs__vcpu_machine = NULL;
+	vs__vcpu_cur = -1;
+}
+
+int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
+{
+	struct vs__vcpu *first;
+	int err;
+
+	if (!fn)
+		return -EINVAL;
+	err = begin(m);
+	if (err)
+		return err;
+	err = start_work(m, &m->v[0], fn, arg, m->v[0].clock);
+	if (err) {
+		end(m);
+		return err;
+	}
+	first = take_next(m, NULL);
+	switch_to(m, NULL, first, 0);
+	/* Back on the host: every vCPU is idle, or a deadlock. */
+	err = m->deadlocked ? -EDEADLK : 0;
+	end(m);
+	return err;
+}
+
+int vs_machine_enter(struct vs_machine *m)
+{
+	struct vs__vcpu *v;
+	int err = begin(m);
+
+	if (err)
+		return err;
+	v = &m->v[0];
+	if (v->state != VS__V_IDLE) {
+		end(m);
+		return -EBUSY;
+	}
+	m->entered = 1;
+	v->state = VS__V_RUNNING;
+	m->nr_busy++;
+	m->cur = v;
+	vs__vcpu_cur = 0;
+	return 0;
+}
+
+int vs_machine_leave(struct vs_machine *m)
+{
+	if (!m || !m->entered || m->cur != &m->v[0])
+		return -EINVAL;
+	while (m->nr_busy > 1)
+		(void)vs__vcpu_block(&m->busy_word, -1);
+	m->v[0].state = VS__V_IDLE;
+	m->nr_busy--;
+	m->entered = 0;
+	end(m);
+	return 0;
+}
+
+/* ---- questions --------------------------------------------------------- */
+
+int vs_machine_stats(struct vs_machine *m, int cpu, struct vs_machine_stats *st)
+{
+	unsigned int i;
+
+	if (!m || !st || cpu >= (int)m->nr_all || cpu < -1)
+		return -EINVAL;
+	if (cpu >= 0) {
+		*st = m->v[cpu].st;
+		return 0;
+	}
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < m->nr_all; i++) {
+		st->cycles += m->v[i].st.cycles;
+		st->events += m->v[i].st.events;
+		st->switches += m->v[i].st.switches;
+		st->transfers += m->v[i].st.transfers;
+		st->rmws += m->v[i].st.rmws;
+		st->sleeps += m->v[i].st.sleeps;
+	}
+	return 0;
+}
+
+uint64_t vs_machine_hash(struct vs_machine *m)
+{
+	return m ? m->hash : 0;
+}
+
+const char *vs_machine_report(struct vs_machine *m)
+{
+	return m ? m->report : "";
+}
+
+int vs_machine_runnable(struct vs_machine *m, unsigned int cpu)
+{
+	const struct vs__vcpu *v;
+
+	if (!m || cpu >= m->nr_all)
+		return 0;
+	v = &m->v[cpu];
+	return v->state == VS__V_RUNNABLE || v->state == VS__V_RUNNING ||
+	       (v->state == VS__V_BLOCKED && v->heap_idx >= 0);
+}
+
+uint64_t vs_machine_clock(struct vs_machine *m, int cpu)
+{
+	uint64_t max = 0;
+	unsigned int i;
+
+	if (!m)
+		return 0;
+	if (cpu >= 0)
+		return (unsigned int)cpu < m->nr_all ? m->v[cpu].clock : 0;
+	for (i = 0; i < m->nr_all; i++)
+		if (m->v[i].clock > max)
+			max = m->v[i].clock;
+	return max;
+}
+
+unsigned int vs_machine_nr_vcpus(struct vs_machine *m)
+{
+	return m ? m->nr : 0;
+}
+
+int vs_vcpu_self(void)
+{
+	return vs__vcpu_cur;
+}
+
+struct vs_machine *vs_vcpu_machine(void)
+{
+	return vs__vcpu_cur >= 0 ? vs__vcpu_machine : NULL;
+}
+
+uint64_t vs_vcpu_now_ns(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	if (!m || !m->cur)
+		return 0;
+	return (uint64_t)((double)m->cur->clock / m->ghz);
+}

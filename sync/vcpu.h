@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/vcpu.h - virtual CPUs: vmsim's own code on N simulated CPUs,
+ * run one at a time by one host thread, in virtual time.
+ *
+ * A machine has N vCPUs, each a user-level context with its own stack
+ * (mmap'd, with a guard page below it).  In the vCPU build of the
+ * library (libvmsim-vcpu, compiled with VS_VCPU=1) every operation of
+ * sync/atomic.h is an event: before it runs, the engine charges the
+ * running vCPU what the access costs (sync/vcpu_cost.h, from the
+ * machine's profile) and then runs whichever runnable vCPU is earliest
+ * in virtual time, so that shared memory is touched in virtual-time
+ * order.  The futex calls of sync/wait.h block and wake vCPUs in
+ * virtual time; RCU has its own grace periods (sync/rcu.c); the thread
+ * slot of a vCPU is its number.  Nothing depends on host timing or on
+ * absolute addresses: the same configuration and seed give the same
+ * events, bit for bit (vs_machine_hash()).
+ *
+ * Which vCPU runs at each event is the scheduler's choice
+ * (struct vs_vcpu_sched_ops): by default the earliest clock, ties
+ * broken by a PRNG seeded from the configuration.
+ *
+ * In the native build the engine still exists (tests of the engine
+ * itself), but the seams do not call it.
+ *
+ * Locking: a machine belongs to the host thread that runs it; none of
+ * these functions may be called from another host thread meanwhile.
+ */
+#ifndef VS_SYNC_VCPU_H
+#define VS_SYNC_VCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "common.h"
+
+/** VS_VCPU_MAX - the most vCPUs a machine may have */
+#define VS_VCPU_MAX 256
+
+struct vs_machine;
+struct vs_vcpu_profile;
+
+/**
+ * struct vs_vcpu_sched_ops - who runs next
+ * @name: for messages
+ * @init: make the scheduler's state for a machine of @nr vCPUs
+ *        seeded by @seed; 0 or a negative errno
+ * @pick: at an event of the running vCPU @cur (or -1 when it just
+ *        blocked or finished), return the runnable vCPU to run next;
+ *        vs_machine_runnable() and vs_machine_clock() tell it what
+ *        may run and when
+ * @fini: free the state
+ *
+ * A NULL ops pointer means the engine's own: the earliest clock, ties
+ * broken by the seeded PRNG.
+ */
+struct vs_vcpu_sched_ops {
+	const char *name;
+	int (*init)(void **state, unsigned int nr, uint64_t seed);
+	int (*pick)(void *state, struct vs_machine *m, int cur);
+	void (*fini)(void *state);
+};
+
+/**
+ * struct vs_machine_config - vs_machine_create() settings
+ * @profile: the machine's costs; NULL: every access costs 1 cycle
+ * @nr_vcpus: 1..VS_VCPU_MAX, and at most the profile's CPUs
+ * @seed: the PRNG seed (tie-breaks, the scheduler's choices)
+ * @stack_size: bytes per vCPU stack, 0 for 256 KiB
+ * @sched: the scheduler, NULL for the earliest clock
+ */
+struct vs_machine_config {
+	const struct vs_vcpu_profile *profile;
+	unsigned int nr_vcpus;
+	uint64_t seed;
+	size_t stack_size;
+	const struct vs_vcpu_sched_ops *sched;
+};
+
+/**
+ * vs_machine_create - a machine of idle vCPUs
+ * @mp: receives the machine
+ * @cfg: its settings
+ *
+ * Context: a host thread, not inside a machine.
+ * Return: 0; -EINVAL for a NULL argument or a vCPU count out of range;
+ * -ENOMEM.
+ */
+VS_EXTERN int vs_machine_create(struct vs_machine **mp,
+				const struct vs_machine_config *cfg);
+
+/**
+ * vs_machine_destroy - free @m
+ * @m: the machine, not running
+ *
+ * Context: the host thread that created it, outside vs_machine_run().
+ * Return: 0, -EINVAL for NULL, -EBUSY while it runs.
+ */
+VS_EXTERN int vs_machine_destroy(struct vs_machine *m);
+
+/**
+ * vs_machine_run - run @fn(@arg) on vCPU 0 of @m until every vCPU is
+ * idle again
+ * @m: the machine
+ * @fn: the work; it may spawn work on other vCPUs
+ * @arg: its argument
+ *
+ * When every vCPU that has work is blocked with no timeout pending,
+ * the run stops: the report (vs_machine_report()) says, for each vCPU,
+ * the word it sleeps on and the locks it holds, and the function
+ * returns -EDEADLK.  It never hangs on a deadlock.
+ *
+ * Context: the host thread that created @m, not inside a machine.
+ * Return: 0, -EDEADLK, -EINVAL for a NULL argument, -EBUSY when @m
+ * already runs.
+ */
+VS_EXTERN int vs_machine_run(struct vs_machine *m, void (*fn)(void *),
+			     void *arg);
+
+/**
+ * vs_machine_enter - make the calling host thread vCPU 0 of @m
+ * @m: the machine, idle
+ *
+ * For code that cannot be moved onto a vCPU stack (a Check test body):
+ * from here on the caller is scheduled like any vCPU, until
+ * vs_machine_leave().  A deadlock inside prints the report and aborts
+ * the process: there is no host context to return to.
+ *
+ * Context: the host thread that created @m, not inside a machine.
+ * Return: 0, -EINVAL, -EBUSY.
+ */
+VS_EXTERN int vs_machine_enter(struct vs_machine *m);
+
+/**
+ * vs_machine_leave - wait until every other vCPU is idle, then stop
+ * being vCPU 0
+ * @m: the machine entered with vs_machine_enter()
+ *
+ * Context: vCPU 0 of @m, entered.
+ * Return: 0, -EINVAL when the caller is not vCPU 0 of an entered @m.
+ */
+VS_EXTERN int vs_machine_leave(struct vs_machine *m);
+
+/**
+ * vs_machine_spawn - start @fn(@arg) on idle vCPU @cpu
+ * @m: the machine
+ * @cpu: the vCPU, 1..nr_vcpus-1 while @m runs (or 0 before)
+ * @fn: the work; returning ends it
+ * @arg: its argument
+ *
+ * The new work starts at the spawner's virtual time.
+ * Context: a vCPU of @m.
+ * Return: 0; -EINVAL for a bad @cpu or NULL @fn; -EBUSY when @cpu has
+ * work.
+ */
+VS_EXTERN int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
+			       void (*fn)(void *), void *arg);
+
+/**
+ * vs_machine_join - wait until vCPU @cpu has no work
+ * @m: the machine
+ * @cpu: the vCPU
+ *
+ * Context: a vCPU of @m other than @cpu.
+ * Return: 0, or -EINVAL for a bad @cpu.
+ */
+VS_EXTERN int vs_machine_join(struct vs_machine *m, unsigned int cpu);
+
+/**
+ * vs_machine_idle_vcpu - the lowest-numbered vCPU with no work
+ * @m: the machine
+ *
+ * Context: a vCPU of @m.
+ * Return: its number, or -EAGAIN when every vCPU has work.
+ */
+VS_EXTERN int vs_machine_idle_vcpu(struct vs_machine *m);
+
+/**
+ * struct vs_machine_stats - counters of one vCPU, or of the machine
+ * @cycles: virtual cycles charged
+ * @events: seam operations
+ * @switches: times another vCPU was run instead
+ * @transfers: cache-line transfers (perf's cache-misses)
+ * @rmws: read-modify-writes
+ * @sleeps: futex sleeps
+ */
+struct vs_machine_stats {
+	uint64_t cycles;
+	uint64_t events;
+	uint64_t switches;
+	uint64_t transfers;
+	uint64_t rmws;
+	uint64_t sleeps;
+};
+
+/**
+ * vs_machine_stats - read the counters of vCPU @cpu, or the totals
+ * @m: the machine
+ * @cpu: a vCPU, or -1 for the sum over all
+ * @st: filled in
+ *
+ * Context: the machine's host thread or one of its vCPUs.
+ * Return: 0, -EINVAL.
+ */
+VS_EXTERN int vs_machine_stats(struct vs_machine *m, int cpu,
+			       struct vs_machine_stats *st);
+
+/**
+ * vs_machine_hash - a hash of every event so far: which vCPU, what
+ * kind of operation, at which virtual time, in order (no address)
+ * @m: the machine
+ *
+ * Two runs with the same configuration, seed and work have the same
+ * hash, in any process.
+ * Context: as vs_machine_stats().
+ * Return: the hash.
+ */
+VS_EXTERN uint64_t vs_machine_hash(struct vs_machine *m);
+
+/**
+ * vs_machine_report - the deadlock report of the last run, or ""
+ * @m: the machine
+ *
+ * Context: as vs_machine_stats().
+ * Return: a string owned by @m.
+ */
+VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
+
+/**
+ * vs_machine_runnable - may vCPU @cpu run now?
+ * @m: the machine
+ * @cpu: the vCPU
+ *
+ * For schedulers.  Context: inside vs_vcpu_sched_ops.pick.
+ * Return: nonzero when @cpu is runnable (the running one included).
+ */
+VS_EXTERN int vs_machine_runnable(struct vs_machine *m, unsigned int cpu);
+
+/**
+ * vs_machine_clock - the virtual time of vCPU @cpu, in cycles
+ * @m: the machine
+ * @cpu: the vCPU, or -1 for the latest clock of any vCPU
+ *
+ * Context: as vs_machine_stats().
+ * Return: cycles since the machine was created.
+ */
+VS_EXTERN uint64_t vs_machine_clock(struct vs_machine *m, int cpu);
+
+/**
+ * vs_machine_nr_vcpus - the number of vCPUs of @m
+ * @m: the machine
+ *
+ * Context: any.
+ * Return: the count.
+ */
+VS_EXTERN unsigned int vs_machine_nr_vcpus(struct vs_machine *m);
+
+/* ---- for the seams and the code that runs on vCPUs ---------------------- */
+
+/**
+ * vs_vcpu_self - the number of the vCPU the caller runs on
+ *
+ * Context: any.
+ * Return: 0..N-1, or -1 outside every machine (a host thread).
+ */
+VS_EXTERN int vs_vcpu_self(void);
+
+/**
+ * vs_vcpu_machine - the machine the caller runs on
+ *
+ * Context: any.
+ * Return: the machine, or NULL on a host thread.
+ */
+VS_EXTERN struct vs_machine *vs_vcpu_machine(void);
+
+/**
+ * vs_vcpu_now_ns - virtual nanoseconds of the calling vCPU
+ *
+ * Context: a vCPU.
+ * Return: its clock converted with the profile's frequency.
+ */
+VS_EXTERN uint64_t vs_vcpu_now_ns(void);
+
+/**
+ * vs_vcpu_charge - charge the calling vCPU @cycles of work that does not
+ * pass through the seams
+ * @cycles: the cost
+ *
+ * Context: a vCPU; nothing happens on a host thread.
+ */
+VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
+
+/* Private: the hooks the seams call in the vCPU build. */
+VS_EXTERN void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);
+VS_EXTERN int vs__vcpu_futex_wait(const volatile void *word, uint32_t val,
+				  int64_t timeout_ns);
+VS_EXTERN int vs__vcpu_futex_wake(const volatile void *word, int nr);
+VS_EXTERN void vs__vcpu_yield(void);
+
+#endif /* VS_SYNC_VCPU_H */
