@@ -23,6 +23,7 @@
 
 #include "internal.h"
 #include "lockstat.h"
+#include "vcpu_cost.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define VCPU_ASAN 1
@@ -421,20 +422,80 @@ static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
 
 /* ---- the seam hooks ---------------------------------------------------- */
 
+/* The profile's CPU that vCPU @v stands for (a daemon: CPU 0's place). */
+static unsigned int cost_cpu(const struct vs_machine *m,
+			     const struct vs__vcpu *v)
+{
+	return v->id < m->nr ? v->id : 0;
+}
+
+static uint64_t event_cost(struct vs_machine *m, struct vs__vcpu *v,
+			   const volatile void *addr, enum vs_vcpu_op op)
+{
+	static const enum vs_access kind[] = {
+		[VS_VCPU_LOAD] = VS_ACCESS_LOAD,
+		[VS_VCPU_STORE] = VS_ACCESS_STORE,
+		[VS_VCPU_RMW] = VS_ACCESS_RMW,
+		[VS_VCPU_FENCE] = VS_ACCESS_FENCE,
+	};
+
+	if (!m->coh)
+		return 1;
+	if (op == VS_VCPU_RELAX)
+		return m->profile.pause;
+	return vs_coherence_access(m->coh, cost_cpu(m, v),
+				   (const void *)addr, kind[op], v->clock);
+}
+
 void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 {
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__vcpu *v = m->cur;
-	uint64_t cost = 1;
+	uint64_t cost;
 
-	(void)addr;
 	maybe_yield(m, v);
+	cost = event_cost(m, v, addr, op);
 	v->clock += cost;
 	v->st.cycles += cost;
 	v->st.events++;
 	if (op == VS_VCPU_RMW)
 		v->st.rmws++;
 	hash_event(m, v->id, op, v->clock);
+}
+
+void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__vcpu *v = m ? m->cur : NULL;
+	uint64_t cost = 0;
+
+	if (!v || !m->coh)
+		return;
+	maybe_yield(m, v);
+	switch (what) {
+	case VS_VCPU_CLEAR:
+		cost = vs_coherence_charge_clear(m->coh, cost_cpu(m, v), bytes,
+						 v->clock);
+		break;
+	case VS_VCPU_COPY:
+		cost = vs_coherence_charge_copy(m->coh, cost_cpu(m, v), bytes,
+						v->clock);
+		break;
+	case VS_VCPU_FAULT:
+		cost = (uint64_t)m->profile.fault_entry + m->profile.fault_exit;
+		break;
+	case VS_VCPU_SYSCALL:
+		cost = m->profile.syscall;
+		break;
+	}
+	v->clock += cost;
+	v->st.cycles += cost;
+	hash_event(m, v->id, 0x400 | (unsigned int)what, v->clock);
+}
+
+struct vs_coherence *vs_machine_coherence(struct vs_machine *m)
+{
+	return m ? m->coh : NULL;
 }
 
 void vs_vcpu_charge(uint64_t cycles)
@@ -452,6 +513,10 @@ int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__vcpu *v = m->cur;
 
+	if (m->coh) {		/* the sleeper's system call */
+		v->clock += m->profile.syscall;
+		v->st.cycles += m->profile.syscall;
+	}
 	v->wait_word = word;
 	v->wait_ret = 0;
 	v->deadline = UINT64_MAX;
@@ -516,6 +581,8 @@ static int wake(struct vs_machine *m, const volatile void *word, int nr,
 			heap_remove(m, w);
 		w->state = VS__V_RUNNABLE;
 		w->clock = w->clock > now ? w->clock : now;
+		if (m->coh)	/* the sleeper is scheduled again */
+			w->clock += m->profile.wake_latency;
 		heap_push(m, w);
 		woken++;
 	}
@@ -530,6 +597,10 @@ int vs__vcpu_futex_wake(const volatile void *word, int nr)
 	if (nr <= 0 || ((uintptr_t)word & 3))
 		return -EINVAL;
 	vs__vcpu_event(word, VS_VCPU_RMW);
+	if (m->coh) {		/* the waker's system call */
+		m->cur->clock += m->profile.futex_wake;
+		m->cur->st.cycles += m->profile.futex_wake;
+	}
 	woken = wake(m, word, nr, m->cur->clock);
 	hash_event(m, m->cur->id, 0x200 | (unsigned int)woken, m->cur->clock);
 	return woken;
@@ -677,6 +748,8 @@ static void machine_free(struct vs_machine *m)
 #endif
 	if (m->sched && m->cfg.sched && m->cfg.sched->fini)
 		m->cfg.sched->fini(m->sched);
+	if (m->coh)
+		vs_coherence_destroy(m->coh);
 	free(m->heap);
 	free(m->v);
 	free(m);
@@ -691,6 +764,8 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 	if (!mp || !cfg || cfg->nr_vcpus < 1 || cfg->nr_vcpus > VS_VCPU_MAX)
 		return -EINVAL;
 	if (cfg->sched && !cfg->sched->pick)
+		return -EINVAL;
+	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -714,6 +789,12 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		m->v[i].deadline = UINT64_MAX;
 		err = stack_map(&m->v[i], cfg->stack_size ? cfg->stack_size :
 				DEFAULT_STACK);
+	}
+	if (!err && cfg->profile) {
+		m->profile = *cfg->profile;
+		m->cfg.profile = &m->profile;
+		m->ghz = m->profile.ghz;
+		err = vs_coherence_create(&m->coh, &m->profile, m->nr);
 	}
 	if (!err && cfg->sched && cfg->sched->init)
 		err = cfg->sched->init(&m->sched, m->nr_all, cfg->seed);
@@ -846,16 +927,25 @@ int vs_machine_stats(struct vs_machine *m, int cpu, struct vs_machine_stats *st)
 		return -EINVAL;
 	if (cpu >= 0) {
 		*st = m->v[cpu].st;
+		if (m->coh && (unsigned int)cpu < m->nr) {
+			struct vs_coherence_stats cs;
+
+			vs_coherence_stats(m->coh, (unsigned int)cpu, &cs);
+			st->transfers = cs.transfers;
+		}
 		return 0;
 	}
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < m->nr_all; i++) {
-		st->cycles += m->v[i].st.cycles;
-		st->events += m->v[i].st.events;
-		st->switches += m->v[i].st.switches;
-		st->transfers += m->v[i].st.transfers;
-		st->rmws += m->v[i].st.rmws;
-		st->sleeps += m->v[i].st.sleeps;
+		struct vs_machine_stats one;
+
+		(void)vs_machine_stats(m, (int)i, &one);
+		st->cycles += one.cycles;
+		st->events += one.events;
+		st->switches += one.switches;
+		st->transfers += one.transfers;
+		st->rmws += one.rmws;
+		st->sleeps += one.sleeps;
 	}
 	return 0;
 }

@@ -34,12 +34,10 @@
 
 #include "atomic.h"
 #include "common.h"
-
-/** VS_VCPU_MAX - the most vCPUs a machine may have */
-#define VS_VCPU_MAX 256
+#include "vcpu_profile.h"
 
 struct vs_machine;
-struct vs_vcpu_profile;
+struct vs_coherence;
 
 /**
  * struct vs_vcpu_sched_ops - who runs next
@@ -64,8 +62,10 @@ struct vs_vcpu_sched_ops {
 
 /**
  * struct vs_machine_config - vs_machine_create() settings
- * @profile: the machine's costs; NULL: every access costs 1 cycle
- * @nr_vcpus: 1..VS_VCPU_MAX, and at most the profile's CPUs
+ * @profile: the machine's costs (copied); NULL: every access costs 1
+ *           cycle at 1 GHz, with no coherence model
+ * @nr_vcpus: 1..VS_VCPU_MAX, and at most the profile's CPUs (vCPU i is
+ *            CPU i of the profile, as Linux numbers it)
  * @seed: the PRNG seed (tie-breaks, the scheduler's choices)
  * @stack_size: bytes per vCPU stack, 0 for 256 KiB
  * @sched: the scheduler, NULL for the earliest clock
@@ -290,6 +290,51 @@ VS_EXTERN uint64_t vs_vcpu_now_ns(void);
  * Context: a vCPU; nothing happens on a host thread.
  */
 VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
+
+/**
+ * enum vs_vcpu_work - work the model does outside the seams, charged
+ * from the machine's profile
+ * @VS_VCPU_CLEAR: clearing @bytes (a page): the core's bandwidth, the
+ *                 socket's memory bandwidth shared with the other
+ *                 vCPUs clearing at that moment
+ * @VS_VCPU_COPY: copying @bytes
+ * @VS_VCPU_FAULT: a page fault's entry and exit
+ * @VS_VCPU_SYSCALL: a system call's entry and exit
+ */
+enum vs_vcpu_work {
+	VS_VCPU_CLEAR,
+	VS_VCPU_COPY,
+	VS_VCPU_FAULT,
+	VS_VCPU_SYSCALL,
+};
+
+/**
+ * vs_vcpu_work - charge the calling vCPU for @what
+ * @what: the kind of work
+ * @bytes: its size, for VS_VCPU_CLEAR and VS_VCPU_COPY
+ *
+ * vm/ and fault/ call it through VS_VCPU_WORK(), which is nothing in
+ * the native build.
+ * Context: any; nothing happens on a host thread or without a profile.
+ */
+VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes);
+
+#if VS_VCPU
+#define VS_VCPU_WORK(what, bytes) \
+	(vs__vcpu_cur >= 0 ? vs_vcpu_work((what), (bytes)) : (void)0)
+#else
+#define VS_VCPU_WORK(what, bytes) ((void)0)
+#endif
+
+/**
+ * vs_machine_coherence - the machine's cost model, to name lines
+ * (vs_coherence_name()) or read the most contended ones
+ * @m: the machine
+ *
+ * Context: as vs_machine_stats().
+ * Return: the model, or NULL for a machine without a profile.
+ */
+VS_EXTERN struct vs_coherence *vs_machine_coherence(struct vs_machine *m);
 
 /* Private: the hooks the seams call in the vCPU build. */
 VS_EXTERN void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);

@@ -73,6 +73,8 @@ struct vs_machine {
 	uint64_t rng;
 	uint64_t hash;
 	double ghz;
+	struct vs_vcpu_profile profile;	/* a copy; valid with @coh */
+	struct vs_coherence *coh;	/* NULL: every access costs 1 */
 	struct vs__vcpu *fq[VS__FQ_BUCKETS];	/* futex queues, FIFO */
 	void *sched;			/* the scheduler's state */
 	void *rcu;			/* sync/rcu_vcpu.c's state */

@@ -16,6 +16,7 @@
  * the VMAs cannot change while the read lock is held.
  */
 #include "internal.h"
+#include "../sync/vcpu.h"
 
 #define MADV_NORMAL 0
 #define MADV_WILLNEED 3
@@ -62,6 +63,8 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 {
 	unsigned long end, alen;
 	int err;
+	/* A system call on a virtual CPU (sync/vcpu.h). */
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
 
 	if (!mm || !madvise_valid(advice) || (addr & ~VS_PAGE_MASK))
 		return -EINVAL;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "../sync/vcpu.h"
 
 #define MAP_TYPE 0x0f
 #define MAP_SHARED_VALIDATE 0x03
@@ -120,6 +121,8 @@ int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
 int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 {
 	int err;
+	/* A system call on a virtual CPU (sync/vcpu.h). */
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
 
 	if (!mm || (addr & ~VS_PAGE_MASK) || addr > mm->end ||
 	    len > mm->end - addr)
@@ -332,6 +335,8 @@ long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
 {
 	unsigned long vm_flags, pgoff, uoff = (unsigned long)off;
 	long ret;
+	/* A system call on a virtual CPU (sync/vcpu.h). */
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
 
 	if (!mm || (uoff & ~VS_PAGE_MASK))
 		return -EINVAL;

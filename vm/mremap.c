@@ -10,6 +10,7 @@
  * duplicates a shared mapping (private ones: -EINVAL).
  */
 #include "internal.h"
+#include "../sync/vcpu.h"
 
 /*
  * Move the PTEs of [old, old + len) to [new, new + len), page by page
@@ -268,6 +269,8 @@ long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 	       size_t new_len, int flags, unsigned long new_addr)
 {
 	long ret;
+	/* A system call on a virtual CPU (sync/vcpu.h). */
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
 
 	old_len = VS__PAGE_ALIGN(old_len);
 	new_len = VS__PAGE_ALIGN(new_len);

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cache-coherence cost model (sync/vcpu_cost.h): a directory of lines
+ * in an open-addressing hash table, the MESI-like rules of an access, and
+ * the bandwidth model of page clearing.
+ */
+#include "vcpu_cost.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WORDS (VS_VCPU_MAX / 64)	/* words of a sharer bitmap */
+#define NAME_RANGE_MAX (64u << 20)	/* longest range vs_coherence_name() */
+#define TABLE_MIN 1024			/* first size of the table, a power of 2 */
+#define LINE_SHIFT 6
+#define NO_OWNER (-1)
+
+/*
+ * One line.  @tag is the line number + 1 (0: a free slot).  Either
+ * @owner >= 0 and @sharers is empty, or @owner is NO_OWNER and @sharers
+ * holds every CPU with a copy (none: the line is in memory only).
+ */
+struct line {
+	uint64_t tag;
+	uint64_t busy_until;
+	uint64_t sharers[WORDS];
+	uint64_t transfers;
+	uint64_t rmws;
+	uint64_t wait_cycles;
+	uint64_t first_touch;	/* 0: never accessed (only named) */
+	uint32_t name;		/* index into names + 1; 0: none */
+	int16_t owner;
+};
+
+struct range_name {
+	char *s;
+	uintptr_t start;
+};
+
+/* Where a vCPU sits, precomputed for the access path. */
+struct cpu_info {
+	uint64_t socket_mask[WORDS];	/* vCPUs of its socket, itself too */
+	uint64_t sibling_mask[WORDS];	/* the other threads of its core */
+	unsigned int socket;
+	unsigned int core_id;		/* socket * cores + core */
+	uint64_t clear_start, clear_end;	/* its current clear */
+};
+
+struct vs_coherence {
+	struct vs_vcpu_profile p;
+	unsigned int nr;
+	unsigned int words;		/* words of the sharer bitmaps in use */
+	uint32_t lat[VS_XFER_NR];	/* transfer cost by source */
+	struct line *table;
+	size_t cap;			/* slots, a power of 2 */
+	size_t count;			/* slots in use */
+	unsigned int shift;		/* 64 - log2(cap) */
+	uint64_t touches;		/* lines accessed so far */
+	struct range_name *names;
+	size_t nr_names, cap_names;
+	struct cpu_info *cpus;
+	struct vs_coherence_stats *stats;
+};
+
+static inline int popcount64(uint64_t x)
+{
+#if defined(__GNUC__)
+	return __builtin_popcountll(x);
+#else
+	int n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+#endif
+}
+
+static inline size_t slot_of(const struct vs_coherence *c, uint64_t tag)
+{
+	/* Fibonacci hashing: the slot depends on the address, nothing else
+	 * does (lookups find the same line wherever it sits). */
+	return (size_t)((tag * UINT64_C(0x9E3779B97F4A7C15)) >> c->shift);
+}
+
+static int table_alloc(struct vs_coherence *c, size_t cap)
+{
+	unsigned int bits = 0;
+
+	c->table = calloc(cap, sizeof(*c->table));
+	if (!c->table)
+		return -ENOMEM;
+	while (((size_t)1 << bits) < cap)
+		bits++;
+	c->cap = cap;
+	c->shift = 64 - bits;
+	return 0;
+}
+
+/* Double the table, keeping every line. */
+static int table_grow(struct vs_coherence *c)
+{
+	struct line *old = c->table;
+	size_t i, old_cap = c->cap;
+
+	if (table_alloc(c, old_cap * 2)) {
+		c->table = old;
+		c->cap = old_cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < old_cap; i++) {
+		size_t j, mask = c->cap - 1;
+
+		if (!old[i].tag)
+			continue;
+		for (j = slot_of(c, old[i].tag); c->table[j].tag;
+		     j = (j + 1) & mask)
+			;
+		c->table[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The line of number @lineno, created empty when new; NULL: no memory. */
+static struct line *table_get(struct vs_coherence *c, uint64_t lineno)
+{
+	uint64_t tag = lineno + 1;
+	size_t mask = c->cap - 1, i = slot_of(c, tag);
+	struct line *l;
+
+	for (;; i = (i + 1) & mask) {
+		l = &c->table[i];
+		if (l->tag == tag)
+			return l;
+		if (!l->tag)
+			break;
+	}
+	if ((c->count + 1) * 2 > c->cap) {	/* at most half full */
+		if (table_grow(c))
+			return NULL;
+		mask = c->cap - 1;
+		for (i = slot_of(c, tag); c->table[i].tag; i = (i + 1) & mask)
+			;
+		l = &c->table[i];
+	}
+	l->tag = tag;
+	l->owner = NO_OWNER;
+	c->count++;
+	return l;
+}
+
+static void fill_cpus(struct vs_coherence *c)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < c->nr; i++) {
+		struct vs_cpu_place pl;
+
+		vs_vcpu_cpu_place(&c->p, i, &pl);
+		c->cpus[i].socket = pl.socket;
+		c->cpus[i].core_id = pl.socket * c->p.cores_per_socket +
+				     pl.core;
+	}
+	for (i = 0; i < c->nr; i++) {
+		struct cpu_info *ci = &c->cpus[i];
+
+		for (j = 0; j < c->nr; j++) {
+			uint64_t bit = UINT64_C(1) << (j % 64);
+
+			if (c->cpus[j].socket != ci->socket)
+				continue;
+			ci->socket_mask[j / 64] |= bit;
+			if (j != i && c->cpus[j].core_id == ci->core_id)
+				ci->sibling_mask[j / 64] |= bit;
+		}
+	}
+}
+
+int vs_coherence_create(struct vs_coherence **cp,
+			const struct vs_vcpu_profile *p, unsigned int nr_vcpus)
+{
+	struct vs_coherence *c;
+
+	if (!cp || !p || !nr_vcpus || nr_vcpus > p->nr_cpus ||
+	    p->nr_cpus > VS_VCPU_MAX)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->p = *p;
+	c->nr = nr_vcpus;
+	c->words = (nr_vcpus + 63) / 64;
+	c->lat[VS_XFER_SMT] = p->smt_sibling;
+	c->lat[VS_XFER_SOCKET] = p->same_socket;
+	c->lat[VS_XFER_REMOTE] = p->other_socket;
+	c->lat[VS_XFER_MEMORY] = p->memory;
+	c->cpus = calloc(nr_vcpus, sizeof(*c->cpus));
+	c->stats = calloc(nr_vcpus, sizeof(*c->stats));
+	if (!c->cpus || !c->stats || table_alloc(c, TABLE_MIN)) {
+		vs_coherence_destroy(c);
+		return -ENOMEM;
+	}
+	fill_cpus(c);
+	*cp = c;
+	return 0;
+}
+
+void vs_coherence_destroy(struct vs_coherence *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nr_names; i++)
+		free(c->names[i].s);
+	free(c->names);
+	free(c->table);
+	free(c->cpus);
+	free(c->stats);
+	free(c);
+}
+
+const struct vs_vcpu_profile *vs_coherence_profile(const struct vs_coherence *c)
+{
+	return c ? &c->p : NULL;
+}
+
+static inline int has_cpu(const uint64_t *set, unsigned int cpu)
+{
+	return (set[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+static inline enum vs_xfer_source owner_source(const struct vs_coherence *c,
+					       unsigned int cpu,
+					       unsigned int owner)
+{
+	const struct cpu_info *a = &c->cpus[cpu], *b = &c->cpus[owner];
+
+	if (a->core_id == b->core_id)
+		return VS_XFER_SMT;
+	return a->socket == b->socket ? VS_XFER_SOCKET : VS_XFER_REMOTE;
+}
+
+/* The nearest copy among @set (which does not hold @cpu), or the
+ * farthest with @farthest. */
+static enum vs_xfer_source set_source(const struct vs_coherence *c,
+				      unsigned int cpu, const uint64_t *set,
+				      int farthest)
+{
+	const struct cpu_info *ci = &c->cpus[cpu];
+	uint64_t sib = 0, sock = 0, far = 0;
+	unsigned int w;
+
+	for (w = 0; w < c->words; w++) {
+		sib |= set[w] & ci->sibling_mask[w];
+		sock |= set[w] & ci->socket_mask[w] & ~ci->sibling_mask[w];
+		far |= set[w] & ~ci->socket_mask[w];
+	}
+	if (farthest)
+		return far ? VS_XFER_REMOTE :
+		       sock ? VS_XFER_SOCKET : VS_XFER_SMT;
+	return sib ? VS_XFER_SMT : sock ? VS_XFER_SOCKET : VS_XFER_REMOTE;
+}
+
+/* A load miss: the line's state afterwards, and where it came from. */
+static enum vs_xfer_source load_miss(const struct vs_coherence *c,
+				     struct line *l, unsigned int cpu)
+{
+	enum vs_xfer_source src;
+	unsigned int w;
+
+	if (l->owner != NO_OWNER) {
+		unsigned int o = (unsigned int)l->owner;
+
+		src = owner_source(c, cpu, o);
+		l->sharers[o / 64] |= UINT64_C(1) << (o % 64);
+		l->owner = NO_OWNER;
+	} else {
+		int any = 0;
+
+		for (w = 0; w < c->words; w++)
+			any |= l->sharers[w] != 0;
+		if (!any) {	/* nobody has it: exclusive, from memory */
+			l->owner = (int16_t)cpu;
+			return VS_XFER_MEMORY;
+		}
+		src = set_source(c, cpu, l->sharers, 0);
+	}
+	l->sharers[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+	return src;
+}
+
+/*
+ * A store or RMW miss: invalidate every other copy (*@inval of them) and
+ * take the line.  Returns VS_XFER_NR when @cpu was its only holder (an
+ * upgrade with nobody to invalidate: no transfer).
+ */
+static enum vs_xfer_source write_miss(const struct vs_coherence *c,
+				      struct line *l, unsigned int cpu,
+				      int *inval)
+{
+	enum vs_xfer_source src = VS_XFER_NR;
+	uint64_t others[WORDS];
+	unsigned int w;
+	int n = 0, mine = has_cpu(l->sharers, cpu);
+
+	if (l->owner != NO_OWNER) {
+		src = owner_source(c, cpu, (unsigned int)l->owner);
+		n = 1;
+	} else {
+		for (w = 0; w < c->words; w++) {
+			others[w] = l->sharers[w];
+			if (w == cpu / 64)
+				others[w] &= ~(UINT64_C(1) << (cpu % 64));
+			n += popcount64(others[w]);
+		}
+		if (n)
+			src = set_source(c, cpu, others, 1);
+		else if (!mine)
+			src = VS_XFER_MEMORY;
+	}
+	memset(l->sharers, 0, sizeof(l->sharers));
+	l->owner = (int16_t)cpu;
+	*inval = n;
+	return src;
+}
+
+static uint64_t charge_hit(struct vs_coherence *c, unsigned int cpu,
+			   uint64_t extra)
+{
+	struct vs_coherence_stats *st = &c->stats[cpu];
+	uint64_t cost = c->p.hit + extra;
+
+	st->hits++;
+	st->cycles += cost;
+	return cost;
+}
+
+uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
+			     const void *addr, enum vs_access kind,
+			     uint64_t now)
+{
+	struct vs_coherence_stats *st;
+	enum vs_xfer_source src;
+	uint64_t extra = 0, start, end;
+	struct line *l;
+	int inval = 0;
+
+	if (!c || cpu >= c->nr || (unsigned int)kind > VS_ACCESS_FENCE)
+		return 0;
+	st = &c->stats[cpu];
+	st->accesses++;
+	if (kind == VS_ACCESS_FENCE) {
+		st->fences++;
+		st->cycles += c->p.fence;
+		return c->p.fence;
+	}
+	if (kind == VS_ACCESS_RMW) {
+		extra = c->p.rmw;
+		st->rmws++;
+	}
+	l = table_get(c, (uintptr_t)addr >> LINE_SHIFT);
+	if (!l) {	/* no memory for the directory: an uncached access */
+		st->transfers++;
+		st->by_source[VS_XFER_MEMORY]++;
+		st->cycles += c->p.memory + extra;
+		return c->p.memory + extra;
+	}
+	if (!l->first_touch)
+		l->first_touch = ++c->touches;
+	if (kind == VS_ACCESS_RMW)
+		l->rmws++;
+	if (l->owner == (int)cpu ||
+	    (kind == VS_ACCESS_LOAD && has_cpu(l->sharers, cpu)))
+		return charge_hit(c, cpu, extra);
+	if (kind == VS_ACCESS_LOAD)
+		src = load_miss(c, l, cpu);
+	else
+		src = write_miss(c, l, cpu, &inval);
+	if (src == VS_XFER_NR)	/* an upgrade with no other copy */
+		return charge_hit(c, cpu, extra);
+	start = now > l->busy_until ? now : l->busy_until;
+	end = start + c->lat[src] + extra;
+	l->busy_until = end;
+	l->transfers++;
+	l->wait_cycles += start - now;
+	st->transfers++;
+	st->by_source[src]++;
+	st->invalidations += (uint64_t)inval;
+	st->wait_cycles += start - now;
+	st->cycles += end - now;
+	return end - now;
+}
+
+/* How many vCPUs of @cpu's socket, itself included, clear at @now. */
+static unsigned int clearing_now(const struct vs_coherence *c,
+				 unsigned int cpu, uint64_t now)
+{
+	unsigned int j, k = 1;
+
+	for (j = 0; j < c->nr; j++) {
+		const struct cpu_info *o = &c->cpus[j];
+
+		if (j != cpu && o->socket == c->cpus[cpu].socket &&
+		    o->clear_start <= now && now < o->clear_end)
+			k++;
+	}
+	return k;
+}
+
+static uint64_t charge_bytes(struct vs_coherence *c, unsigned int cpu,
+			     uint64_t bytes, uint64_t now)
+{
+	struct vs_coherence_stats *st;
+	uint64_t rate, cycles;
+
+	if (!c || cpu >= c->nr || !bytes)
+		return 0;
+	rate = c->p.clear_socket_mbpc / clearing_now(c, cpu, now);
+	if (rate > c->p.clear_core_mbpc)
+		rate = c->p.clear_core_mbpc;
+	if (!rate)
+		rate = 1;
+	if (bytes > UINT64_MAX / 1000)
+		bytes = UINT64_MAX / 1000;
+	cycles = (bytes * 1000 + rate - 1) / rate;
+	c->cpus[cpu].clear_start = now;
+	c->cpus[cpu].clear_end = now + cycles;
+	st = &c->stats[cpu];
+	st->clears++;
+	st->clear_bytes += bytes;
+	st->clear_cycles += cycles;
+	st->cycles += cycles;
+	return cycles;
+}
+
+uint64_t vs_coherence_charge_clear(struct vs_coherence *c, unsigned int cpu,
+				   uint64_t bytes, uint64_t now)
+{
+	return charge_bytes(c, cpu, bytes, now);
+}
+
+uint64_t vs_coherence_charge_copy(struct vs_coherence *c, unsigned int cpu,
+				  uint64_t bytes, uint64_t now)
+{
+	if (bytes > UINT64_MAX / 2)
+		bytes = UINT64_MAX / 2;
+	return charge_bytes(c, cpu, bytes * 2, now);
+}
+
+static int add_name(struct vs_coherence *c, const char *name,
+		    uintptr_t start)
+{
+	size_t len = strlen(name);
+	char *s;
+
+	if (c->nr_names == c->cap_names) {
+		size_t cap = c->cap_names ? c->cap_names * 2 : 16;
+		struct range_name *n = realloc(c->names, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->names = n;
+		c->cap_names = cap;
+	}
+	s = malloc(len + 1);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, name, len + 1);
+	c->names[c->nr_names].s = s;
+	c->names[c->nr_names].start = start;
+	c->nr_names++;
+	return 0;
+}
+
+int vs_coherence_name(struct vs_coherence *c, const void *addr, size_t len,
+		      const char *name)
+{
+	uintptr_t start = (uintptr_t)addr;
+	uint64_t first, last, i;
+
+	if (!c || !addr || !name || !*name || !len)
+		return -EINVAL;
+	if (len > NAME_RANGE_MAX || start + len - 1 < start)
+		return -E2BIG;
+	if (add_name(c, name, start))
+		return -ENOMEM;
+	first = start >> LINE_SHIFT;
+	last = (start + len - 1) >> LINE_SHIFT;
+	for (i = first; i <= last; i++) {
+		struct line *l = table_get(c, i);
+
+		if (!l)
+			return -ENOMEM;
+		l->name = (uint32_t)c->nr_names;
+	}
+	return 0;
+}
+
+static void hot_of(const struct vs_coherence *c, const struct line *l,
+		   struct vs_coherence_hot *h)
+{
+	uintptr_t base = (uintptr_t)(l->tag - 1) << LINE_SHIFT;
+
+	memset(h, 0, sizeof(*h));
+	if (l->name) {
+		const struct range_name *n = &c->names[l->name - 1];
+
+		h->name = n->s;
+		h->offset = base > n->start ? base - n->start : 0;
+	}
+	h->transfers = l->transfers;
+	h->rmws = l->rmws;
+	h->wait_cycles = l->wait_cycles;
+	h->first_touch = l->first_touch;
+	h->addr = (const void *)base;
+}
+
+/* < 0 when @a ranks before @b: a total order, first touches differ. */
+static int hot_cmp(const struct vs_coherence_hot *a,
+		   const struct vs_coherence_hot *b)
+{
+	int r;
+
+	if (a->transfers != b->transfers)
+		return a->transfers > b->transfers ? -1 : 1;
+	if (!a->name != !b->name)
+		return a->name ? -1 : 1;
+	if (a->name && (r = strcmp(a->name, b->name)) != 0)
+		return r;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return a->first_touch < b->first_touch ? -1 : 1;
+}
+
+int vs_coherence_top(const struct vs_coherence *c,
+		     struct vs_coherence_hot *out, unsigned int n)
+{
+	unsigned int have = 0, k;
+	size_t i;
+
+	if (!c || (!out && n))
+		return -EINVAL;
+	for (i = 0; i < c->cap && n; i++) {
+		const struct line *l = &c->table[i];
+		struct vs_coherence_hot h;
+
+		if (!l->tag || !l->first_touch)
+			continue;
+		hot_of(c, l, &h);
+		if (have == n && hot_cmp(&h, &out[n - 1]) > 0)
+			continue;
+		k = have < n ? have++ : n - 1;
+		for (; k > 0 && hot_cmp(&h, &out[k - 1]) < 0; k--)
+			out[k] = out[k - 1];
+		out[k] = h;
+	}
+	return (int)have;
+}
+
+int vs_coherence_stats(const struct vs_coherence *c, unsigned int cpu,
+		       struct vs_coherence_stats *out)
+{
+	unsigned int i, j;
+
+	if (!c || !out || (cpu != VS_COHERENCE_ALL && cpu >= c->nr))
+		return -EINVAL;
+	if (cpu != VS_COHERENCE_ALL) {
+		*out = c->stats[cpu];
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < c->nr; i++) {
+		const struct vs_coherence_stats *s = &c->stats[i];
+
+		out->cycles += s->cycles;
+		out->wait_cycles += s->wait_cycles;
+		out->accesses += s->accesses;
+		out->hits += s->hits;
+		out->transfers += s->transfers;
+		for (j = 0; j < VS_XFER_NR; j++)
+			out->by_source[j] += s->by_source[j];
+		out->invalidations += s->invalidations;
+		out->rmws += s->rmws;
+		out->fences += s->fences;
+		out->clears += s->clears;
+		out->clear_bytes += s->clear_bytes;
+		out->clear_cycles += s->clear_cycles;
+	}
+	return 0;
+}
+
+void vs_coherence_reset_stats(struct vs_coherence *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	memset(c->stats, 0, c->nr * sizeof(*c->stats));
+	for (i = 0; i < c->cap; i++) {
+		c->table[i].transfers = 0;
+		c->table[i].rmws = 0;
+		c->table[i].wait_cycles = 0;
+	}
+}

@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests for the machine profiles (sync/vcpu_profile.h) and the coherence
+ * cost model (sync/vcpu_cost.h), with exact expected figures: a line
+ * ping-ponged between sockets pays the profile's other_socket per
+ * transfer, a private line pays hits, RMWs on one hot line queue at one
+ * transfer each, clears share a socket's bandwidth, and nothing depends
+ * on where the lines are in memory.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/vcpu_cost.h"
+#include "sync/vcpu_profile.h"
+#include "test.h"
+
+#define LINE VS_COHERENCE_LINE
+
+/* A complete profile: 2 sockets x 2 cores x 2 threads. */
+static const char small_text[] =
+	"# a comment line\n"
+	"name = small\n"
+	"ghz = 2.5\n"
+	"sockets = 2   # trailing comment\n"
+	"cores_per_socket = 2\n"
+	"threads_per_core = 2\n"
+	"\n"
+	"hit = 4\n"
+	"smt_sibling = 10\n"
+	"same_socket = 50\n"
+	"other_socket = 200\n"
+	"memory = 150\n"
+	"rmw = 20\n"
+	"fence = 30\n"
+	"pause = 10\n"
+	"clear_core_bytes_per_cycle = 3.7\n"
+	"clear_socket_bytes_per_cycle = 12\n"
+	"fault_entry = 300\n"
+	"fault_exit = 200\n"
+	"syscall = 150\n"
+	"futex_wake = 2000\n"
+	"wake_latency = 8000\n"
+	"context_switch = 4000\n";
+
+static void load(struct vs_vcpu_profile *p, const char *name)
+{
+	char err[256] = "";
+	int ret = vs_vcpu_profile_load(p, name, err, sizeof(err));
+
+	ck_assert_msg(ret == 0, "%s: %d %s", name, ret, err);
+}
+
+static struct vs_coherence *make(struct vs_vcpu_profile *p,
+				 const char *name, unsigned int nr)
+{
+	struct vs_coherence *c = NULL;
+
+	load(p, name);
+	ck_assert_int_eq(vs_coherence_create(&c, p, nr), 0);
+	return c;
+}
+
+/* @src with the first @from replaced by @to, into @out. */
+static void subst(char *out, size_t size, const char *src, const char *from,
+		  const char *to)
+{
+	const char *at = strstr(src, from);
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(out, size, "%.*s%s%s", (int)(at - src), src, to,
+		 at + strlen(from));
+}
+
+/* small_text with @from replaced by @to must fail, the message holding
+ * @want. */
+static void parse_fails(const char *from, const char *to, const char *want)
+{
+	struct vs_vcpu_profile p;
+	char text[2048], err[256] = "";
+
+	subst(text, sizeof(text), small_text, from, to);
+	ck_assert_int_eq(vs_vcpu_profile_parse(&p, text, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, want) != NULL, "error '%s' lacks '%s'",
+		      err, want);
+}
+
+START_TEST(test_parse)
+{
+	struct vs_vcpu_profile p;
+	char err[128] = "";
+
+	ck_assert_int_eq(vs_vcpu_profile_parse(&p, small_text, err,
+					       sizeof(err)), 0);
+	ck_assert_str_eq(p.name, "small");
+	ck_assert(p.ghz == 2.5);
+	ck_assert_uint_eq(p.nr_cpus, 8);
+	ck_assert_int_eq(p.numbering, VS_NUMBERING_SOCKET_MAJOR);
+	ck_assert_uint_eq(p.hit, 4);
+	ck_assert_uint_eq(p.other_socket, 200);
+	ck_assert_uint_eq(p.clear_core_mbpc, 3700);
+	ck_assert_uint_eq(p.clear_socket_mbpc, 12000);
+	ck_assert_uint_eq(p.context_switch, 4000);
+	ck_assert_int_eq(vs_vcpu_profile_parse(NULL, small_text, err,
+					       sizeof(err)), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_profile_parse(&p, NULL, NULL, 0), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_parse_errors)
+{
+	parse_fails("hit = 4", "hti = 4", "line 8: unknown key 'hti'");
+	parse_fails("hit = 4", "hit = x12", "line 8: hit: 'x12' is not");
+	parse_fails("hit = 4", "hit = -4", "line 8: hit: '-4' is not");
+	parse_fails("hit = 4", "hit = 4.5", "line 8: hit: '4.5' is not");
+	parse_fails("hit = 4", "hit = 99999999999", "line 8: hit:");
+	parse_fails("hit = 4\n", "", "missing key 'hit'");
+	parse_fails("memory = 150\n", "", "missing key 'memory'");
+	parse_fails("hit = 4", "hit = 4\nhit = 5", "line 9: hit: set twice");
+	parse_fails("hit = 4", "hit 4", "line 8: 'hit 4' is not 'key = value'");
+	parse_fails("ghz = 2.5", "ghz = 0", "line 3: ghz: '0' is not");
+	parse_fails("ghz = 2.5", "ghz = 2.5e9", "line 3: ghz:");
+	parse_fails("sockets = 2 ", "sockets = 0 ", "line 4: sockets: '0'");
+	parse_fails("cores_per_socket = 2", "cores_per_socket = 100",
+		    "= 400, more than 256 CPUs");
+	parse_fails("name = small", "name = a/b", "line 2: name: 'a/b'");
+	parse_fails("clear_core_bytes_per_cycle = 3.7",
+		    "clear_core_bytes_per_cycle = 0.0004",
+		    "clear_core_bytes_per_cycle: '0.0004' is not");
+	parse_fails("clear_core_bytes_per_cycle = 3.7",
+		    "clear_core_bytes_per_cycle = 3.",
+		    "clear_core_bytes_per_cycle: '3.' is not");
+	parse_fails("hit = 4", "numbering = zigzag",
+		    "numbering: 'zigzag' is not socket-major or interleaved");
+}
+END_TEST
+
+START_TEST(test_parse_decimals)
+{
+	struct vs_vcpu_profile p;
+	char text[2048 + 64], a[2048], b[2048];
+
+	/* Thousandths, rounded half up at the fourth decimal. */
+	subst(a, sizeof(a), small_text, "= 3.7", "= 2.0005");
+	subst(b, sizeof(b), a, "= 12", "= 0.0015");
+	snprintf(text, sizeof(text), "%snumbering = interleaved\n", b);
+	ck_assert_int_eq(vs_vcpu_profile_parse(&p, text, NULL, 0), 0);
+	ck_assert_uint_eq(p.clear_core_mbpc, 2001);
+	ck_assert_uint_eq(p.clear_socket_mbpc, 2);
+	ck_assert_int_eq(p.numbering, VS_NUMBERING_INTERLEAVED);
+}
+END_TEST
+
+START_TEST(test_load)
+{
+	struct vs_vcpu_profile p;
+	char err[256];
+
+	load(&p, "ivb-ep-2x10x2");
+	ck_assert_str_eq(p.name, "ivb-ep-2x10x2");
+	ck_assert_uint_eq(p.nr_cpus, 40);
+	ck_assert_uint_eq(p.sockets, 2);
+	load(&p, "ivb-ex-4x15x2");
+	ck_assert_str_eq(p.name, "ivb-ex-4x15x2");
+	ck_assert_uint_eq(p.nr_cpus, 120);
+	load(&p, "flat");
+	ck_assert_uint_eq(p.nr_cpus, VS_VCPU_MAX);
+	ck_assert_uint_eq(p.same_socket, p.other_socket);
+	ck_assert_uint_eq(p.smt_sibling, p.memory);
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "no-such-machine", err,
+					      sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "no profile 'no-such-machine'"));
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "../etc", err, sizeof(err)),
+			 -ENOENT);	/* a path: it has a '/' */
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "bad name", err,
+					      sizeof(err)), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, ".hidden", err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "/nonexistent/x.profile",
+					      err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(vs_vcpu_profile_load(NULL, "flat", err, sizeof(err)),
+			 -EINVAL);
+}
+END_TEST
+
+START_TEST(test_numbering)
+{
+	struct vs_vcpu_profile p;
+	struct vs_cpu_place pl;
+
+	load(&p, "ivb-ep-2x10x2");
+	/* Socket-major: 0-9 socket 0, 10-19 socket 1, then their siblings. */
+	ck_assert_int_eq(vs_vcpu_cpu_place(&p, 9, &pl), 0);
+	ck_assert_uint_eq(pl.socket, 0);
+	ck_assert_uint_eq(pl.core, 9);
+	ck_assert_uint_eq(pl.thread, 0);
+	ck_assert_int_eq(vs_vcpu_cpu_place(&p, 10, &pl), 0);
+	ck_assert_uint_eq(pl.socket, 1);
+	ck_assert_uint_eq(pl.core, 0);
+	ck_assert_int_eq(vs_vcpu_cpu_place(&p, 31, &pl), 0);
+	ck_assert_uint_eq(pl.socket, 1);
+	ck_assert_uint_eq(pl.core, 1);
+	ck_assert_uint_eq(pl.thread, 1);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 3, 3), VS_DIST_SAME);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 20), VS_DIST_SMT);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 31, 11), VS_DIST_SMT);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 9), VS_DIST_SOCKET);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 29), VS_DIST_SOCKET);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 9, 10), VS_DIST_REMOTE);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 40), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_cpu_place(&p, 40, &pl), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(NULL, 0, 1), -EINVAL);
+	/* Interleaved: even CPUs socket 0, odd ones socket 1. */
+	p.numbering = VS_NUMBERING_INTERLEAVED;
+	ck_assert_int_eq(vs_vcpu_cpu_place(&p, 9, &pl), 0);
+	ck_assert_uint_eq(pl.socket, 1);
+	ck_assert_uint_eq(pl.core, 4);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 1), VS_DIST_REMOTE);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 2), VS_DIST_SOCKET);
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 1, 21), VS_DIST_SMT);
+	ck_assert_uint_eq(vs_vcpu_profile_latency(&p, VS_DIST_REMOTE),
+			  p.other_socket);
+	ck_assert_uint_eq(vs_vcpu_profile_latency(&p, VS_DIST_SAME), p.hit);
+}
+END_TEST
+
+/* Two vCPUs on two sockets take turns writing one line: every transfer
+ * after the first (from memory) costs exactly other_socket. */
+START_TEST(test_ping_pong)
+{
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ep-2x10x2", 40);
+	unsigned int cpu[2] = { 0, 10 };
+	uint64_t t = 0, cost;
+	int i;
+
+	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 10), VS_DIST_REMOTE);
+	cost = vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, t);
+	ck_assert_uint_eq(cost, p.memory);
+	t += cost;
+	for (i = 1; i <= 1000; i++) {
+		enum vs_access kind = i % 2 ? VS_ACCESS_STORE : VS_ACCESS_LOAD;
+
+		cost = vs_coherence_access(c, cpu[i % 2], buf, kind, t);
+		ck_assert_uint_eq(cost, p.other_socket);
+		t += cost;
+		/* The load left the line shared by both: the next store
+		 * invalidates the other copy, over the same distance. */
+		cost = vs_coherence_access(c, cpu[i % 2], buf,
+					   VS_ACCESS_STORE, t);
+		ck_assert_uint_eq(cost, kind == VS_ACCESS_STORE ? p.hit :
+				  p.other_socket);
+		t += cost;
+	}
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
+	ck_assert_uint_eq(st.by_source[VS_XFER_MEMORY], 1);
+	ck_assert_uint_eq(st.by_source[VS_XFER_REMOTE], 1500);
+	ck_assert_uint_eq(st.transfers, 1501);
+	ck_assert_uint_eq(st.hits, 500);
+	ck_assert_uint_eq(st.invalidations, 1000);
+	ck_assert_uint_eq(st.wait_cycles, 0);
+	ck_assert_uint_eq(st.cycles, t);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+START_TEST(test_rmw_ping_pong)
+{
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ex-4x15x2", 120);
+	uint64_t t = 0, cost;
+	int i;
+
+	/* CPUs 0 and 15: sockets 0 and 1 of the EX. */
+	t += vs_coherence_access(c, 0, buf, VS_ACCESS_RMW, t);
+	for (i = 1; i <= 100; i++) {
+		cost = vs_coherence_access(c, i % 2 ? 15 : 0, buf,
+					   VS_ACCESS_RMW, t);
+		ck_assert_uint_eq(cost, p.other_socket + p.rmw);
+		t += cost;
+	}
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/* A line only one vCPU uses pays memory once, then hits. */
+START_TEST(test_private_line)
+{
+	static char buf[4 * LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ep-2x10x2", 40);
+	uint64_t t = 0, cost;
+	int i;
+
+	t += vs_coherence_access(c, 3, buf, VS_ACCESS_LOAD, t);
+	ck_assert_uint_eq(t, p.memory);
+	for (i = 0; i < 300; i++) {
+		enum vs_access kind = (enum vs_access)(i % 3);
+
+		cost = vs_coherence_access(c, 3, buf + i % LINE, kind, t);
+		ck_assert_uint_eq(cost, kind == VS_ACCESS_RMW ?
+				  p.hit + p.rmw : p.hit);
+		t += cost;
+	}
+	ck_assert_int_eq(vs_coherence_stats(c, 3, &st), 0);
+	ck_assert_uint_eq(st.transfers, 1);
+	ck_assert_uint_eq(st.hits, 300);
+	ck_assert_uint_eq(st.rmws, 100);
+	ck_assert_uint_eq(st.accesses, 301);
+	ck_assert_int_eq(vs_coherence_stats(c, 4, &st), 0);
+	ck_assert_uint_eq(st.accesses, 0);
+	/* Another vCPU's line next to it is another line. */
+	ck_assert_uint_eq(vs_coherence_access(c, 4, buf + LINE,
+					      VS_ACCESS_STORE, 0), p.memory);
+	ck_assert_uint_eq(vs_coherence_access(c, 4, buf + LINE,
+					      VS_ACCESS_STORE, 0), p.hit);
+	ck_assert_uint_eq(vs_coherence_access(c, 3, NULL, VS_ACCESS_FENCE, 0),
+			  p.fence);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/* N vCPUs RMW one line at the same instant: they queue, one transfer
+ * each, the k-th finishing at k * (transfer + rmw). */
+START_TEST(test_rmw_serialize)
+{
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	const unsigned int n = 64;
+	struct vs_coherence *c = make(&p, "flat", 256);
+	uint64_t t0 = 1000, xfer, wait = 0;
+	unsigned int k;
+
+	ck_assert_uint_eq(vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, 0),
+			  p.memory);
+	xfer = p.other_socket;	/* flat: every distance the same */
+	for (k = 1; k <= n; k++) {
+		unsigned int cpu = k * 3 % 256;	/* any mix of distances */
+		uint64_t end = vs_coherence_access(c, cpu ? cpu : 1, buf,
+						   VS_ACCESS_RMW, t0);
+
+		ck_assert_uint_eq(end, k * (xfer + p.rmw));
+		wait += (k - 1) * (xfer + p.rmw);
+	}
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
+	ck_assert_uint_eq(st.transfers, n + 1);
+	ck_assert_uint_eq(st.rmws, n);
+	ck_assert_uint_eq(st.wait_cycles, wait);
+	/* A hit does not queue: the last RMWer owns the line. */
+	ck_assert_uint_eq(vs_coherence_access(c, n * 3 % 256, buf,
+					      VS_ACCESS_LOAD, t0), p.hit);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/* Where a line comes from: the SMT sibling, the socket, the nearest
+ * sharer for a load, the farthest copy for a store. */
+START_TEST(test_distances)
+{
+	static char buf[4 * LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ep-2x10x2", 40);
+	char *a = buf, *b = buf + LINE, *s = buf + 2 * LINE;
+
+	ck_assert_uint_ne(p.smt_sibling, p.same_socket);
+	vs_coherence_access(c, 0, a, VS_ACCESS_STORE, 0);
+	vs_coherence_access(c, 0, b, VS_ACCESS_STORE, 0);
+	ck_assert_uint_eq(vs_coherence_access(c, 20, a, VS_ACCESS_LOAD, 1000),
+			  p.smt_sibling);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, b, VS_ACCESS_LOAD, 1000),
+			  p.same_socket);
+	ck_assert_int_eq(vs_coherence_stats(c, 20, &st), 0);
+	ck_assert_uint_eq(st.by_source[VS_XFER_SMT], 1);
+	ck_assert_int_eq(vs_coherence_stats(c, 1, &st), 0);
+	ck_assert_uint_eq(st.by_source[VS_XFER_SOCKET], 1);
+
+	/* s shared by CPU 10 (other socket) and CPU 1 (same socket). */
+	vs_coherence_access(c, 10, s, VS_ACCESS_STORE, 0);
+	vs_coherence_access(c, 1, s, VS_ACCESS_LOAD, 2000);	/* remote */
+	ck_assert_uint_eq(vs_coherence_access(c, 0, s, VS_ACCESS_LOAD, 3000),
+			  p.same_socket);			/* nearest */
+	ck_assert_uint_eq(vs_coherence_access(c, 0, s, VS_ACCESS_STORE, 4000),
+			  p.other_socket);			/* farthest */
+	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
+	ck_assert_uint_eq(st.invalidations, 2);
+	/* And back: the sharers lost their copies. */
+	ck_assert_uint_eq(vs_coherence_access(c, 1, s, VS_ACCESS_LOAD, 5000),
+			  p.same_socket);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+START_TEST(test_clear)
+{
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "flat", 256);
+	unsigned int k;
+
+	/* flat: 8 B/cycle a core, 32 B/cycle a socket (CPUs 0-63 and
+	 * 128-191 are socket 0). */
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, 4096, 0), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, 4096, 10), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 2, 4096, 20), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 128, 4096, 30), 512);
+	/* The fifth at once: 32 / 5 = 6.4 B/cycle. */
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, 4096, 40), 640);
+	/* The other socket is not shared. */
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 64, 4096, 40), 512);
+	/* Once the first ones ended, the rate is the core's again. */
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, 4096, 700), 512);
+	ck_assert_uint_eq(vs_coherence_charge_copy(c, 5, 4096, 5000), 1024);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 5, 0, 9000), 0);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 256, 4096, 9000), 0);
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
+	ck_assert_uint_eq(st.clears, 8);
+	ck_assert_uint_eq(st.clear_bytes, 9 * 4096);
+	ck_assert_uint_eq(st.clear_cycles, 6 * 512 + 640 + 1024);
+	ck_assert_uint_eq(st.cycles, st.clear_cycles);
+	/* Eleven at once on one socket: 32 / 11 B/cycle, rounded down in
+	 * thousandths (2909), the cycles rounded up. */
+	for (k = 10; k < 20; k++)
+		vs_coherence_charge_clear(c, k, 4096, 100000);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 20, 4096, 100000),
+			  (4096 * 1000 + 2908) / 2909);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+START_TEST(test_names_top)
+{
+	static char buf[8 * LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_hot hot[8];
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "flat", 4);
+	uint64_t t = 0;
+	int i;
+
+	ck_assert_int_eq(vs_coherence_name(c, buf, LINE, "mmap_lock"), 0);
+	ck_assert_int_eq(vs_coherence_name(c, buf + 2 * LINE, 2 * LINE,
+					   "pool"), 0);
+	/* Unnamed line 5 first, 3 transfers; "pool"+64 2 transfers, then
+	 * line 6 (unnamed) 2 transfers; mmap_lock 10; line 7 never used. */
+	for (i = 0; i < 3; i++)
+		t += vs_coherence_access(c, i % 2, buf + 5 * LINE,
+					 VS_ACCESS_STORE, t);
+	for (i = 0; i < 2; i++)
+		t += vs_coherence_access(c, i % 2, buf + 6 * LINE,
+					 VS_ACCESS_RMW, t);
+	for (i = 0; i < 2; i++)
+		t += vs_coherence_access(c, i % 2, buf + 3 * LINE,
+					 VS_ACCESS_STORE, t);
+	for (i = 0; i < 10; i++)
+		t += vs_coherence_access(c, i % 2, buf, VS_ACCESS_RMW, t);
+	ck_assert_int_eq(vs_coherence_top(c, hot, 8), 4);
+	ck_assert_str_eq(hot[0].name, "mmap_lock");
+	ck_assert_uint_eq(hot[0].transfers, 10);
+	ck_assert_uint_eq(hot[0].rmws, 10);
+	ck_assert_uint_eq(hot[0].first_touch, 4);
+	ck_assert_ptr_null(hot[1].name);
+	ck_assert_uint_eq(hot[1].transfers, 3);
+	ck_assert_uint_eq(hot[1].first_touch, 1);
+	ck_assert_str_eq(hot[2].name, "pool");	/* named first in a tie */
+	ck_assert_uint_eq(hot[2].offset, LINE);
+	ck_assert_ptr_null(hot[3].name);
+	ck_assert_uint_eq(hot[3].first_touch, 2);
+	ck_assert_ptr_eq(hot[3].addr, buf + 6 * LINE);
+	ck_assert_int_eq(vs_coherence_top(c, hot, 1), 1);
+	ck_assert_str_eq(hot[0].name, "mmap_lock");
+	/* Renaming, and the errors. */
+	ck_assert_int_eq(vs_coherence_name(c, buf + 6 * LINE, 1, "ptl"), 0);
+	ck_assert_int_eq(vs_coherence_top(c, hot, 8), 4);
+	ck_assert_str_eq(hot[2].name, "pool");
+	ck_assert_str_eq(hot[3].name, "ptl");
+	ck_assert_int_eq(vs_coherence_name(c, buf, 0, "x"), -EINVAL);
+	ck_assert_int_eq(vs_coherence_name(c, buf, 1, ""), -EINVAL);
+	ck_assert_int_eq(vs_coherence_name(c, buf, (64u << 20) + 1, "x"),
+			 -E2BIG);
+	ck_assert_int_eq(vs_coherence_top(c, NULL, 1), -EINVAL);
+	/* After a reset the state stays: mmap_lock is a hit for vCPU 1. */
+	vs_coherence_reset_stats(c);
+	ck_assert_int_eq(vs_coherence_top(c, hot, 1), 1);
+	ck_assert_uint_eq(hot[0].transfers, 0);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf, VS_ACCESS_LOAD, t),
+			  p.hit);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/* xorshift64*: the workload's own PRNG, so the run is reproducible. */
+static uint64_t next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+#define DET_LINES 6000
+
+/* A random workload over DET_LINES lines of @base (enough to grow the
+ * table several times), folded into one checksum with every figure. */
+static uint64_t workload(const char *base)
+{
+	struct vs_coherence_stats st;
+	struct vs_coherence_hot hot[16];
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ex-4x15x2", 120);
+	uint64_t seed = 42, sum = 0, clock[120] = { 0 };
+	int i, n;
+
+	ck_assert_int_eq(vs_coherence_name(c, base + 7 * LINE, LINE, "hot"),
+			 0);
+	for (i = 0; i < 200000; i++) {
+		uint64_t r = next(&seed);
+		unsigned int cpu = (unsigned int)(r % 120);
+		uint64_t line = r >> 8 & 1 ? 7 : r >> 9 & 7 ? r >> 16 & 7 :
+				(r >> 16) % DET_LINES;
+		enum vs_access kind = (enum vs_access)(r >> 40 & 3);
+		uint64_t cost;
+
+		if ((r >> 42 & 63) == 0)
+			cost = vs_coherence_charge_clear(c, cpu, 4096,
+							 clock[cpu]);
+		else
+			cost = vs_coherence_access(c, cpu, base + line * LINE,
+						   kind, clock[cpu]);
+		clock[cpu] += cost;
+		sum = sum * 31 + cost;
+	}
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
+	sum = sum * 31 + st.cycles + st.transfers * 7 + st.wait_cycles * 11 +
+	      st.invalidations * 13 + st.by_source[VS_XFER_REMOTE];
+	n = vs_coherence_top(c, hot, 16);
+	ck_assert_int_eq(n, 16);
+	for (i = 0; i < n; i++)
+		sum = sum * 31 + hot[i].transfers + hot[i].first_touch * 3 +
+		      (uint64_t)(hot[i].name != NULL);
+	ck_assert_str_eq(hot[0].name, "hot");
+	vs_coherence_destroy(c);
+	return sum;
+}
+
+/* The same calls on lines elsewhere in memory, at another alignment in
+ * the hash table: the same figures. */
+START_TEST(test_deterministic)
+{
+	size_t size = (DET_LINES + 64) * LINE;
+	char *a = aligned_alloc(LINE, size), *b = aligned_alloc(LINE, size * 3);
+	uint64_t x, y, z;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	x = workload(a);
+	y = workload(b + 17 * LINE);
+	z = workload(b + size + 1001 * LINE);
+	ck_assert_uint_eq(x, y);
+	ck_assert_uint_eq(x, z);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_bad_args)
+{
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = NULL;
+	static char buf[LINE];
+
+	load(&p, "ivb-ep-2x10x2");
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 0), -EINVAL);
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 41), -EINVAL);
+	ck_assert_int_eq(vs_coherence_create(NULL, &p, 2), -EINVAL);
+	ck_assert_int_eq(vs_coherence_create(&c, NULL, 2), -EINVAL);
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 2), 0);
+	ck_assert_str_eq(vs_coherence_profile(c)->name, "ivb-ep-2x10x2");
+	ck_assert_uint_eq(vs_coherence_access(c, 2, buf, VS_ACCESS_LOAD, 0), 0);
+	ck_assert_uint_eq(vs_coherence_access(c, 0, buf, (enum vs_access)7, 0),
+			  0);
+	ck_assert_uint_eq(vs_coherence_access(NULL, 0, buf, VS_ACCESS_LOAD, 0),
+			  0);
+	ck_assert_int_eq(vs_coherence_stats(c, 2, &st), -EINVAL);
+	ck_assert_int_eq(vs_coherence_stats(c, 0, NULL), -EINVAL);
+	ck_assert_int_eq(vs_coherence_name(NULL, buf, 1, "x"), -EINVAL);
+	vs_coherence_destroy(c);
+	vs_coherence_destroy(NULL);
+}
+END_TEST
+
+Suite *vcpu_cost_suite(void)
+{
+	Suite *s = suite_create("vcpu_cost");
+
+	vs_test_add(vs_test_tcase(s, "profile"), test_parse, test_parse_errors,
+		    test_parse_decimals, test_load, test_numbering);
+	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
+		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
+		    test_distances, test_clear, test_names_top,
+		    test_deterministic, test_bad_args);
+	return s;
+}
