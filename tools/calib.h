@@ -83,6 +83,14 @@ static inline void calib_pause(void)
 #endif
 }
 
+/*
+ * Not instrumented by ThreadSanitizer: the setup of a buffer that one
+ * thread fills before the threads that read it are created (the reads
+ * are instrumented), where TSan's bookkeeping of each store would take
+ * seconds.
+ */
+#define CALIB_NO_TSAN __attribute__((no_sanitize("thread")))
+
 /* Keep the compiler from moving memory accesses across this point. */
 #define calib_barrier() __asm__ __volatile__("" ::: "memory")
 
@@ -159,8 +167,10 @@ void calib_progress(const char *fmt, ...)
 /**
  * calib_map - @bytes of private anonymous memory, or exit 1
  * @huge:	advise transparent huge pages (else advise against them)
+ * @populate:	fault every page in now (MADV_POPULATE_WRITE, or a
+ *		memset() where the kernel lacks it), in the calling thread
  */
-void *calib_map(size_t bytes, bool huge);
+void *calib_map(size_t bytes, bool huge, bool populate);
 
 /* ---- calib_topo.c ------------------------------------------------------ */
 

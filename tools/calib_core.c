@@ -229,7 +229,11 @@ double calib_measure_on(int cpu, calib_batch_fn fn, void *arg)
 	return job.cycles;
 }
 
-void *calib_map(size_t bytes, bool huge)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+void *calib_map(size_t bytes, bool huge, bool populate)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -238,5 +242,7 @@ void *calib_map(size_t bytes, bool huge)
 		calib_die("mmap of %zu bytes: %s", bytes, strerror(errno));
 	/* Advice only: a kernel without THP maps small pages either way. */
 	(void)madvise(p, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	if (populate && madvise(p, bytes, MADV_POPULATE_WRITE))
+		memset(p, 1, bytes);
 	return p;
 }

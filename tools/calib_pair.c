@@ -279,9 +279,8 @@ double calib_switch(int cpu)
 static _Atomic int clear_stop;
 
 struct clearer {
-	char *buf;
+	char *buf;		/* mapped by the thread, on its CPU's node */
 	size_t bytes;
-	bool warm;		/* memset the whole buffer before the start */
 	pthread_barrier_t *start;
 	uint64_t done, ticks;	/* bytes cleared, in ticks */
 };
@@ -292,8 +291,8 @@ static void *clearer_main(void *arg)
 	size_t off = 0;
 	uint64_t t0;
 
-	if (c->warm)
-		memset(c->buf, 1, c->bytes);
+	if (!c->buf)
+		c->buf = calib_map(c->bytes, true, true);
 	pthread_barrier_wait(c->start);
 	c->done = 0;
 	t0 = calib_ticks();
@@ -330,7 +329,6 @@ static double clear_window(struct clearer *c, const int *cpus, int nr,
 	for (i = 0; i < nr; i++) {
 		pthread_join(tid[i], NULL);
 		sum += (double)c[i].done / (double)c[i].ticks;
-		c[i].warm = false;
 	}
 	pthread_barrier_destroy(&start);
 	return sum;
@@ -346,8 +344,7 @@ double calib_clear(const int *cpus, int nr, size_t bytes)
 	if (!c || !tid)
 		calib_die("out of memory");
 	for (i = 0; i < nr; i++)
-		c[i] = (struct clearer){ calib_map(bytes, true), bytes, true,
-					 NULL, 0, 0 };
+		c[i].bytes = bytes;
 	ns = calib_clock.duration_ticks / calib_clock.ticks_per_ns /
 	     CLEAR_WINDOWS;
 	if (ns < 1e6)

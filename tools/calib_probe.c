@@ -75,7 +75,7 @@ static uint64_t rng(uint64_t *s)
 
 /* One cycle through every line of @buf, in a random order: line
  * order[k] holds the address of line order[k + 1]. */
-static void **link_lines(char *buf, size_t bytes)
+static CALIB_NO_TSAN void **link_lines(char *buf, size_t bytes)
 {
 	size_t lines = bytes / CALIB_LINE, k, j;
 	uint32_t *order = malloc(lines * sizeof(*order)), tmp;
@@ -102,7 +102,7 @@ static void **link_lines(char *buf, size_t bytes)
 
 double calib_memory(int cpu, size_t bytes)
 {
-	char *buf = calib_map(bytes, true);
+	char *buf = calib_map(bytes, true, false);
 	void **p = link_lines(buf, bytes);
 	double cycles = calib_measure_on(cpu, chase_batch, &p) / UNROLL;
 
@@ -281,7 +281,7 @@ static uint64_t fault_batch(void *arg, uint64_t n)
 
 	while (done < n) {
 		pages = n - done < FAULT_CHUNK ? n - done : FAULT_CHUNK;
-		buf = calib_map(pages * CALIB_PAGE, false);
+		buf = calib_map(pages * CALIB_PAGE, false, false);
 		ticks += touch(buf, pages, write);
 		munmap(buf, pages * CALIB_PAGE);
 		done += pages;
