@@ -17,7 +17,9 @@
 
 #include "calib.h"
 
-#define SYS_CPU "/sys/devices/system/cpu"
+#ifndef SYS_CPU
+#define SYS_CPU "/sys/devices/system/cpu"	/* -D: a fake tree to try */
+#endif
 
 /* The first line of @path into @buf; false when it cannot be read. */
 static bool read_line(const char *path, char *buf, size_t len)

@@ -260,13 +260,34 @@ static double cycles(double v)
 	return v < 0 ? 0 : v;
 }
 
+/* Where each allowed CPU sits, as many to a comment line as fit. */
+static void print_numbering(FILE *f)
+{
+	char line[80] = "", item[40];
+	int c;
+
+	comment(f, "Linux numbering of the allowed CPUs, cpu: socket/core/"
+		"thread (sysfs ids):");
+	for (c = -1; (c = calib_first_allowed(&topo, c)) >= 0;) {
+		snprintf(item, sizeof(item), "%d: %d/%d/%d", c,
+			 topo.cpu[c].socket, topo.cpu[c].core,
+			 topo.cpu[c].thread);
+		if (*line && strlen(line) + strlen(item) + 2 > 74) {
+			fprintf(f, "#   %s,\n", line);
+			*line = '\0';
+		}
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 "%s%s", *line ? ", " : "", item);
+	}
+	fprintf(f, "#   %s\n", line);
+}
+
 static void print_header(FILE *f)
 {
-	char cpu[128] = "unknown", line[256], date[32], map[8192] = "";
+	char cpu[128] = "unknown", line[256], date[32];
 	struct utsname u;
 	time_t now = time(NULL);
 	FILE *info = fopen("/proc/cpuinfo", "r");
-	int c;
 
 	while (info && fgets(line, sizeof(line), info))
 		if (sscanf(line, "model name : %127[^\n]", cpu) == 1)
@@ -284,14 +305,7 @@ static void print_header(FILE *f)
 	comment(f, "Values are CPU cycles (see ghz) unless the key says "
 		"otherwise; each is the median over timed batches, in "
 		"threads pinned with sched_setaffinity(2).");
-	for (c = -1; (c = calib_first_allowed(&topo, c)) >= 0 &&
-	     strlen(map) < sizeof(map) - 64;)
-		snprintf(map + strlen(map), sizeof(map) - strlen(map),
-			 "%s%d: %d/%d/%d", *map ? ", " : "", c,
-			 topo.cpu[c].socket, topo.cpu[c].core,
-			 topo.cpu[c].thread);
-	comment(f, "Linux numbering, cpu: socket/core/thread (the allowed "
-		"CPUs): %s", map);
+	print_numbering(f);
 	fputs("name = host\n", f);
 }
 
