@@ -51,6 +51,7 @@ void calib_progress(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+#if defined(__x86_64__)
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -59,7 +60,6 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-#if defined(__x86_64__)
 /* A tick and the CLOCK_MONOTONIC time at it: the tightest of a few
  * reads of ns, tick, ns, with the middle of the two ns. */
 static void read_pair(double *ns, uint64_t *tick)

@@ -181,6 +181,7 @@ double calib_store_fence(int cpu)
 
 /* ---- the core's clock, a pause ----------------------------------------- */
 
+#if defined(__x86_64__) || defined(__aarch64__)
 /* @n * 8 dependent adds: one core cycle each, on every core there is. */
 static uint64_t add_batch(void *arg, uint64_t n)
 {
@@ -199,6 +200,7 @@ static uint64_t add_batch(void *arg, uint64_t n)
 	sink += (uintptr_t)x;
 	return t1 - t0;
 }
+#endif
 
 double calib_add(int cpu)
 {
@@ -210,6 +212,7 @@ double calib_add(int cpu)
 #endif
 }
 
+#if defined(__x86_64__)
 static uint64_t pause_batch(void *arg, uint64_t n)
 {
 	uint64_t t0, t1, i;
@@ -222,6 +225,7 @@ static uint64_t pause_batch(void *arg, uint64_t n)
 	t1 = calib_ticks();
 	return t1 - t0;
 }
+#endif
 
 double calib_pause_cycles(int cpu)
 {
