@@ -136,7 +136,8 @@ expect '[ $rc -eq 0 ] && [ ! -s "$out" ] && profile_ok "$profile" &&
 	grep -q "^vcpu-calibrate: ghz: " "$err"' \
 	"vcpu-calibrate writes every key of the profile"
 if command -v taskset >/dev/null; then
-	t=$(cut -d, -f1 /sys/devices/system/cpu/online | cut -d- -f1)
+	# The first CPU this shell may run on.
+	t=$(taskset -cp $$ | sed 's/.*: //; s/[-,].*//')
 	timeout 20 taskset -c "$t" "$build/vcpu-calibrate" -d 0.005 \
 		>"$out" 2>"$err"
 	rc=$?
