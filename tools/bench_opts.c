@@ -51,6 +51,7 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_TRACE_SLOW_US, "trace-slow-us", "N" },
 	{ BENCH_OPT_SWEEP, "sweep", "LIST" },
 	{ BENCH_OPT_PLOT, "plot", "FILE" },
+	{ BENCH_OPT_OUTPUT, "output", "FILE" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

@@ -81,6 +81,7 @@ enum bench_key {
 	BENCH_OPT_TRACE_SLOW_US,	/* --trace-slow-us N */
 	BENCH_OPT_SWEEP,		/* --sweep LIST */
 	BENCH_OPT_PLOT,			/* --plot FILE */
+	BENCH_OPT_OUTPUT,		/* --output FILE */
 	BENCH_OPT_END			/* past the last */
 };
 

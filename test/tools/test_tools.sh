@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # test_tools.sh BUILD_DIR: the option convention of lockbench, vmbench,
-# faultbench, uffd-floor and multi-fault-ref (tools/bench_opts.h), each
-# tool in BUILD_DIR: --help and --version exit 0, a bad or abbreviated
-# option exits 2 with one line on stderr, and a tiny real run exits 0.
+# faultbench, uffd-floor, multi-fault-ref and vcpu-calibrate
+# (tools/bench_opts.h), each tool in BUILD_DIR: --help and --version
+# exit 0, a bad or abbreviated option exits 2 with one line on stderr,
+# and a tiny real run exits 0.
 # Prints "ok N - what" or "not ok N - what" per test; exit 1 if any failed.
 # shellcheck disable=SC2016 # expect eval()s its single-quoted tests
 set -u
@@ -30,7 +31,8 @@ refused() {
 		[ ! -s "$out" ]' "$* is refused with one line"
 }
 
-for t in lockbench vmbench faultbench uffd-floor multi-fault-ref; do
+for t in lockbench vmbench faultbench uffd-floor multi-fault-ref \
+	vcpu-calibrate; do
 	if [ ! -x "$build/$t" ]; then
 		expect false "$t is built"
 		continue
@@ -51,8 +53,10 @@ for t in lockbench vmbench faultbench uffd-floor multi-fault-ref; do
 	# A long option is written in full: --js is not --json.
 	refused "$t" --js
 	refused "$t" -json
-	run "$t" --js
-	expect 'grep -q -- "--json" "$err"' "$t --js names --json"
+	if [ "$t" != vcpu-calibrate ]; then
+		run "$t" --js
+		expect 'grep -q -- "--json" "$err"' "$t --js names --json"
+	fi
 	[ "$t" = vmbench ] && continue
 	refused "$t" --duration 0
 	refused "$t" --duration 1e3
@@ -81,6 +85,10 @@ refused uffd-floor --strategy all
 refused vmbench --bench lookup,,bytes
 refused vmbench --bench nosuch
 refused multi-fault-ref --threads 1,2
+refused vcpu-calibrate --output
+refused vcpu-calibrate --output "$tmp/no/such/dir/host"
+refused vcpu-calibrate -o "$tmp/host"
+refused vcpu-calibrate --out "$tmp/host"
 
 # One tiny real run of each.
 run lockbench -d 0.001 -r 1 -l rwsem,urcu -t 1 -o read
@@ -106,5 +114,36 @@ fi
 run multi-fault-ref -t 1 -d 0.001 -j
 expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 	"multi-fault-ref runs"
+
+# vcpu-calibrate: every key of the profile once, a number (name: host),
+# nothing but comments and key = value lines; the profile in the file,
+# progress on stderr.  Then on one CPU, where no pair can ping-pong.
+keys="ghz sockets cores_per_socket threads_per_core hit smt_sibling
+same_socket other_socket memory rmw fence clear_page_core_bytes_per_cycle
+clear_page_socket_bytes_per_cycle fault_entry fault_exit syscall futex_wake
+wake_latency context_switch"
+# profile_ok FILE: the test above, on FILE.
+profile_ok() {
+	[ "$(grep -cx "name = host" "$1")" -eq 1 ] || return 1
+	for k in $keys; do
+		[ "$(grep -c "^$k = [0-9][0-9.]*$" "$1")" -eq 1 ] || return 1
+	done
+	! grep -v '^#' "$1" | grep -qv '^[a-z_]* = [0-9a-z.]*$'
+}
+profile=$tmp/host.profile
+run vcpu-calibrate -d 0.005 --output "$profile"
+expect '[ $rc -eq 0 ] && [ ! -s "$out" ] && profile_ok "$profile" &&
+	grep -q "^vcpu-calibrate: ghz: " "$err"' \
+	"vcpu-calibrate writes every key of the profile"
+if command -v taskset >/dev/null; then
+	# The first CPU this shell may run on.
+	t=$(taskset -cp $$ | sed 's/.*: //; s/[-,].*//')
+	timeout 20 taskset -c "$t" "$build/vcpu-calibrate" -d 0.005 \
+		>"$out" 2>"$err"
+	rc=$?
+	expect '[ $rc -eq 0 ] && profile_ok "$out" &&
+		grep -q "^# same_socket: no pair of allowed CPUs" "$out"' \
+		"vcpu-calibrate on one CPU says no pair was measured"
+fi
 
 tap_done

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vcpu-calibrate - measure this machine and write its profile for the
+ * virtual CPUs' cost model, the `host` profile (docs/man/vcpu-calibrate.1).
+ *
+ *   vcpu-calibrate [--duration SECONDS] [--output FILE]
+ *
+ * The tick rate against CLOCK_MONOTONIC; the topology from sysfs; a line
+ * passed between pairs of CPUs, by distance; a load that hits, a load
+ * from memory, an RMW, a fence; clear_page bandwidth of a core and of a
+ * socket; a system call, a futex wake-up, a context switch and a page
+ * fault.  Each figure is the median over batches of --duration in all,
+ * in threads pinned with sched_setaffinity (calib_*.c).  Progress goes
+ * to stderr, the profile ("key = value" lines, each after comments that
+ * say how it was measured) to stdout or FILE.  No vmsim code.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* sched_setaffinity */
+#endif
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_opts.h"
+#include "bench_report.h"
+#include "calib.h"
+
+#ifndef BENCH_VERSION
+#error "BENCH_VERSION: CMake passes the project's version"
+#endif
+
+#define MAX_PAIRS 32		/* pairs measured per distance, at most */
+#define MIB (1024.0 * 1024.0)
+#define LLC_GUESS (32ul << 20)	/* the LLC when sysfs does not say */
+
+static const char *dist_key[CALIB_NR_DIST] = {
+	"smt_sibling", "same_socket", "other_socket",
+};
+
+/* What the probes found, and what the comments say of how. */
+struct result {
+	double ghz, hit, memory, store, rmw, store_fence, syscall;
+	double clear_core, clear_socket, fault_write, fault_read;
+	double futex_wake, wake_latency, ctxsw, add, pause;
+	int futex_samples, waker, sleeper, first, socket_cores;
+	size_t memory_bytes, clear_bytes, socket_clear_bytes;
+	/* per distance: the median, range, pairs measured and found */
+	struct bench_range dist[CALIB_NR_DIST];
+	int dist_done[CALIB_NR_DIST], dist_found[CALIB_NR_DIST];
+};
+
+static const char *output;	/* --output, or NULL: stdout */
+static struct calib_topo topo;
+static struct result res;
+
+/* ---- the pairs --------------------------------------------------------- */
+
+/* Every @stride-th allowed pair of distance @d, measured; or, with
+ * @stride 0, only counted.  Return: the pairs of that distance. */
+static int pairs_of(enum calib_dist d, int stride, double *v)
+{
+	int a, b, found = 0;
+	double x;
+
+	for (a = -1; (a = calib_first_allowed(&topo, a)) >= 0;) {
+		for (b = a; (b = calib_first_allowed(&topo, b)) >= 0;) {
+			if (calib_dist_of(&topo, a, b) != d)
+				continue;
+			if (stride && found % stride == 0) {
+				x = calib_pingpong(a, b);
+				calib_progress("%s cpu%d-cpu%d: %.1f cycles",
+					       dist_key[d], a, b, x);
+				v[res.dist_done[d]++] = x;
+			}
+			found++;
+		}
+	}
+	return found;
+}
+
+static void measure_pairs(void)
+{
+	double v[MAX_PAIRS];
+	int d, found, stride;
+
+	for (d = 0; d < CALIB_NR_DIST; d++) {
+		found = pairs_of(d, 0, NULL);
+		res.dist_found[d] = found;
+		if (!found)
+			continue;
+		stride = (found + MAX_PAIRS - 1) / MAX_PAIRS;
+		pairs_of(d, stride, v);
+		bench_range_of(v, (unsigned int)res.dist_done[d],
+			       &res.dist[d]);
+	}
+}
+
+/* ---- the other probes -------------------------------------------------- */
+
+/* Memory the buffers may take: a quarter of what is free. */
+static size_t free_bytes(void)
+{
+	long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || size <= 0)
+		return 1ul << 30;
+	return (size_t)pages * (size_t)size / 4;
+}
+
+/* @want, no more than @cap, in whole 2 MiB. */
+static size_t buffer_size(size_t want, size_t cap)
+{
+	if (want > cap)
+		want = cap;
+	want &= ~((2ul << 20) - 1);
+	return want < (2ul << 20) ? 2ul << 20 : want;
+}
+
+/* One allowed CPU per core of @cpu's socket; their number. */
+static int socket_cores(int cpu, int *cpus)
+{
+	int c, i, nr = 0;
+	bool seen;
+
+	for (c = -1; (c = calib_first_allowed(&topo, c)) >= 0;) {
+		if (topo.cpu[c].socket != topo.cpu[cpu].socket)
+			continue;
+		seen = false;
+		for (i = 0; i < nr && !seen; i++)
+			seen = topo.cpu[cpus[i]].core == topo.cpu[c].core;
+		if (!seen)
+			cpus[nr++] = c;
+	}
+	return nr;
+}
+
+/* The sleeper of the futex probe: another core of @waker's socket if
+ * there is one allowed, else any other allowed CPU, else @waker. */
+static int sleeper_for(int waker)
+{
+	int c, other = -1;
+
+	for (c = -1; (c = calib_first_allowed(&topo, c)) >= 0;) {
+		if (c == waker)
+			continue;
+		if (calib_dist_of(&topo, waker, c) == CALIB_SOCKET)
+			return c;
+		if (other < 0)
+			other = c;
+	}
+	return other < 0 ? waker : other;
+}
+
+static void measure_cpu(void)
+{
+	size_t llc = topo.llc_bytes ? topo.llc_bytes : LLC_GUESS;
+	int cpu = res.first;
+
+	res.hit = calib_hit(cpu);
+	calib_progress("hit: %.1f cycles", res.hit);
+	/* After the hit probe: the core has left its idle clock. */
+	res.add = calib_add(cpu);
+	if (res.add > 0)
+		calib_progress("a dependent add: %.2f cycles (the core at "
+			       "%.2f GHz)", res.add, res.ghz / res.add);
+	res.pause = calib_pause_cycles(cpu);
+	res.store = calib_store(cpu);
+	res.rmw = calib_rmw(cpu);
+	calib_progress("rmw: %.1f, store: %.1f cycles", res.rmw, res.store);
+	res.store_fence = calib_store_fence(cpu);
+	calib_progress("store + fence: %.1f cycles", res.store_fence);
+	res.memory_bytes = buffer_size(8 * llc < (256ul << 20) ? 256ul << 20
+				       : 8 * llc, free_bytes());
+	res.memory = calib_memory(cpu, res.memory_bytes);
+	calib_progress("memory: %.1f cycles over %.0f MiB", res.memory,
+		       res.memory_bytes / MIB);
+}
+
+static void measure_clear(void)
+{
+	size_t llc = topo.llc_bytes ? topo.llc_bytes : LLC_GUESS;
+	int *cpus = calloc(CALIB_MAX_CPUS, sizeof(*cpus)), nr;
+
+	if (!cpus)
+		calib_die("out of memory");
+	res.clear_bytes = buffer_size(4 * llc < (64ul << 20) ? 64ul << 20
+				      : 4 * llc, free_bytes());
+	res.clear_core = calib_clear(&res.first, 1, res.clear_bytes);
+	calib_progress("clear_page, 1 core: %.2f bytes/cycle",
+		       res.clear_core);
+	nr = socket_cores(res.first, cpus);
+	res.socket_cores = nr;
+	res.socket_clear_bytes = buffer_size(4 * llc / (size_t)nr <
+					     (8ul << 20) ? 8ul << 20
+					     : 4 * llc / (size_t)nr,
+					     free_bytes() / (size_t)nr);
+	res.clear_socket = calib_clear(cpus, nr, res.socket_clear_bytes);
+	calib_progress("clear_page, %d core(s) of socket %d: %.2f "
+		       "bytes/cycle",
+		       nr, topo.cpu[res.first].socket, res.clear_socket);
+	free(cpus);
+}
+
+static void measure_kernel(void)
+{
+	int cpu = res.first;
+
+	res.syscall = calib_syscall(cpu);
+	calib_progress("syscall: %.0f cycles", res.syscall);
+	res.fault_write = calib_fault(cpu, true);
+	res.fault_read = calib_fault(cpu, false);
+	calib_progress("fault: write %.0f, read (zero page) %.0f cycles",
+		       res.fault_write, res.fault_read);
+	res.waker = cpu;
+	res.sleeper = sleeper_for(cpu);
+	calib_futex(res.waker, res.sleeper, &res.futex_wake,
+		    &res.wake_latency, &res.futex_samples);
+	calib_progress("futex: wake %.0f, latency %.0f cycles (cpu%d wakes "
+		       "cpu%d)", res.futex_wake, res.wake_latency, res.waker,
+		       res.sleeper);
+	res.ctxsw = calib_switch(cpu);
+	calib_progress("context switch: %.0f cycles", res.ctxsw);
+}
+
+/* ---- the profile ------------------------------------------------------- */
+
+/* A comment: "# " lines of at most 76 columns, broken at spaces. */
+static void comment(FILE *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void comment(FILE *f, const char *fmt, ...)
+{
+	char buf[1024], *s = buf, *cut;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	while (strlen(s) > 74) {
+		for (cut = s + 74; cut > s && *cut != ' '; cut--)
+			;
+		if (cut == s)
+			cut = strchr(s + 74, ' ');
+		if (!cut)
+			break;
+		fprintf(f, "# %.*s\n", (int)(cut - s), s);
+		s = cut + 1;
+	}
+	fprintf(f, "# %s\n", s);
+}
+
+/* A count of cycles: whole, never below 0. */
+static double cycles(double v)
+{
+	return v < 0 ? 0 : v;
+}
+
+/* Where each allowed CPU sits, as many to a comment line as fit. */
+static void print_numbering(FILE *f)
+{
+	char line[80] = "", item[40];
+	int c;
+
+	comment(f, "Linux numbering of the allowed CPUs, cpu: socket/core/"
+		"thread (sysfs ids):");
+	for (c = -1; (c = calib_first_allowed(&topo, c)) >= 0;) {
+		snprintf(item, sizeof(item), "%d: %d/%d/%d", c,
+			 topo.cpu[c].socket, topo.cpu[c].core,
+			 topo.cpu[c].thread);
+		if (*line && strlen(line) + strlen(item) + 2 > 74) {
+			fprintf(f, "#   %s,\n", line);
+			*line = '\0';
+		}
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 "%s%s", *line ? ", " : "", item);
+	}
+	fprintf(f, "#   %s\n", line);
+}
+
+static void print_header(FILE *f)
+{
+	char cpu[128] = "unknown", line[256], date[32];
+	struct utsname u;
+	time_t now = time(NULL);
+	FILE *info = fopen("/proc/cpuinfo", "r");
+
+	while (info && fgets(line, sizeof(line), info))
+		if (sscanf(line, "model name : %127[^\n]", cpu) == 1)
+			break;
+	if (info)
+		fclose(info);
+	if (uname(&u))
+		strcpy(u.release, "?");
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	comment(f, "vmsim machine profile \"host\", measured by "
+		"vcpu-calibrate %s on %s.", BENCH_VERSION, date);
+	comment(f, "CPU: %s; Linux %s %s; --duration %.3g s per "
+		"measurement.", cpu, u.release, u.machine,
+		bench_std.duration_ms / 1000.0);
+	comment(f, "Values are CPU cycles (see ghz) unless the key says "
+		"otherwise; each is the median over timed batches, in "
+		"threads pinned with sched_setaffinity(2).");
+	print_numbering(f);
+	fputs("name = host\n", f);
+}
+
+/* Figures that have no key in the format (yet): commented out. */
+static void print_extra(FILE *f)
+{
+	const char *numbering = calib_numbering(&topo);
+
+	if (res.add > 0)
+		comment(f, "The cores ran at about %.2f GHz during the probes: "
+			"a chain of dependent adds took %.3f cycles an add.",
+			res.ghz / res.add, res.add);
+	comment(f, "Measured, but not keys of the format; uncomment if the "
+		"parser takes them:");
+	if (numbering)
+		fprintf(f, "# numbering = %s\n", numbering);
+	else
+		comment(f, "numbering: neither socket-major nor interleaved "
+			"(see the Linux numbering above)");
+	if (res.pause > 0)
+		fprintf(f, "# pause = %.0f\n", cycles(res.pause));
+	else
+		comment(f, "pause: not measured (no PAUSE instruction here)");
+}
+
+static void print_topology(FILE *f)
+{
+	comment(f, "ghz: %s.", calib_clock.how);
+	fprintf(f, "ghz = %.3f\n", res.ghz);
+	print_extra(f);
+	if (topo.from_sysfs)
+		comment(f, "sockets, cores_per_socket, threads_per_core: "
+			"/sys/devices/system/cpu/cpu*/topology "
+			"(physical_package_id, core_id, thread_siblings_list) "
+			"of the %d online CPUs, %d of them allowed to this "
+			"process.", topo.nr_online, topo.nr_allowed);
+	else
+		comment(f, "sockets, cores_per_socket, threads_per_core: no "
+			"topology in sysfs: %d online CPUs taken for one "
+			"socket of single-thread cores (an assumption).",
+			topo.nr_online);
+	fprintf(f, "sockets = %d\ncores_per_socket = %d\n"
+		"threads_per_core = %d\n", topo.sockets, topo.cores_per_socket,
+		topo.threads_per_core);
+	comment(f, "hit: a load that hits L1: a chase of a pointer to "
+		"itself, 8 loads a loop iteration.");
+	fprintf(f, "hit = %.0f\n", cycles(res.hit));
+}
+
+/* The measured distance nearest @d: one step away, ties to the farther
+ * (the dearer); -1 when no pair was measured. */
+static int stand_in(int d)
+{
+	static const int order[CALIB_NR_DIST][CALIB_NR_DIST - 1] = {
+		{ CALIB_SOCKET, CALIB_REMOTE },
+		{ CALIB_REMOTE, CALIB_SMT },
+		{ CALIB_SOCKET, CALIB_SMT },
+	};
+	int i;
+
+	for (i = 0; i < CALIB_NR_DIST - 1; i++)
+		if (res.dist_done[order[d][i]])
+			return order[d][i];
+	return -1;
+}
+
+static void print_distance(FILE *f, int d)
+{
+	static const char *what[CALIB_NR_DIST] = {
+		"two threads of one core", "two cores of one socket",
+		"two sockets",
+	};
+	int s = stand_in(d);
+
+	if (res.dist_done[d]) {
+		comment(f, "%s: one line transfer between %s: half the round "
+			"trip of a line written in turn by a thread on each; "
+			"median of %d pair%s (of %d), range %.1f to %.1f.",
+			dist_key[d], what[d], res.dist_done[d],
+			res.dist_done[d] > 1 ? "s" : "", res.dist_found[d],
+			res.dist[d].min, res.dist[d].max);
+		fprintf(f, "%s = %.0f\n", dist_key[d],
+			cycles(res.dist[d].med));
+	} else if (s >= 0) {
+		comment(f, "%s: no pair of %s here: the nearest measured "
+			"class, %s, stands in.", dist_key[d], what[d],
+			dist_key[s]);
+		fprintf(f, "%s = %.0f\n", dist_key[d],
+			cycles(res.dist[s].med));
+	} else {
+		comment(f, "%s: no pair of allowed CPUs here, nothing to "
+			"ping-pong between: the memory load stands in (an "
+			"estimate).", dist_key[d]);
+		fprintf(f, "%s = %.0f\n", dist_key[d], cycles(res.memory));
+	}
+}
+
+static void print_memory(FILE *f)
+{
+	char llc[64] = "LLC size unknown to sysfs, 32 MiB assumed";
+
+	if (topo.llc_bytes)
+		snprintf(llc, sizeof(llc), "LLC %.0f MiB",
+			 topo.llc_bytes / MIB);
+	comment(f, "memory: a load from memory: a pointer chase in random "
+		"order over %.0f MiB (%s), transparent huge pages advised.",
+		res.memory_bytes / MIB, llc);
+	fprintf(f, "memory = %.0f\n", cycles(res.memory));
+	comment(f, "rmw: an uncontended locked fetch-add on a private line "
+		"(%.1f) minus a plain store to it (%.1f).", res.rmw,
+		res.store);
+	fprintf(f, "rmw = %.0f\n", cycles(res.rmw - res.store));
+	comment(f, "fence: a store and a full fence (mfence on x86-64) "
+		"(%.1f) minus the store alone.", res.store_fence);
+	fprintf(f, "fence = %.0f\n", cycles(res.store_fence - res.store));
+	comment(f, "clear_page_core_bytes_per_cycle: memset() of 4 KiB pages "
+		"in a loop by one thread on cpu%d, cycling over %.0f MiB.",
+		res.first, res.clear_bytes / MIB);
+	fprintf(f, "clear_page_core_bytes_per_cycle = %.2f\n", res.clear_core);
+	comment(f, "clear_page_socket_bytes_per_cycle: the same by %d "
+		"thread%s at once, one per core of socket %d, each over "
+		"%.0f MiB, summed.", res.socket_cores,
+		res.socket_cores > 1 ? "s" : "", topo.cpu[res.first].socket,
+		res.socket_clear_bytes / MIB);
+	fprintf(f, "clear_page_socket_bytes_per_cycle = %.2f\n",
+		res.clear_socket);
+}
+
+static void print_kernel(FILE *f)
+{
+	double clear = CALIB_PAGE / res.clear_core;
+	double fault = cycles(res.fault_write - clear);
+
+	comment(f, "fault_entry, fault_exit: a write fault on a fresh "
+		"anonymous 4 KiB page (%.0f) minus clearing the page at the "
+		"per-core rate (%.0f), split half and half: the measure "
+		"cannot tell entry from exit, and it holds the kernel's page "
+		"allocation and PTE update too.  A read fault that maps the "
+		"zero page (no allocation, no clearing) costs %.0f.",
+		res.fault_write, clear, res.fault_read);
+	fprintf(f, "fault_entry = %.0f\nfault_exit = %.0f\n", fault / 2,
+		fault / 2);
+	comment(f, "syscall: syscall(SYS_getppid), call to return.");
+	fprintf(f, "syscall = %.0f\n", cycles(res.syscall));
+	comment(f, "futex_wake: a FUTEX_WAKE on cpu%d that wakes one thread "
+		"asleep in FUTEX_WAIT on cpu%d, call to return; median of %d "
+		"wake-ups.", res.waker, res.sleeper, res.futex_samples);
+	fprintf(f, "futex_wake = %.0f\n", cycles(res.futex_wake));
+	if (res.waker != res.sleeper)
+		comment(f, "wake_latency: from the start of that FUTEX_WAKE to "
+			"the sleeper running again, its CPU idle for the 20 us "
+			"before.");
+	else
+		comment(f, "wake_latency: from the start of that FUTEX_WAKE to "
+			"the sleeper running again; one CPU: the two share it, "
+			"so this holds a context switch.");
+	fprintf(f, "wake_latency = %.0f\n", cycles(res.wake_latency));
+	comment(f, "context_switch: two threads on cpu%d hand a token back "
+		"and forth through a futex word; the round trip / 2, which "
+		"holds one FUTEX_WAKE and one FUTEX_WAIT call.", res.first);
+	fprintf(f, "context_switch = %.0f\n", cycles(res.ctxsw));
+}
+
+static void print_profile(FILE *f)
+{
+	int d;
+
+	print_header(f);
+	print_topology(f);
+	for (d = 0; d < CALIB_NR_DIST; d++)
+		print_distance(f, d);
+	print_memory(f);
+	print_kernel(f);
+}
+
+/* ---- options and main -------------------------------------------------- */
+
+static void set_option(int key, char *arg)
+{
+	FILE *f;
+
+	if (key != BENCH_OPT_OUTPUT)
+		return;
+	/* Opened to append, so that a bad path is said now and an old
+	 * profile stays until the new one is written. */
+	f = fopen(arg, "a");
+	if (!f)
+		bench_usage_error("--output: cannot write '%s': %s", arg,
+				  strerror(errno));
+	fclose(f);
+	output = arg;
+}
+
+static const char about[] =
+"Measure this machine and write the `host` profile of the virtual\n"
+"CPUs' cost model: the cycle rate, the topology, a line passed between\n"
+"each pair of CPUs, a cache hit, memory, an RMW, a fence, clear_page\n"
+"bandwidth, a system call, a page fault, a futex wake-up and a context\n"
+"switch.  Progress goes to stderr, the profile to stdout or FILE.\n";
+
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_DURATION, NULL, NULL },
+	{ BENCH_OPT_OUTPUT, "write the profile to FILE (default stdout)",
+	  NULL },
+	{ 0, NULL, NULL },
+};
+
+static const struct bench_tool tool = {
+	.name = "vcpu-calibrate", .about = about, .opts = opts,
+	.set = set_option, .duration_ms = 200,
+};
+
+static void write_profile(void)
+{
+	FILE *f = output ? fopen(output, "w") : stdout;
+
+	if (!f)
+		calib_die("%s: %s", output, strerror(errno));
+	print_profile(f);
+	if (fflush(f) || ferror(f) || (output && fclose(f)))
+		calib_die("writing %s: %s", output ? output : "stdout",
+			  strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	bench_parse_options(&tool, argc, argv);
+	calib_topo_read(&topo);
+	res.first = calib_first_allowed(&topo, -1);
+	calib_progress("%d CPUs online, %d allowed: %d socket(s) x %d "
+		       "core(s) x %d thread(s)", topo.nr_online,
+		       topo.nr_allowed, topo.sockets, topo.cores_per_socket,
+		       topo.threads_per_core);
+	calib_clock_init(bench_std.duration_ms);
+	res.ghz = calib_clock.ghz;
+	calib_progress("ghz: %.3f", res.ghz);
+	measure_cpu();
+	measure_clear();
+	measure_kernel();
+	measure_pairs();
+	write_profile();
+	return 0;
+}
