@@ -34,8 +34,9 @@ function(vs_read_def file macro args prefix)
   set(${prefix}_NAMES ${names} PARENT_SCOPE)
 endfunction()
 
-# vs_read_suites(SRC): VS_SUITE_NAMES, and VS_SUITE_<name>_TIMEOUT and
-# VS_SUITE_<name>_LABELS (a CMake list) for each.
+# vs_read_suites(SRC): VS_SUITE_NAMES, and VS_SUITE_<name>_TIMEOUT,
+# VS_SUITE_<name>_UNSUPPORTED and VS_SUITE_<name>_LABELS (a CMake list)
+# for each.
 function(vs_read_suites src)
   vs_read_def(${src}/test/suites.def VS_SUITE
     "([a-z_]+), ([a-z_]+|NULL), ([0-9]+), \"([a-z ]+)\"" VS_SUITE
@@ -43,6 +44,8 @@ function(vs_read_suites src)
   foreach(name IN LISTS VS_SUITE_NAMES)
     string(REPLACE " " ";" labels "${VS_SUITE_${name}_LABELS}")
     set(VS_SUITE_${name}_TIMEOUT ${VS_SUITE_${name}_TIMEOUT} PARENT_SCOPE)
+    set(VS_SUITE_${name}_UNSUPPORTED ${VS_SUITE_${name}_UNSUPPORTED}
+      PARENT_SCOPE)
     set(VS_SUITE_${name}_LABELS ${labels} PARENT_SCOPE)
   endforeach()
   set(VS_SUITE_NAMES ${VS_SUITE_NAMES} PARENT_SCOPE)

@@ -47,6 +47,9 @@
 const char *diff_unsupported(void);
 /* test/fault/test_uffd.c: why userfaultfd cannot be used here, or NULL. */
 const char *uffd_unsupported(void);
+/* test/sync/test_vcpu.c: NULL in the vCPU build, why not otherwise.
+ * test/CMakeLists.txt runs such a suite with vmsim-test-vcpu. */
+const char *vcpu_only(void);
 
 /**
  * vs_test_tcase - a new test case of @s, bounded by VS_TEST_TIMEOUT

@@ -52,6 +52,8 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_SWEEP, "sweep", "LIST" },
 	{ BENCH_OPT_PLOT, "plot", "FILE" },
 	{ BENCH_OPT_OUTPUT, "output", "FILE" },
+	{ BENCH_OPT_VCPUS, "vcpus", "N" },
+	{ BENCH_OPT_MACHINE, "machine", "PROFILE" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

@@ -82,6 +82,8 @@ enum bench_key {
 	BENCH_OPT_SWEEP,		/* --sweep LIST */
 	BENCH_OPT_PLOT,			/* --plot FILE */
 	BENCH_OPT_OUTPUT,		/* --output FILE */
+	BENCH_OPT_VCPUS,		/* --vcpus N */
+	BENCH_OPT_MACHINE,		/* --machine PROFILE */
 	BENCH_OPT_END			/* past the last */
 };
 

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test/sync/test_vcpu.c - the virtual-CPU engine (sync/vcpu.h): its
+ * arguments, spawn and join, virtual-time timeouts, RCU grace periods
+ * across vCPUs, the cost model applied to events, and deadlock reports.
+ * It needs the seams, so it runs in vmsim-test-vcpu only; each test
+ * makes its own machines (no fixture).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sync/lock.h"
+#include "sync/lockstat.h"
+#include "sync/rcu.h"
+#include "sync/vcpu.h"
+#include "sync/wait.h"
+#include "test.h"
+
+static struct vs_machine *mach(unsigned int n,
+			       const struct vs_vcpu_profile *p)
+{
+	struct vs_machine_config cfg = { .profile = p, .nr_vcpus = n,
+					 .seed = 1 };
+	struct vs_machine *m;
+
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), 0);
+	return m;
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+START_TEST(vcpu_args)
+{
+	struct vs_machine_config cfg = { .nr_vcpus = 0 };
+	struct vs_vcpu_profile p;
+	struct vs_machine *m;
+	char err[128];
+
+	ck_assert_int_eq(vs_machine_create(NULL, &cfg), -EINVAL);
+	ck_assert_int_eq(vs_machine_create(&m, NULL), -EINVAL);
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
+	cfg.nr_vcpus = VS_VCPU_MAX + 1;
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	cfg.profile = &p;
+	cfg.nr_vcpus = p.nr_cpus + 1;	/* more vCPUs than the machine's */
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
+	ck_assert_int_eq(vs_machine_destroy(NULL), -EINVAL);
+	m = mach(2, NULL);
+	ck_assert_int_eq(vs_machine_run(m, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(vs_machine_run(NULL, nothing, NULL), -EINVAL);
+	ck_assert_int_eq(vs_machine_spawn(m, 2, nothing, NULL), -EINVAL);
+	ck_assert_int_eq(vs_machine_run(m, nothing, NULL), 0);
+	ck_assert_int_eq(vs_vcpu_self(), -1);
+	ck_assert_int_eq(vs_machine_destroy(m), 0);
+}
+END_TEST
+
+/* ---- spawn and join --------------------------------------------------- */
+
+static struct vs_machine *cur;
+static vs_atomic_long_t sum;
+
+static void adder(void *arg)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		vs_fetch_add(&sum, (long)(uintptr_t)arg);
+}
+
+static void spawner(void *arg)
+{
+	unsigned int i;
+
+	(void)arg;
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(vs_machine_spawn(cur, i, adder,
+						  (void *)(uintptr_t)i), 0);
+	ck_assert_int_eq(vs_machine_spawn(cur, 1, adder, NULL), -EBUSY);
+	ck_assert_int_eq(vs_machine_join(cur, 0), -EINVAL);	/* itself */
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(vs_machine_join(cur, i), 0);
+	ck_assert_int_eq(vs_read_once(&sum), 6000);
+	ck_assert_int_eq(vs_machine_idle_vcpu(cur), 1);
+}
+
+START_TEST(vcpu_spawn_join)
+{
+	struct vs_machine_stats st;
+
+	cur = mach(4, NULL);
+	vs_atomic_init(&sum, 0);
+	ck_assert_int_eq(vs_machine_run(cur, spawner, NULL), 0);
+	ck_assert_int_eq(vs_machine_stats(cur, -1, &st), 0);
+	ck_assert_uint_ge(st.events, 3000);
+	ck_assert_uint_eq(st.rmws >= 3000, 1);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* ---- time --------------------------------------------------------------- */
+
+static void sleeper(void *arg)
+{
+	vs_atomic32_t word = 0;
+	uint64_t t0 = vs_vcpu_now_ns();
+
+	(void)arg;
+	ck_assert_int_eq(vs_futex_wait(&word, 0, 1000000), -ETIMEDOUT);
+	ck_assert_uint_ge(vs_vcpu_now_ns() - t0, 1000000);
+}
+
+/* A timeout is virtual: it expires while the host hardly waits, and
+ * another vCPU meanwhile runs. */
+START_TEST(vcpu_timeout)
+{
+	cur = mach(2, NULL);
+	vs_atomic_init(&sum, 0);
+	ck_assert_int_eq(vs_machine_run(cur, sleeper, NULL), 0);
+	ck_assert_uint_ge(vs_machine_clock(cur, 0), 1000000);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* The profile's costs: a line nobody holds comes from memory, then the
+ * vCPU holds it and pays hits, exactly. */
+static struct vs_vcpu_profile ep;
+
+static void private_stores(void *arg)
+{
+	VS_CACHELINE_ALIGNED vs_atomic64_t line;
+	uint64_t c0, c1;
+	int i;
+
+	(void)arg;
+	c0 = vs_machine_clock(cur, 0);
+	for (i = 0; i < 100; i++)
+		vs_write_once(&line, (uint64_t)i);
+	c1 = vs_machine_clock(cur, 0);
+	ck_assert_uint_eq(c1 - c0, ep.memory + 99 * (uint64_t)ep.hit);
+}
+
+START_TEST(vcpu_costs)
+{
+	char err[128];
+
+	ck_assert_int_eq(vs_vcpu_profile_load(&ep, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	cur = mach(2, &ep);
+	ck_assert_ptr_nonnull(vs_machine_coherence(cur));
+	ck_assert_int_eq(vs_machine_run(cur, private_stores, NULL), 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* ---- RCU ---------------------------------------------------------------- */
+
+static vs_atomic32_t in_section, reader_done, gp_done;
+
+static void rcu_reader(void *arg)
+{
+	int i;
+
+	(void)arg;
+	vs_rcu_read_lock();
+	vs_write_once(&in_section, 1);
+	for (i = 0; i < 2000; i++)	/* long enough for the writer */
+		vs_cpu_relax();
+	ck_assert_int_eq(vs_read_once(&gp_done), 0);
+	vs_write_once(&reader_done, 1);
+	vs_rcu_read_unlock();
+}
+
+static void rcu_writer(void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(vs_machine_spawn(cur, 1, rcu_reader, NULL), 0);
+	while (!vs_read_once(&in_section))
+		vs_cpu_relax();
+	vs_synchronize_rcu();
+	ck_assert_int_eq(vs_read_once(&reader_done), 1);
+	vs_write_once(&gp_done, 1);
+}
+
+/* synchronize_rcu() on one vCPU waits for a reader on another. */
+START_TEST(vcpu_rcu_grace_period)
+{
+	vs_atomic_init(&in_section, 0);
+	vs_atomic_init(&reader_done, 0);
+	vs_atomic_init(&gp_done, 0);
+	cur = mach(2, NULL);
+	ck_assert_int_eq(vs_machine_run(cur, rcu_writer, NULL), 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* ---- deadlock ----------------------------------------------------------- */
+
+static struct vs_lock lock_a, lock_b;
+static vs_atomic32_t has_a, has_b;
+
+static void take_b_then_a(void *arg)
+{
+	(void)arg;
+	vs_lock_write_lock(&lock_b);
+	vs_write_once(&has_b, 1);
+	while (!vs_read_once(&has_a))
+		vs_cpu_relax();
+	vs_lock_write_lock(&lock_a);	/* never */
+}
+
+static void take_a_then_b(void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(vs_machine_spawn(cur, 1, take_b_then_a, NULL), 0);
+	vs_lock_write_lock(&lock_a);
+	vs_write_once(&has_a, 1);
+	while (!vs_read_once(&has_b))
+		vs_cpu_relax();
+	vs_lock_write_lock(&lock_b);	/* never */
+}
+
+/* Two vCPUs take two locks in opposite order: the run stops with a
+ * report of both, with the locks each holds, instead of hanging. */
+START_TEST(vcpu_deadlock_reported)
+{
+	const char *r;
+
+	ck_assert_int_eq(vs_lock_init(&lock_a, "rwsem", "dl_lock_a"), 0);
+	ck_assert_int_eq(vs_lock_init(&lock_b, "rwsem", "dl_lock_b"), 0);
+	vs_lockstat_enable(1);	/* it tracks the held locks */
+	vs_atomic_init(&has_a, 0);
+	vs_atomic_init(&has_b, 0);
+	cur = mach(2, NULL);
+	ck_assert_int_eq(vs_machine_run(cur, take_a_then_b, NULL), -EDEADLK);
+	r = vs_machine_report(cur);
+	if (getenv("VS_TEST_VERBOSE"))
+		fputs(r, stderr);
+	ck_assert_msg(strstr(r, "deadlock") != NULL, "report: %s", r);
+	ck_assert_msg(strstr(r, "vCPU 0: blocked") &&
+		      strstr(r, "vCPU 1: blocked"), "report: %s", r);
+	ck_assert_msg(strstr(r, "holds: dl_lock_a (write)") &&
+		      strstr(r, "holds: dl_lock_b (write)"), "report: %s", r);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+const char *vcpu_only(void)
+{
+	return VS_VCPU ? NULL : "the vCPU build only (vmsim-test-vcpu)";
+}
+
+Suite *vcpu_suite(void)
+{
+	Suite *s = suite_create("vcpu");
+	TCase *tc = tcase_create("engine");
+
+	/* No vs_test_tcase(): these tests make machines of their own. */
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	tcase_add_test(tc, vcpu_args);
+	tcase_add_test(tc, vcpu_spawn_join);
+	tcase_add_test(tc, vcpu_timeout);
+	tcase_add_test(tc, vcpu_costs);
+	tcase_add_test(tc, vcpu_rcu_grace_period);
+	tcase_add_test(tc, vcpu_deadlock_reported);
+	suite_add_tcase(s, tc);
+	return s;
+}

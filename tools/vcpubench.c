@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vcpubench.c - the speed of the virtual-CPU engine (sync/vcpu.h),
+ * and a deterministic workload whose event hash the tests compare.
+ *
+ *   events   every vCPU adds to a counter of its own and reads a shared
+ *            one, --work times: host ns per event, events per second
+ *   fault    the multi-fault shape: every vCPU writes each page of its
+ *            own 2 MiB slice of one mapping, then vCPU 0 zaps them all
+ *            (MADV_DONTNEED), three barriers a pass, until --duration
+ *            virtual seconds: host time per simulated fault and per
+ *            virtual second
+ *
+ * Each prints one line of host figures and one "virtual:" line that
+ * depends only on the configuration and --seed (the event hash, the
+ * virtual time, the counts): the determinism test runs it twice in two
+ * processes and compares those lines.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "vmsim.h"
+#include "sync/vcpu.h"
+#include "bench.h"
+
+#define SLICE_PAGES 512
+#define SLICE (SLICE_PAGES * VS_PAGE_SIZE)
+#define BASE 0x100000000UL
+
+static struct {
+	bool chosen[2];
+	unsigned int vcpus;
+	const char *machine;
+	uint64_t seed;
+	unsigned long work;
+	const char *strategy;
+} opt = { .seed = 1, .work = 100000, .strategy = "locked" };
+
+static struct vs_vcpu_profile profile;
+static struct vs_machine *machine;
+
+/* ---- events ---------------------------------------------------------- */
+
+static vs_atomic_long_t shared_word;
+static struct {
+	VS_CACHELINE_ALIGNED vs_atomic_long_t n;
+} counters[VS_VCPU_MAX];
+
+static void events_worker(void *arg)
+{
+	unsigned long i, me = (unsigned long)(uintptr_t)arg;
+
+	for (i = 0; i < opt.work; i++) {
+		vs_fetch_add_relaxed(&counters[me].n, 1);
+		if ((i & 15) == 0)
+			(void)vs_read_once(&shared_word);
+	}
+}
+
+static void events_main(void *arg)
+{
+	unsigned int i;
+
+	(void)arg;
+	for (i = 1; i < opt.vcpus; i++)
+		vs_machine_spawn(machine, i, events_worker, (void *)(uintptr_t)i);
+	events_worker((void *)0);
+}
+
+/* ---- fault ------------------------------------------------------------ */
+
+struct barrier {
+	vs_atomic32_t count, gen;
+};
+
+static struct barrier bar;
+static struct vs_mm *mm;
+static vs_atomic32_t stop;
+static vs_atomic_long_t faults;
+static uint64_t deadline_ns;
+
+/* Wait until all vCPUs arrived (a futex barrier, as pthread's is). */
+static void barrier_wait(struct barrier *b)
+{
+	uint32_t gen = vs_load_acquire(&b->gen);
+
+	if (vs_fetch_add(&b->count, 1) + 1 == opt.vcpus) {
+		vs_write_once(&b->count, 0);
+		vs_store_release(&b->gen, gen + 1);
+		vs_futex_wake(&b->gen, INT32_MAX);
+		return;
+	}
+	while (vs_load_acquire(&b->gen) == gen)
+		vs_futex_wait(&b->gen, gen, -1);
+}
+
+static void fault_worker(void *arg)
+{
+	unsigned long me = (unsigned long)(uintptr_t)arg, a, base;
+	long n = 0;
+
+	base = BASE + me * SLICE;
+	for (;;) {
+		barrier_wait(&bar);
+		if (vs_read_once(&stop))
+			break;
+		for (a = base; a < base + SLICE; a += VS_PAGE_SIZE)
+			if (vs_access(mm, a, 1, 1) == 0)
+				n++;
+		barrier_wait(&bar);
+		if (me == 0) {
+			(void)vs_madvise(mm, BASE, (size_t)opt.vcpus * SLICE,
+					 VS_MADV_DONTNEED);
+			if (vs_vcpu_now_ns() >= deadline_ns)
+				vs_write_once(&stop, 1);
+		}
+		barrier_wait(&bar);
+	}
+	vs_fetch_add(&faults, n);
+}
+
+static void fault_main(void *arg)
+{
+	unsigned int i;
+
+	(void)arg;
+	deadline_ns = vs_vcpu_now_ns() + (uint64_t)bench_std.duration_ms *
+		      1000000;
+	for (i = 1; i < opt.vcpus; i++)
+		vs_machine_spawn(machine, i, fault_worker, (void *)(uintptr_t)i);
+	fault_worker((void *)0);
+}
+
+static int fault_setup(void)
+{
+	struct vs_mm_options o = {
+		.pool_pages = (size_t)opt.vcpus * SLICE_PAGES + 1024,
+	};
+	int s = vs_fault_strategy_parse(opt.strategy);
+	long ret;
+	int err;
+
+	if (s < 0) {
+		fprintf(stderr, "vcpubench: --strategy: no strategy '%s'\n",
+			opt.strategy);
+		return -EINVAL;
+	}
+	err = vs_mm_create(&mm, &o);
+	if (!err)
+		err = vs_mm_set_fault_strategy(mm, s);
+	if (err)
+		return err;
+	ret = vs_mmap(mm, BASE, (size_t)opt.vcpus * SLICE, VS_PROT_READ |
+		      VS_PROT_WRITE, VS_MAP_PRIVATE | VS_MAP_ANONYMOUS |
+		      VS_MAP_FIXED, NULL, 0);
+	return ret < 0 ? (int)ret : 0;
+}
+
+/* ---- running --------------------------------------------------------- */
+
+static int run(const char *bench, void (*fn)(void *))
+{
+	struct vs_machine_config cfg = {
+		.profile = &profile, .nr_vcpus = opt.vcpus, .seed = opt.seed,
+	};
+	struct vs_machine_stats st;
+	uint64_t t0;
+	double host_s, vsec;
+	int err;
+
+	err = vs_machine_create(&machine, &cfg);
+	if (err) {
+		fprintf(stderr, "vcpubench: %u vCPUs of %s: %s\n", opt.vcpus,
+			profile.name, vs_strerror(err));
+		return err;
+	}
+	t0 = uv_hrtime();
+	err = vs_machine_run(machine, fn, NULL);
+	host_s = (double)(uv_hrtime() - t0) / 1e9;
+	if (err) {
+		fprintf(stderr, "vcpubench: %s: %s\n%s", bench,
+			vs_strerror(err), vs_machine_report(machine));
+		vs_machine_destroy(machine);
+		return err;
+	}
+	vs_machine_stats(machine, -1, &st);
+	vsec = (double)vs_machine_clock(machine, -1) / (profile.ghz * 1e9);
+	printf("%s on %u vCPUs of %s: %.2f s of host time, %.1f ns per "
+	       "event, %.2f M events/s", bench, opt.vcpus, profile.name,
+	       host_s, host_s * 1e9 / (double)st.events,
+	       (double)st.events / host_s / 1e6);
+	if (fn == fault_main)
+		printf(", %.1f us per fault, %.1f s per virtual second",
+		       host_s * 1e6 / (double)vs_read_once(&faults),
+		       host_s / vsec);
+	printf("\nvirtual: %s seed %llu: %.6f s, %llu events, %llu line "
+	       "transfers, %llu switches, %llu sleeps, %ld faults, hash "
+	       "%016llx\n", bench, (unsigned long long)opt.seed, vsec,
+	       (unsigned long long)st.events,
+	       (unsigned long long)st.transfers,
+	       (unsigned long long)st.switches,
+	       (unsigned long long)st.sleeps, vs_read_once(&faults),
+	       (unsigned long long)vs_machine_hash(machine));
+	vs_machine_destroy(machine);
+	return 0;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static const char *const bench_names[] = { "events", "fault" };
+
+static const char *bench_name(int i)
+{
+	return i < 2 ? bench_names[i] : NULL;
+}
+
+static void bench_item(const char *item)
+{
+	int i = bench_arg_name(item, bench_name, "a benchmark", true);
+
+	opt.chosen[0] |= i < 0 || i == 0;
+	opt.chosen[1] |= i < 0 || i == 1;
+}
+
+static void set_option(int key, char *arg)
+{
+	switch (key) {
+	case BENCH_OPT_BENCH:
+		bench_arg_list(arg, bench_item);
+		break;
+	case BENCH_OPT_VCPUS:
+		opt.vcpus = bench_arg_uint(arg, 1, VS_VCPU_MAX);
+		break;
+	case BENCH_OPT_MACHINE:
+		opt.machine = arg;
+		break;
+	case BENCH_OPT_SEED:
+		opt.seed = bench_arg_uint(arg, 0, UINT32_MAX);
+		break;
+	case BENCH_OPT_WORK:
+		opt.work = bench_arg_uint(arg, 1, UINT32_MAX);
+		break;
+	case BENCH_OPT_STRATEGY:
+		opt.strategy = arg;
+		break;
+	}
+}
+
+static const char about[] =
+"The speed of the virtual-CPU engine: host ns per event and per\n"
+"simulated fault, and a deterministic workload (the \"virtual:\" line\n"
+"is the same for the same options in any process).\n";
+
+static const struct bench_opt opts[] = {
+	{ BENCH_OPT_BENCH, "events, fault or all (default all)", NULL },
+	{ BENCH_OPT_VCPUS, "virtual CPUs (default 4 for events, 60 for\n"
+			   "fault)", NULL },
+	{ BENCH_OPT_MACHINE, "machine profile by name or path (default flat\n"
+			     "for events, ivb-ex-4x15x2 for fault)", NULL },
+	{ BENCH_OPT_DURATION, "virtual seconds of fault (default 1)", NULL },
+	{ BENCH_OPT_WORK, "operations per vCPU in events (default 100000)",
+	  NULL },
+	{ BENCH_OPT_STRATEGY, "fault strategy of fault (default locked)",
+	  NULL },
+	{ BENCH_OPT_SEED, "the engine's seed (default 1)", NULL },
+	{ 0, NULL, NULL },
+};
+
+static const struct bench_tool tool = {
+	.name = "vcpubench", .about = about, .opts = opts, .set = set_option,
+	.duration_ms = 1000,
+};
+
+static int load(const char *dflt)
+{
+	char err[256];
+	int ret = vs_vcpu_profile_load(&profile, opt.machine ? opt.machine :
+				       dflt, err, sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "vcpubench: --machine: %s\n", err);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int vcpus;
+	int err = 0;
+
+	bench_parse_options(&tool, argc, argv);
+	if (!bench_given(BENCH_OPT_BENCH))
+		bench_item("all");
+	vcpus = opt.vcpus;
+	if (opt.chosen[0] && !err) {
+		opt.vcpus = vcpus ? vcpus : 4;
+		err = load("flat") ? 2 : run("events", events_main) ? 1 : 0;
+	}
+	if (opt.chosen[1] && !err) {
+		opt.vcpus = vcpus ? vcpus : 60;
+		err = load("ivb-ex-4x15x2") ? 2 : fault_setup() ? 1 :
+		      run("fault", fault_main) ? 1 : 0;
+		if (mm)
+			vs_mm_destroy(mm);
+	}
+	return err;
+}
