@@ -12,7 +12,10 @@
  * fault.  Each figure is the median over batches of --duration in all,
  * in threads pinned with sched_setaffinity (calib_*.c).  Progress goes
  * to stderr, the profile ("key = value" lines, each after comments that
- * say how it was measured) to stdout or FILE.  No vmsim code.
+ * say how it was measured) to stdout or FILE.  No vmsim code in the
+ * probes; the profile is checked with vmsim's own parser
+ * (sync/vcpu_profile.h) before it is written, and one it refuses is a
+ * bug of this tool: the parser's message, exit 1, nothing written.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* sched_setaffinity */
@@ -29,6 +32,7 @@
 #include "bench_opts.h"
 #include "bench_report.h"
 #include "calib.h"
+#include "sync/vcpu_profile.h"
 
 #ifndef BENCH_VERSION
 #error "BENCH_VERSION: CMake passes the project's version"
@@ -309,33 +313,33 @@ static void print_header(FILE *f)
 	fputs("name = host\n", f);
 }
 
-/* Figures that have no key in the format (yet): commented out. */
-static void print_extra(FILE *f)
+/* The key "numbering" where the online CPUs follow one of the parser's
+ * two orders; else a comment (and the parser's default, socket-major). */
+static void print_numbering_key(FILE *f)
 {
 	const char *numbering = calib_numbering(&topo);
 
-	if (res.add > 0)
-		comment(f, "The cores ran at about %.2f GHz during the probes: "
-			"a chain of dependent adds took %.3f cycles an add.",
-			res.ghz / res.add, res.add);
-	comment(f, "Measured, but not keys of the format; uncomment if the "
-		"parser takes them:");
-	if (numbering)
-		fprintf(f, "# numbering = %s\n", numbering);
-	else
-		comment(f, "numbering: neither socket-major nor interleaved "
-			"(see the Linux numbering above)");
-	if (res.pause > 0)
-		fprintf(f, "# pause = %.0f\n", cycles(res.pause));
-	else
-		comment(f, "pause: not measured (no PAUSE instruction here)");
+	if (numbering) {
+		comment(f, "numbering: where sysfs puts each online CPU is "
+			"Linux's %s order (docs/vcpu.md).", numbering);
+		fprintf(f, "numbering = %s\n", numbering);
+	} else {
+		comment(f, "numbering: left out, so the parser takes "
+			"socket-major: the online CPUs follow neither "
+			"socket-major nor interleaved order, or are not "
+			"sockets x cores_per_socket x threads_per_core CPUs "
+			"(some offline, or sockets of unequal size).");
+	}
 }
 
 static void print_topology(FILE *f)
 {
 	comment(f, "ghz: %s.", calib_clock.how);
 	fprintf(f, "ghz = %.3f\n", res.ghz);
-	print_extra(f);
+	if (res.add > 0)
+		comment(f, "The cores ran at about %.2f GHz during the probes: "
+			"a chain of dependent adds took %.3f cycles an add.",
+			res.ghz / res.add, res.add);
 	if (topo.from_sysfs)
 		comment(f, "sockets, cores_per_socket, threads_per_core: "
 			"/sys/devices/system/cpu/cpu*/topology "
@@ -350,6 +354,7 @@ static void print_topology(FILE *f)
 	fprintf(f, "sockets = %d\ncores_per_socket = %d\n"
 		"threads_per_core = %d\n", topo.sockets, topo.cores_per_socket,
 		topo.threads_per_core);
+	print_numbering_key(f);
 	comment(f, "hit: a load that hits L1: a chase of a pointer to "
 		"itself, 8 loads a loop iteration.");
 	fprintf(f, "hit = %.0f\n", cycles(res.hit));
@@ -421,17 +426,30 @@ static void print_memory(FILE *f)
 	comment(f, "fence: a store and a full fence (mfence on x86-64) "
 		"(%.1f) minus the store alone.", res.store_fence);
 	fprintf(f, "fence = %.0f\n", cycles(res.store_fence - res.store));
-	comment(f, "clear_page_core_bytes_per_cycle: memset() of 4 KiB pages "
-		"in a loop by one thread on cpu%d, cycling over %.0f MiB.",
+	if (res.pause > 0) {
+		comment(f, "pause: one PAUSE instruction (vs_cpu_relax() on "
+			"x86-64), 8 a loop iteration.");
+		fprintf(f, "pause = %.0f\n", cycles(res.pause));
+	} else {
+		comment(f, "pause: not measured, no PAUSE instruction here "
+			"(vs_cpu_relax() is a yield hint on arm64, a compiler "
+			"barrier elsewhere): 1 cycle, an estimate.");
+		fputs("pause = 1\n", f);
+	}
+}
+
+/* Three decimals: the parser keeps thousandths of a byte per cycle. */
+static void print_clear(FILE *f)
+{
+	comment(f, "clear_core_bytes_per_cycle: memset() of 4 KiB pages in "
+		"a loop by one thread on cpu%d, cycling over %.0f MiB.",
 		res.first, res.clear_bytes / MIB);
-	fprintf(f, "clear_page_core_bytes_per_cycle = %.2f\n", res.clear_core);
-	comment(f, "clear_page_socket_bytes_per_cycle: the same by %d "
-		"thread%s at once, one per core of socket %d, each over "
-		"%.0f MiB, summed.", res.socket_cores,
-		res.socket_cores > 1 ? "s" : "", topo.cpu[res.first].socket,
-		res.socket_clear_bytes / MIB);
-	fprintf(f, "clear_page_socket_bytes_per_cycle = %.2f\n",
-		res.clear_socket);
+	fprintf(f, "clear_core_bytes_per_cycle = %.3f\n", res.clear_core);
+	comment(f, "clear_socket_bytes_per_cycle: the same by %d thread%s at "
+		"once, one per core of socket %d, each over %.0f MiB, summed.",
+		res.socket_cores, res.socket_cores > 1 ? "s" : "",
+		topo.cpu[res.first].socket, res.socket_clear_bytes / MIB);
+	fprintf(f, "clear_socket_bytes_per_cycle = %.3f\n", res.clear_socket);
 }
 
 static void print_kernel(FILE *f)
@@ -478,6 +496,7 @@ static void print_profile(FILE *f)
 	for (d = 0; d < CALIB_NR_DIST; d++)
 		print_distance(f, d);
 	print_memory(f);
+	print_clear(f);
 	print_kernel(f);
 }
 
@@ -502,9 +521,10 @@ static void set_option(int key, char *arg)
 static const char about[] =
 "Measure this machine and write the `host` profile of the virtual\n"
 "CPUs' cost model: the cycle rate, the topology, a line passed between\n"
-"each pair of CPUs, a cache hit, memory, an RMW, a fence, clear_page\n"
-"bandwidth, a system call, a page fault, a futex wake-up and a context\n"
-"switch.  Progress goes to stderr, the profile to stdout or FILE.\n";
+"each pair of CPUs, a cache hit, memory, an RMW, a fence, a PAUSE,\n"
+"clear_page bandwidth, a system call, a page fault, a futex wake-up and\n"
+"a context switch.  Progress goes to stderr, the profile, once vmsim's\n"
+"parser has read it back, to stdout or FILE.\n";
 
 static const struct bench_opt opts[] = {
 	{ BENCH_OPT_DURATION, NULL, NULL },
@@ -518,16 +538,39 @@ static const struct bench_tool tool = {
 	.set = set_option, .duration_ms = 200,
 };
 
+/* A profile that vmsim's own parser refuses is a bug here: say the
+ * parser's message and exit 1. */
+static void check_profile(const char *text)
+{
+	struct vs_vcpu_profile p;
+	char err[256];
+
+	if (vs_vcpu_profile_parse(&p, text, err, sizeof(err)))
+		calib_die("bug: vs_vcpu_profile_parse() refuses the profile, "
+			  "so it is not written: %s", err);
+}
+
+/* The profile, built in memory and checked, then written whole. */
 static void write_profile(void)
 {
-	FILE *f = output ? fopen(output, "w") : stdout;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
 	if (!f)
-		calib_die("%s: %s", output, strerror(errno));
+		calib_die("open_memstream: %s", strerror(errno));
 	print_profile(f);
-	if (fflush(f) || ferror(f) || (output && fclose(f)))
+	if (fclose(f))
+		calib_die("the profile in memory: %s", strerror(errno));
+	check_profile(text);
+	f = output ? fopen(output, "w") : stdout;
+	if (!f)
+		calib_die("%s: %s", output, strerror(errno));
+	if (fwrite(text, 1, len, f) != len || fflush(f) || ferror(f) ||
+	    (output && fclose(f)))
 		calib_die("writing %s: %s", output ? output : "stdout",
 			  strerror(errno));
+	free(text);
 }
 
 int main(int argc, char **argv)

@@ -115,26 +115,45 @@ run multi-fault-ref -t 1 -d 0.001 -j
 expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 	"multi-fault-ref runs"
 
-# vcpu-calibrate: every key of the profile once, a number (name: host),
-# nothing but comments and key = value lines; the profile in the file,
-# progress on stderr.  Then on one CPU, where no pair can ping-pong.
-keys="ghz sockets cores_per_socket threads_per_core hit smt_sibling
-same_socket other_socket memory rmw fence clear_page_core_bytes_per_cycle
-clear_page_socket_bytes_per_cycle fault_entry fault_exit syscall futex_wake
-wake_latency context_switch"
+# vcpu-calibrate: the keys of the profile format, as the parser reads
+# them: the ones it requires are the KEY() rows of sync/vcpu_profile.c's
+# table, "numbering" the one it takes optionally.  The tool reads its
+# profile back with that parser before writing it and exits 1 if the
+# parser refuses it, so exit 0 is the check that the file loads; here,
+# each required key once with a number (name: host), numbering once with
+# one of its two values or left out with a comment saying why, and no
+# other line but comments.  The profile in the file, progress on stderr.
+# Then on one CPU, where no pair can ping-pong.
+keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
+	"$(dirname "$0")/../../sync/vcpu_profile.c")
+nkeys=$(echo "$keys" | grep -c .)
+expect '[ "$nkeys" -ge 20 ] &&
+	echo "$keys" | grep -qx clear_core_bytes_per_cycle' \
+	"the parser's $nkeys required keys are read from sync/vcpu_profile.c"
 # profile_ok FILE: the test above, on FILE.
 profile_ok() {
-	[ "$(grep -cx "name = host" "$1")" -eq 1 ] || return 1
+	lines=$nkeys
 	for k in $keys; do
-		[ "$(grep -c "^$k = [0-9][0-9.]*$" "$1")" -eq 1 ] || return 1
+		case $k in
+		name) re="host" ;;
+		*) re="[0-9][0-9.]*" ;;
+		esac
+		[ "$(grep -c "^$k = $re\$" "$1")" -eq 1 ] || return 1
 	done
-	! grep -v '^#' "$1" | grep -qv '^[a-z_]* = [0-9a-z.]*$'
+	case $(grep -c "^numbering = " "$1") in
+	0) grep -q "^# numbering: left out" "$1" || return 1 ;;
+	1) grep -Eqx "numbering = (socket-major|interleaved)" "$1" ||
+		return 1
+		lines=$((lines + 1)) ;;
+	*) return 1 ;;
+	esac
+	[ "$(grep -vc '^#' "$1")" -eq "$lines" ]
 }
 profile=$tmp/host.profile
 run vcpu-calibrate -d 0.005 --output "$profile"
 expect '[ $rc -eq 0 ] && [ ! -s "$out" ] && profile_ok "$profile" &&
 	grep -q "^vcpu-calibrate: ghz: " "$err"' \
-	"vcpu-calibrate writes every key of the profile"
+	"vcpu-calibrate writes a profile its parser loads, every key once"
 if command -v taskset >/dev/null; then
 	# The first CPU this shell may run on.
 	t=$(taskset -cp $$ | sed 's/.*: //; s/[-,].*//')
