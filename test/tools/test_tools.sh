@@ -32,7 +32,7 @@ refused() {
 }
 
 for t in lockbench vmbench faultbench uffd-floor multi-fault-ref \
-	vcpu-calibrate; do
+	vcpu-calibrate vcpubench; do
 	if [ ! -x "$build/$t" ]; then
 		expect false "$t is built"
 		continue
@@ -53,7 +53,7 @@ for t in lockbench vmbench faultbench uffd-floor multi-fault-ref \
 	# A long option is written in full: --js is not --json.
 	refused "$t" --js
 	refused "$t" -json
-	if [ "$t" != vcpu-calibrate ]; then
+	if [ "$t" != vcpu-calibrate ] && [ "$t" != vcpubench ]; then
 		run "$t" --js
 		expect 'grep -q -- "--json" "$err"' "$t --js names --json"
 	fi
