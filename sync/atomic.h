@@ -28,7 +28,7 @@
  * VS__EV() is nothing at all.
  */
 #ifndef VS_VCPU
-#define VS_VCPU 0
+#define VS_VCPU 0	/* 1 in the vCPU build (libvmsim-vcpu) */
 #endif
 
 /**

@@ -232,7 +232,8 @@ VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
  * @m: the machine
  * @cpu: the vCPU
  *
- * For schedulers.  Context: inside vs_vcpu_sched_ops.pick.
+ * For schedulers.
+ * Context: inside vs_vcpu_sched_ops.pick.
  * Return: nonzero when @cpu is runnable (the running one included).
  */
 VS_EXTERN int vs_machine_runnable(struct vs_machine *m, unsigned int cpu);
@@ -319,11 +320,15 @@ enum vs_vcpu_work {
  */
 VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes);
 
+/*
+ * VS_VCPU_WORK(what, bytes) - vs_vcpu_work() on a vCPU of the vCPU
+ * build, nothing at all natively.
+ */
 #if VS_VCPU
-#define VS_VCPU_WORK(what, bytes) \
+#define VS_VCPU_WORK(what, bytes) /* vs_vcpu_work() on a vCPU */ \
 	(vs__vcpu_cur >= 0 ? vs_vcpu_work((what), (bytes)) : (void)0)
 #else
-#define VS_VCPU_WORK(what, bytes) ((void)0)
+#define VS_VCPU_WORK(what, bytes) ((void)0) /* nothing natively */
 #endif
 
 /**

@@ -64,18 +64,18 @@ struct vs_kmem_cache {
 	const char *name;
 	size_t size;
 	size_t align;
-	/* private */
-	VS_CACHELINE_ALIGNED vs_spinlock_t lock;
-	void **ring;
-	size_t ring_cap, ring_head;
-	vs_atomic_long_t nr_free;
-	vs_atomic_long_t nr_objects;
-	vs_atomic_long_t nr_chunks;
-	void **chunks;
-	size_t chunk_cap;
-	struct vs_kmem_cache *next;
-	int listed;
-	struct vs__kmem_mag mag[VS_SLOT_ARRAY];
+	VS_CACHELINE_ALIGNED vs_spinlock_t lock; /* private */
+	void **ring;			/* private: free objects */
+	size_t ring_cap;		/* private */
+	size_t ring_head;		/* private */
+	vs_atomic_long_t nr_free;	/* private: in the ring */
+	vs_atomic_long_t nr_objects;	/* private: carved */
+	vs_atomic_long_t nr_chunks;	/* private */
+	void **chunks;			/* private */
+	size_t chunk_cap;		/* private */
+	struct vs_kmem_cache *next;	/* private: the list of caches */
+	int listed;			/* private */
+	struct vs__kmem_mag mag[VS_SLOT_ARRAY];	/* private: per slot */
 };
 
 /**
