@@ -84,6 +84,7 @@
 #include <time.h>
 
 #include "fault/fault.h"
+#include "sync/vcpu.h"
 #include "stress.h"
 #include "sync/atomic.h"
 #include "sync/lock.h"
@@ -327,9 +328,19 @@ static inline int64_t now_ns(void)
 {
 	struct timespec ts;
 
+	if (VS_VCPU && vs_vcpu_self() >= 0)	/* virtual time on a vCPU */
+		return (int64_t)vs_vcpu_now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
+
+/*
+ * The run's threads: pthreads natively, work on idle vCPUs of the
+ * caller's machine in the vCPU build (sync/vcpu.h).  Return: 0 or a
+ * negative errno.
+ */
+int vs__stress_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
+void vs__stress_thread_join(pthread_t tid);
 
 /* May an access of a page in state @st succeed? */
 static inline int allowed(uint32_t st, int write)

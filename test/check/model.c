@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -74,11 +75,71 @@ void vs__stress_nap_us(unsigned int us)
 	struct timespec ts = { .tv_sec = us / 1000000,
 			       .tv_nsec = (long)(us % 1000000) * 1000 };
 
+	if (VS_VCPU && vs_vcpu_self() >= 0) {	/* a virtual nap */
+		vs_atomic32_t word = 0;
+
+		(void)vs_futex_wait(&word, 0, (int64_t)us * 1000);
+		return;
+	}
 	vs_rcu_thread_offline();
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 	vs_rcu_thread_online();
 }
+
+#if VS_VCPU
+struct vcpu_thread {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void vcpu_thread_main(void *p)
+{
+	struct vcpu_thread t = *(struct vcpu_thread *)p;
+
+	free(p);
+	(void)t.fn(t.arg);
+}
+
+int vs__stress_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	struct vs_machine *m = vs_vcpu_machine();
+	struct vcpu_thread *t;
+	int cpu, err;
+
+	if (!m)
+		return -EOPNOTSUPP;	/* the vCPU build runs on vCPUs */
+	cpu = vs_machine_idle_vcpu(m);
+	if (cpu < 0)
+		return cpu;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*t = (struct vcpu_thread){ fn, arg };
+	err = vs_machine_spawn(m, (unsigned int)cpu, vcpu_thread_main, t);
+	if (err) {
+		free(t);
+		return err;
+	}
+	*tid = (pthread_t)cpu;
+	return 0;
+}
+
+void vs__stress_thread_join(pthread_t tid)
+{
+	(void)vs_machine_join(vs_vcpu_machine(), (unsigned int)tid);
+}
+#else
+int vs__stress_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	return -pthread_create(tid, NULL, fn, arg);
+}
+
+void vs__stress_thread_join(pthread_t tid)
+{
+	pthread_join(tid, NULL);
+}
+#endif
 
 /* Busy-wait @ns nanoseconds: a short critical section. */
 void vs__stress_spin_ns(int64_t ns)

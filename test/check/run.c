@@ -126,7 +126,7 @@ static int setup(struct stress *r)
 }
 
 
-/* Start the faulters.  Return: 0, or -errno of pthread_create(). */
+/* Start the faulters.  Return: 0, or -errno of starting a thread. */
 static int start_faulters(struct stress *r)
 {
 	static const char *const names[NF] = { "faulter 0", "faulter 1" };
@@ -141,10 +141,10 @@ static int start_faulters(struct stress *r)
 				     (uint64_t)(i + 1))) | 1;
 		vs__stress_watch_init(&f->w, names[i]);
 		vs__stress_set_zero(f, 0, NP);
-		err = pthread_create(&f->tid, NULL, vs__stress_faulter_main,
-				     f);
+		err = vs__stress_thread_start(&f->tid,
+					      vs__stress_faulter_main, f);
 		if (err)
-			return -err;
+			return err;
 		r->nthreads++;
 	}
 	return 0;
@@ -196,18 +196,19 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Start the threads.  Return: 0, or -errno of pthread_create(). */
+/* Start the threads.  Return: 0, or -errno of starting a thread. */
 static int start_threads(struct stress *r)
 {
 	int err;
 
-	err = pthread_create(&r->writer_tid, NULL, writer_main, r);
+	err = vs__stress_thread_start(&r->writer_tid, writer_main, r);
 	if (err)
-		return -err;
+		return err;
 	r->writer_started = 1;
-	err = pthread_create(&r->prober_tid, NULL, vs__stress_prober_main, r);
+	err = vs__stress_thread_start(&r->prober_tid, vs__stress_prober_main,
+				      r);
 	if (err)
-		return -err;
+		return err;
 	r->prober_started = 1;
 	return start_faulters(r);
 }
@@ -216,10 +217,11 @@ static int start_threads(struct stress *r)
 static int join_or_leave(pthread_t tid, struct watch *w)
 {
 	if (!vs_load_acquire(&w->done)) {
-		pthread_detach(tid);
+		if (!VS_VCPU)	/* a stuck vCPU is the engine's to report */
+			pthread_detach(tid);
 		return 1;
 	}
-	pthread_join(tid, NULL);
+	vs__stress_thread_join(tid);
 	return 0;
 }
 

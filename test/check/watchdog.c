@@ -22,10 +22,12 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sync/internal.h"
 #include "sync/lockstat.h"
 
-/* The watch of the calling thread, while it is a thread of a run. */
-static __thread struct watch *me;
+/* The watch of the calling thread (vCPU), while it is one of a run's. */
+static VS__PER_CONTEXT(struct watch *, me_);
+#define me VS__THIS(me_)
 
 static pthread_mutex_t hooks_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int hooks_users;
