@@ -493,6 +493,14 @@ void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
 	hash_event(m, v->id, 0x400 | (unsigned int)what, v->clock);
 }
 
+void vs_vcpu_name(const void *addr, size_t len, const char *name)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	if (m && m->cur && m->coh)
+		(void)vs_coherence_name(m->coh, addr, len, name);
+}
+
 struct vs_coherence *vs_machine_coherence(struct vs_machine *m)
 {
 	return m ? m->coh : NULL;

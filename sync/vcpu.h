@@ -332,6 +332,19 @@ VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes);
 #endif
 
 /**
+ * vs_vcpu_name - name the cache lines of [@addr, @addr + @len) in the
+ * running machine's cost model, for its most-contended list
+ * @addr: the object
+ * @len: its size
+ * @name: a name without an address in it (runs must compare equal)
+ *
+ * vm/ names what it knows: mmap_lock, each VMA's lock, page-table
+ * locks, the page pool's locks.
+ * Context: any; nothing happens on a host thread or without a profile.
+ */
+VS_EXTERN void vs_vcpu_name(const void *addr, size_t len, const char *name);
+
+/**
  * vs_machine_coherence - the machine's cost model, to name lines
  * (vs_coherence_name()) or read the most contended ones
  * @m: the machine

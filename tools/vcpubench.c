@@ -123,11 +123,21 @@ static void fault_worker(void *arg)
 	vs_fetch_add(&faults, n);
 }
 
+static int fault_setup(void);
+
 static void fault_main(void *arg)
 {
 	unsigned int i;
 
 	(void)arg;
+	vs_vcpu_name(&bar, sizeof(bar), "vcpubench's barrier");
+	vs_vcpu_name(&stop, sizeof(stop), "vcpubench's stop flag");
+	vs_vcpu_name(&faults, sizeof(faults), "vcpubench's fault count");
+	/* On vCPU 0, so that the model knows mmap_lock and friends by name. */
+	if (fault_setup()) {
+		fprintf(stderr, "vcpubench: fault: setting up the mm failed\n");
+		exit(1);
+	}
 	deadline_ns = vs_vcpu_now_ns() + (uint64_t)bench_std.duration_ms *
 		      1000000;
 	for (i = 1; i < opt.vcpus; i++)
@@ -161,6 +171,22 @@ static int fault_setup(void)
 }
 
 /* ---- running --------------------------------------------------------- */
+
+/* The most contended lines, with the names vm/ gave them. */
+static void print_hot(void)
+{
+	struct vs_coherence_hot hot[5];
+	int i, n = vs_coherence_top(vs_machine_coherence(machine), hot, 5);
+
+	for (i = 0; i < n; i++)
+		printf("virtual: hot line %d: %s (+%llu): %llu transfers, "
+		       "%llu RMWs, %llu cycles waiting\n", i + 1,
+		       hot[i].name ? hot[i].name : "(unnamed)",
+		       (unsigned long long)hot[i].offset,
+		       (unsigned long long)hot[i].transfers,
+		       (unsigned long long)hot[i].rmws,
+		       (unsigned long long)hot[i].wait_cycles);
+}
 
 static int run(const char *bench, void (*fn)(void *))
 {
@@ -205,6 +231,7 @@ static int run(const char *bench, void (*fn)(void *))
 	       (unsigned long long)st.switches,
 	       (unsigned long long)st.sleeps, vs_read_once(&faults),
 	       (unsigned long long)vs_machine_hash(machine));
+	print_hot();
 	vs_machine_destroy(machine);
 	return 0;
 }
@@ -301,7 +328,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.chosen[1] && !err) {
 		opt.vcpus = vcpus ? vcpus : 60;
-		err = load("ivb-ex-4x15x2") ? 2 : fault_setup() ? 1 :
+		err = load("ivb-ex-4x15x2") ? 2 :
 		      run("fault", fault_main) ? 1 : 0;
 		if (mm)
 			vs_mm_destroy(mm);

@@ -188,6 +188,7 @@ int vs_page_pool_create(struct vs_page_pool **poolp, size_t nr_pages)
 		return err;
 	}
 	vs_spin_lock_init(&pool->lock);
+	vs_vcpu_name(&pool->lock, sizeof(pool->lock), "page pool zone lock");
 	for (i = 0; i < VS_ARRAY_SIZE(pool->pcp); i++) {
 		vs_atomic_init(&pool->pcp[i].lock, 0);
 		pool->pcp[i].head = PFN_NONE;

@@ -17,6 +17,7 @@
  * ended, so nothing else can reach those children.
  */
 #include "pgtable.h"
+#include "../sync/vcpu.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -59,6 +60,8 @@ static struct vs_ptpage *ptpage_alloc(struct vs_pgtable *pt, int level)
 	if (!tbl)
 		return NULL;
 	vs_spin_lock_init(&tbl->ptl);
+	if (level == LEVEL_PTE)
+		vs_vcpu_name(&tbl->ptl, sizeof(tbl->ptl), "a PTE page's PTL");
 	tbl->level = (uint32_t)level;
 	tbl->pt = pt;
 	return tbl;

@@ -11,6 +11,7 @@
  * the writer holds, as it does for any miss.
  */
 #include "../sync/internal.h"
+#include "../sync/vcpu.h"
 #include "internal.h"
 #include "slab.h"
 
@@ -96,6 +97,8 @@ struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 		vs_kmem_cache_free(&vma_cache, vma);
 		return NULL;
 	}
+	vs_vcpu_name(vma, sizeof(*vma), "a VMA");
+	vs_vcpu_name(&vma->vm_lock, sizeof(vma->vm_lock), "a VMA's vm_lock");
 	return vma;
 }
 
