@@ -60,6 +60,8 @@ static struct vs_ptpage *ptpage_alloc(struct vs_pgtable *pt, int level)
 	if (!tbl)
 		return NULL;
 	vs_spin_lock_init(&tbl->ptl);
+	vs_vcpu_name(tbl->entries, sizeof(tbl->entries), level == LEVEL_PTE ?
+		     "PTEs" : "upper-level table entries");
 	if (level == LEVEL_PTE)
 		vs_vcpu_name(&tbl->ptl, sizeof(tbl->ptl), "a PTE page's PTL");
 	tbl->level = (uint32_t)level;
