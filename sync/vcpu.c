@@ -172,6 +172,55 @@ static void fq_del(struct vs_machine *m, struct vs__vcpu *v)
 	v->wait_next = NULL;
 }
 
+/* ---- vCPUs and the contexts bound to them ---------------------------- */
+
+/* Give @v's vCPU to @v, or queue @v for it; @v is runnable at @now. */
+static void make_runnable(struct vs_machine *m, struct vs__vcpu *v,
+			  uint64_t now)
+{
+	struct vs__cpu *c = &m->cpus[v->cpu];
+
+	v->clock = v->clock > now ? v->clock : now;
+	if (!c->occupant) {
+		c->occupant = v;
+		c->slice_start = v->clock;
+		v->state = VS__V_RUNNABLE;
+		heap_push(m, v);
+		return;
+	}
+	v->state = VS__V_READY;
+	v->ready_next = NULL;
+	if (c->ready_tail)
+		c->ready_tail->ready_next = v;
+	else
+		c->ready_head = v;
+	c->ready_tail = v;
+}
+
+/*
+ * @v leaves its vCPU (it blocked, finished or was preempted) at its
+ * clock: the next context waiting for the vCPU gets it, paying a
+ * context switch.
+ */
+static void cpu_release(struct vs_machine *m, struct vs__vcpu *v)
+{
+	struct vs__cpu *c = &m->cpus[v->cpu];
+	struct vs__vcpu *n = c->ready_head;
+
+	if (c->occupant != v)
+		return;
+	c->occupant = NULL;
+	c->clock = v->clock;
+	if (!n)
+		return;
+	c->ready_head = n->ready_next;
+	if (!c->ready_head)
+		c->ready_tail = NULL;
+	n->ready_next = NULL;
+	make_runnable(m, n, v->clock + (m->coh ? m->profile.context_switch :
+					0));
+}
+
 /* ---- contexts -------------------------------------------------------------- */
 
 #if defined(__x86_64__)
@@ -290,8 +339,8 @@ static void switch_to(struct vs_machine *m, struct vs__vcpu *from,
 
 static const char *state_name(enum vs__vstate s)
 {
-	static const char *const n[] = { "idle", "runnable", "running",
-					 "blocked" };
+	static const char *const n[] = { "idle", "waiting for its vCPU",
+					 "runnable", "running", "blocked" };
 
 	return n[s];
 }
@@ -307,12 +356,12 @@ static void deadlock_report(struct vs_machine *m)
 			       "vcpu: deadlock: every vCPU with work is "
 			       "blocked (virtual time %llu cycles)\n",
 			       (unsigned long long)vs_machine_clock(m, -1));
-	for (i = 0; i < m->nr && at < len; i++) {
+	for (i = 0; i < VS__VCPU_WORKS && at < len; i++) {
 		v = &m->v[i];
 		if (v->state == VS__V_IDLE)
 			continue;
 		at += (size_t)snprintf(m->report + at, len - at,
-				       "  vCPU %u: %s", i,
+				       "  vCPU %u (work %u): %s", v->cpu, i,
 				       state_name(v->state));
 		if (v->state == VS__V_BLOCKED && at < len)
 			at += (size_t)snprintf(m->report + at, len - at,
@@ -367,10 +416,14 @@ static struct vs__vcpu *take_next(struct vs_machine *m, struct vs__vcpu *cur)
 	}
 	heap_remove(m, v);
 	if (v->state == VS__V_BLOCKED) {
-		/* A sleeper's deadline came first: it times out. */
+		/* A sleeper's deadline came first: it times out, and runs
+		 * when its vCPU is free. */
 		fq_del(m, v);
-		v->clock = v->clock > v->deadline ? v->clock : v->deadline;
 		v->wait_ret = -ETIMEDOUT;
+		make_runnable(m, v, v->deadline);
+		if (v->state != VS__V_RUNNABLE)
+			return take_next(m, cur);
+		heap_remove(m, v);
 	}
 	return v;
 }
@@ -388,7 +441,7 @@ static void run_next(struct vs_machine *m, struct vs__vcpu *v, int dying)
 		v->state = VS__V_RUNNING;
 		return;
 	}
-	v->st.switches++;
+	m->cpus[v->cpu].st.switches++;
 	switch_to(m, v, next, dying);
 }
 
@@ -396,8 +449,18 @@ static void run_next(struct vs_machine *m, struct vs__vcpu *v, int dying)
  * whichever the scheduler picks. */
 static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
 {
+	struct vs__cpu *c = &m->cpus[v->cpu];
 	struct vs__vcpu *next;
 
+	c->clock = v->clock;
+	/* Its slice is over and another context waits for the vCPU. */
+	if (c->ready_head && v->clock - c->slice_start >= VS__VCPU_SLICE) {
+		cpu_release(m, v);
+		make_runnable(m, v, v->clock);	/* queued behind it */
+		m->cpus[v->cpu].st.switches++;
+		run_next(m, v, 0);
+		return;
+	}
 	if (!m->heap_n)
 		return;
 	if (!m->cfg.sched) {
@@ -416,17 +479,18 @@ static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
 		v->state = VS__V_RUNNING;
 		return;
 	}
-	v->st.switches++;
+	m->cpus[v->cpu].st.switches++;
 	switch_to(m, v, next, 0);
 }
 
 /* ---- the seam hooks ---------------------------------------------------- */
 
-/* The profile's CPU that vCPU @v stands for (a daemon: CPU 0's place). */
+/* The profile's CPU that context @v runs on. */
 static unsigned int cost_cpu(const struct vs_machine *m,
 			     const struct vs__vcpu *v)
 {
-	return v->id < m->nr ? v->id : 0;
+	(void)m;
+	return v->cpu;
 }
 
 static uint64_t event_cost(struct vs_machine *m, struct vs__vcpu *v,
@@ -456,10 +520,10 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	maybe_yield(m, v);
 	cost = event_cost(m, v, addr, op);
 	v->clock += cost;
-	v->st.cycles += cost;
-	v->st.events++;
+	m->cpus[v->cpu].st.cycles += cost;
+	m->cpus[v->cpu].st.events++;
 	if (op == VS_VCPU_RMW)
-		v->st.rmws++;
+		m->cpus[v->cpu].st.rmws++;
 	hash_event(m, v->id, op, v->clock);
 }
 
@@ -489,7 +553,7 @@ void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
 		break;
 	}
 	v->clock += cost;
-	v->st.cycles += cost;
+	m->cpus[v->cpu].st.cycles += cost;
 	hash_event(m, v->id, 0x400 | (unsigned int)what, v->clock);
 }
 
@@ -513,7 +577,7 @@ void vs_vcpu_charge(uint64_t cycles)
 	if (!m || !m->cur)
 		return;
 	m->cur->clock += cycles;
-	m->cur->st.cycles += cycles;
+	m->cpus[m->cur->cpu].st.cycles += cycles;
 }
 
 int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
@@ -523,13 +587,14 @@ int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
 
 	if (m->coh) {		/* the sleeper's system call */
 		v->clock += m->profile.syscall;
-		v->st.cycles += m->profile.syscall;
+		m->cpus[v->cpu].st.cycles += m->profile.syscall;
 	}
 	v->wait_word = word;
 	v->wait_ret = 0;
 	v->deadline = UINT64_MAX;
 	v->state = VS__V_BLOCKED;
-	v->st.sleeps++;
+	m->cpus[v->cpu].st.sleeps++;
+	cpu_release(m, v);
 	fq_add(m, v);
 	if (timeout_ns >= 0) {
 		v->deadline = v->clock + (uint64_t)((double)timeout_ns *
@@ -587,11 +652,9 @@ static int wake(struct vs_machine *m, const volatile void *word, int nr,
 		w->wait_next = NULL;
 		if (w->heap_idx >= 0)
 			heap_remove(m, w);
-		w->state = VS__V_RUNNABLE;
-		w->clock = w->clock > now ? w->clock : now;
-		if (m->coh)	/* the sleeper is scheduled again */
-			w->clock += m->profile.wake_latency;
-		heap_push(m, w);
+		/* The sleeper is scheduled again after the wake latency. */
+		make_runnable(m, w, now + (m->coh ?
+					   m->profile.wake_latency : 0));
 		woken++;
 	}
 	return woken;
@@ -607,7 +670,7 @@ int vs__vcpu_futex_wake(const volatile void *word, int nr)
 	vs__vcpu_event(word, VS_VCPU_RMW);
 	if (m->coh) {		/* the waker's system call */
 		m->cur->clock += m->profile.futex_wake;
-		m->cur->st.cycles += m->profile.futex_wake;
+		m->cpus[m->cur->cpu].st.cycles += m->profile.futex_wake;
 	}
 	woken = wake(m, word, nr, m->cur->clock);
 	hash_event(m, m->cur->id, 0x200 | (unsigned int)woken, m->cur->clock);
@@ -625,6 +688,8 @@ static void vcpu_finish(struct vs_machine *m, struct vs__vcpu *v)
 {
 	v->state = VS__V_IDLE;
 	v->fn = NULL;
+	cpu_release(m, v);
+	m->cpus[v->cpu].works--;
 	if (!v->daemon)
 		m->nr_busy--;
 	v->gen++;
@@ -648,30 +713,59 @@ static void vcpu_main(void *arg)
 	vcpu_finish(m, v);
 }
 
+static int stack_map(struct vs__vcpu *v, size_t size);
+
 static int start_work(struct vs_machine *m, struct vs__vcpu *v,
-		      void (*fn)(void *), void *arg, uint64_t clock)
+		      unsigned int cpu, void (*fn)(void *), void *arg,
+		      uint64_t clock)
 {
+	int err;
+
 	if (v->state != VS__V_IDLE)
 		return -EBUSY;
+	if (!v->map) {		/* a context's stack is made on first use */
+		err = stack_map(v, m->cfg.stack_size ? m->cfg.stack_size :
+				DEFAULT_STACK);
+		if (err)
+			return err;
+	}
 	v->fn = fn;
 	v->arg = arg;
-	v->clock = clock > v->clock ? clock : v->clock;
+	v->cpu = cpu;
 	ctx_make(v, vcpu_main, v);
-	v->state = VS__V_RUNNABLE;
+	m->cpus[cpu].works++;
 	if (!v->daemon)
 		m->nr_busy++;
-	heap_push(m, v);
+	make_runnable(m, v, clock);
 	return 0;
+}
+
+/* A context with no work, or NULL. */
+static struct vs__vcpu *free_context(struct vs_machine *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < VS__VCPU_WORKS; i++)
+		if (m->v[i].state == VS__V_IDLE)
+			return &m->v[i];
+	return NULL;
 }
 
 int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
 		     void (*fn)(void *), void *arg)
 {
+	struct vs__vcpu *v;
+	int err;
+
 	if (!m || !fn || cpu >= m->nr)
 		return -EINVAL;
 	if (m->cur)
-		vs__vcpu_event(&m->v[cpu].gen, VS_VCPU_RMW);
-	return start_work(m, &m->v[cpu], fn, arg, m->cur ? m->cur->clock : 0);
+		vs__vcpu_event(&m->cpus[cpu], VS_VCPU_RMW);
+	v = free_context(m);
+	if (!v)
+		return -EAGAIN;
+	err = start_work(m, v, cpu, fn, arg, m->cur ? m->cur->clock : 0);
+	return err ? err : (int)v->id;
 }
 
 int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),
@@ -679,21 +773,21 @@ int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),
 {
 	unsigned int i;
 
-	for (i = m->nr; i < m->nr_all; i++)
+	for (i = VS__VCPU_WORKS; i < m->nr_all; i++)
 		if (m->v[i].state == VS__V_IDLE)
-			return start_work(m, &m->v[i], fn, arg,
+			return start_work(m, &m->v[i], 0, fn, arg,
 					  m->cur ? m->cur->clock : 0) ? -EBUSY :
 			       (int)i;
 	return -EBUSY;
 }
 
-int vs_machine_join(struct vs_machine *m, unsigned int cpu)
+int vs_machine_join(struct vs_machine *m, unsigned int work)
 {
 	struct vs__vcpu *t;
 
-	if (!m || cpu >= m->nr || !m->cur || m->cur->id == cpu)
+	if (!m || work >= VS__VCPU_WORKS || !m->cur || m->cur->id == work)
 		return -EINVAL;
-	t = &m->v[cpu];
+	t = &m->v[work];
 	for (;;) {
 		vs__vcpu_event(&t->gen, VS_VCPU_LOAD);
 		/* No event between the check and the sleep: no lost wake. */
@@ -703,16 +797,16 @@ int vs_machine_join(struct vs_machine *m, unsigned int cpu)
 	}
 }
 
-int vs_machine_idle_vcpu(struct vs_machine *m)
+int vs_machine_pick_vcpu(struct vs_machine *m)
 {
-	unsigned int i;
+	unsigned int i, best = 0;
 
 	if (!m)
 		return -EINVAL;
-	for (i = 0; i < m->nr; i++)
-		if (m->v[i].state == VS__V_IDLE)
-			return (int)i;
-	return -EAGAIN;
+	for (i = 1; i < m->nr; i++)
+		if (m->cpus[i].works < m->cpus[best].works)
+			best = i;
+	return (int)best;
 }
 
 /* ---- the machine ------------------------------------------------------- */
@@ -759,6 +853,7 @@ static void machine_free(struct vs_machine *m)
 	if (m->coh)
 		vs_coherence_destroy(m->coh);
 	free(m->heap);
+	free(m->cpus);
 	free(m->v);
 	free(m);
 }
@@ -780,23 +875,22 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		return -ENOMEM;
 	m->cfg = *cfg;
 	m->nr = cfg->nr_vcpus;
-	m->nr_all = m->nr + VS__VCPU_DAEMONS;
+	m->nr_all = VS__VCPU_CONTEXTS;
 	m->rng = cfg->seed;
 	m->hash = 0xcbf29ce484222325ull;
 	m->ghz = 1.0;
 	m->v = calloc(m->nr_all, sizeof(*m->v));
+	m->cpus = calloc(m->nr, sizeof(*m->cpus));
 	m->heap = calloc(m->nr_all, sizeof(*m->heap));
-	if (!m->v || !m->heap) {
+	if (!m->v || !m->cpus || !m->heap) {
 		machine_free(m);
 		return -ENOMEM;
 	}
-	for (i = 0; i < m->nr_all && !err; i++) {
+	for (i = 0; i < m->nr_all; i++) {
 		m->v[i].id = i;
-		m->v[i].daemon = i >= m->nr;
+		m->v[i].daemon = i >= VS__VCPU_WORKS;
 		m->v[i].heap_idx = -1;
 		m->v[i].deadline = UINT64_MAX;
-		err = stack_map(&m->v[i], cfg->stack_size ? cfg->stack_size :
-				DEFAULT_STACK);
 	}
 	if (!err && cfg->profile) {
 		m->profile = *cfg->profile;
@@ -879,7 +973,7 @@ int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 	err = begin(m);
 	if (err)
 		return err;
-	err = start_work(m, &m->v[0], fn, arg, m->v[0].clock);
+	err = start_work(m, &m->v[0], 0, fn, arg, m->cpus[0].clock);
 	if (err) {
 		end(m);
 		return err;
@@ -905,6 +999,11 @@ int vs_machine_enter(struct vs_machine *m)
 		return -EBUSY;
 	}
 	m->entered = 1;
+	v->cpu = 0;
+	v->clock = m->cpus[0].clock;
+	m->cpus[0].occupant = v;
+	m->cpus[0].slice_start = v->clock;
+	m->cpus[0].works++;
 	v->state = VS__V_RUNNING;
 	m->nr_busy++;
 	m->cur = v;
@@ -918,6 +1017,8 @@ int vs_machine_leave(struct vs_machine *m)
 		return -EINVAL;
 	while (m->nr_busy > 1)
 		(void)vs__vcpu_block(&m->busy_word, -1);
+	cpu_release(m, &m->v[0]);
+	m->cpus[0].works--;
 	m->v[0].state = VS__V_IDLE;
 	m->nr_busy--;
 	m->entered = 0;
@@ -929,22 +1030,21 @@ int vs_machine_leave(struct vs_machine *m)
 
 int vs_machine_stats(struct vs_machine *m, int cpu, struct vs_machine_stats *st)
 {
+	struct vs_coherence_stats cs;
 	unsigned int i;
 
-	if (!m || !st || cpu >= (int)m->nr_all || cpu < -1)
+	if (!m || !st || cpu >= (int)m->nr || cpu < -1)
 		return -EINVAL;
 	if (cpu >= 0) {
-		*st = m->v[cpu].st;
-		if (m->coh && (unsigned int)cpu < m->nr) {
-			struct vs_coherence_stats cs;
-
+		*st = m->cpus[cpu].st;
+		if (m->coh) {
 			vs_coherence_stats(m->coh, (unsigned int)cpu, &cs);
 			st->transfers = cs.transfers;
 		}
 		return 0;
 	}
 	memset(st, 0, sizeof(*st));
-	for (i = 0; i < m->nr_all; i++) {
+	for (i = 0; i < m->nr; i++) {
 		struct vs_machine_stats one;
 
 		(void)vs_machine_stats(m, (int)i, &one);
@@ -986,11 +1086,17 @@ uint64_t vs_machine_clock(struct vs_machine *m, int cpu)
 
 	if (!m)
 		return 0;
-	if (cpu >= 0)
-		return (unsigned int)cpu < m->nr_all ? m->v[cpu].clock : 0;
-	for (i = 0; i < m->nr_all; i++)
-		if (m->v[i].clock > max)
-			max = m->v[i].clock;
+	if (cpu >= 0) {
+		if ((unsigned int)cpu >= m->nr)
+			return 0;
+		/* The running context's clock is ahead of its vCPU's mark. */
+		if (m->cur && m->cur->cpu == (unsigned int)cpu)
+			return m->cur->clock;
+		return m->cpus[cpu].clock;
+	}
+	for (i = 0; i < m->nr; i++)
+		if (vs_machine_clock(m, (int)i) > max)
+			max = vs_machine_clock(m, (int)i);
 	return max;
 }
 

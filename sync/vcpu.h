@@ -143,38 +143,45 @@ VS_EXTERN int vs_machine_enter(struct vs_machine *m);
 VS_EXTERN int vs_machine_leave(struct vs_machine *m);
 
 /**
- * vs_machine_spawn - start @fn(@arg) on idle vCPU @cpu
+ * vs_machine_spawn - start @fn(@arg) on vCPU @cpu
  * @m: the machine
- * @cpu: the vCPU, 1..nr_vcpus-1 while @m runs (or 0 before)
+ * @cpu: the vCPU, 0..nr_vcpus-1
  * @fn: the work; returning ends it
  * @arg: its argument
  *
- * The new work starts at the spawner's virtual time.
+ * The work runs on a context of its own, bound to @cpu, from the
+ * spawner's virtual time on.  A vCPU runs one context at a time: the
+ * others bound to it wait (FIFO) until it blocks, ends, or has run a
+ * time slice while they waited, and each handover costs the profile's
+ * context switch.  So there may be more pieces of work than vCPUs, as
+ * threads than CPUs.
  * Context: a vCPU of @m.
- * Return: 0; -EINVAL for a bad @cpu or NULL @fn; -EBUSY when @cpu has
- * work.
+ * Return: the work's id (for vs_machine_join()); -EINVAL for a bad
+ * @cpu or NULL @fn; -EAGAIN when VS_VCPU_MAX pieces of work are under
+ * way; -ENOMEM.
  */
 VS_EXTERN int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
 			       void (*fn)(void *), void *arg);
 
 /**
- * vs_machine_join - wait until vCPU @cpu has no work
+ * vs_machine_join - wait until work @work has ended
  * @m: the machine
- * @cpu: the vCPU
+ * @work: what vs_machine_spawn() returned
  *
- * Context: a vCPU of @m other than @cpu.
- * Return: 0, or -EINVAL for a bad @cpu.
+ * Context: a vCPU of @m, other work than @work.
+ * Return: 0, or -EINVAL for a bad @work.
  */
-VS_EXTERN int vs_machine_join(struct vs_machine *m, unsigned int cpu);
+VS_EXTERN int vs_machine_join(struct vs_machine *m, unsigned int work);
 
 /**
- * vs_machine_idle_vcpu - the lowest-numbered vCPU with no work
+ * vs_machine_pick_vcpu - the vCPU with the least unfinished work
+ * (the lowest-numbered among equals): where a new thread would go
  * @m: the machine
  *
  * Context: a vCPU of @m.
- * Return: its number, or -EAGAIN when every vCPU has work.
+ * Return: its number, or -EINVAL for NULL.
  */
-VS_EXTERN int vs_machine_idle_vcpu(struct vs_machine *m);
+VS_EXTERN int vs_machine_pick_vcpu(struct vs_machine *m);
 
 /**
  * struct vs_machine_stats - counters of one vCPU, or of the machine
@@ -195,7 +202,8 @@ struct vs_machine_stats {
 };
 
 /**
- * vs_machine_stats - read the counters of vCPU @cpu, or the totals
+ * vs_machine_stats - read the counters of vCPU @cpu (of all the work
+ * it ran), or the totals
  * @m: the machine
  * @cpu: a vCPU, or -1 for the sum over all
  * @st: filled in
@@ -228,9 +236,9 @@ VS_EXTERN uint64_t vs_machine_hash(struct vs_machine *m);
 VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
 
 /**
- * vs_machine_runnable - may vCPU @cpu run now?
+ * vs_machine_runnable - may the context @cpu run now?
  * @m: the machine
- * @cpu: the vCPU
+ * @cpu: a context: a work id of vs_machine_spawn(), or the engine's
  *
  * For schedulers.
  * Context: inside vs_vcpu_sched_ops.pick.

@@ -16,12 +16,23 @@
 #include "atomic.h"
 #include "vcpu.h"
 
-/* Daemon vCPUs beyond the N of the configuration (RCU callbacks). */
+/*
+ * Contexts: a piece of work (spawned, or the entered host thread) runs
+ * on a context of its own, bound to one vCPU; a vCPU runs one of its
+ * contexts at a time.  Ids 0..VS__VCPU_WORKS-1 are for work, the last
+ * VS__VCPU_DAEMONS for the engine's own (RCU callbacks, on vCPU 0).
+ */
+#define VS__VCPU_WORKS VS_VCPU_MAX
 #define VS__VCPU_DAEMONS 1
+#define VS__VCPU_CONTEXTS (VS__VCPU_WORKS + VS__VCPU_DAEMONS)
+/* A context that others wait for on its vCPU runs at most this long
+ * (virtual cycles) before it gives way: the scheduler's time slice. */
+#define VS__VCPU_SLICE 1000000
 
 enum vs__vstate {
 	VS__V_IDLE,	/* no work */
-	VS__V_RUNNABLE,	/* in the heap, waiting to run */
+	VS__V_READY,	/* runnable, waiting for its vCPU (not in the heap) */
+	VS__V_RUNNABLE,	/* its vCPU's, in the heap, waiting to run */
 	VS__V_RUNNING,	/* the one running now */
 	VS__V_BLOCKED,	/* on a futex queue (in the heap too with a deadline) */
 };
@@ -33,6 +44,8 @@ struct vs__vcpu {
 	char *stack_lo;			/* usable stack [stack_lo, +stack_len) */
 	size_t stack_len;
 	unsigned int id;
+	unsigned int cpu;		/* the vCPU it is bound to */
+	struct vs__vcpu *ready_next;	/* on its vCPU's ready queue */
 	int daemon;
 	enum vs__vstate state;
 	uint64_t clock;			/* virtual cycles */
@@ -46,8 +59,17 @@ struct vs__vcpu {
 	struct vs__vcpu *wait_next;
 	uint64_t deadline;		/* UINT64_MAX: none */
 	int wait_ret;
-	struct vs_machine_stats st;
 	void *asan_fake;		/* ASan's fake stack while away */
+};
+
+/* One vCPU: the context it runs, the ones waiting for it (FIFO). */
+struct vs__cpu {
+	struct vs__vcpu *occupant;
+	struct vs__vcpu *ready_head, *ready_tail;
+	uint64_t slice_start;		/* when the occupant got it */
+	uint64_t clock;			/* the latest time it ran at */
+	unsigned int works;		/* contexts bound to it, unfinished */
+	struct vs_machine_stats st;
 };
 
 #define VS__FQ_BUCKETS 1024
@@ -55,8 +77,9 @@ struct vs__vcpu {
 struct vs_machine {
 	struct vs_machine_config cfg;
 	unsigned int nr;		/* vCPUs of the configuration */
-	unsigned int nr_all;		/* with the daemons */
-	struct vs__vcpu *v;
+	unsigned int nr_all;		/* contexts: VS__VCPU_CONTEXTS */
+	struct vs__vcpu *v;		/* the contexts */
+	struct vs__cpu *cpus;		/* the vCPUs */
 	struct vs__vcpu *cur;		/* running, NULL on the host */
 	void *host_sp;			/* the host context of vs_machine_run() */
 	void *host_asan_fake;

@@ -46,7 +46,7 @@ static void *thread_ret[VS_VCPU_MAX];
 struct vcpu_thread {
 	void *(*fn)(void *);
 	void *arg;
-	unsigned int cpu;
+	unsigned int cpu;	/* its work id: where its return value goes */
 };
 
 static unsigned long env_ulong(const char *name, unsigned long dflt)
@@ -85,20 +85,21 @@ static void vcpu_thread_main(void *p)
 int vs__test_vcpu_create(pthread_t *tid, void *(*fn)(void *), void *arg)
 {
 	struct vcpu_thread *t = malloc(sizeof(*t));
-	int cpu = vs_machine_idle_vcpu(test_machine), err;
+	int cpu = vs_machine_pick_vcpu(test_machine), id;
 
-	if (!t || cpu < 0) {
+	if (!t)
+		return -ENOMEM;
+	*t = (struct vcpu_thread){ fn, arg, 0 };
+	/* The thread takes the vCPU with the least work, as a scheduler
+	 * spreads threads; more threads than vCPUs take turns. */
+	id = vs_machine_spawn(test_machine, (unsigned int)cpu,
+			      vcpu_thread_main, t);
+	if (id < 0) {
 		free(t);
-		return cpu < 0 ? cpu : -ENOMEM;
+		return id;
 	}
-	*t = (struct vcpu_thread){ fn, arg, (unsigned int)cpu };
-	err = vs_machine_spawn(test_machine, (unsigned int)cpu,
-			       vcpu_thread_main, t);
-	if (err) {
-		free(t);
-		return err;
-	}
-	*tid = (pthread_t)cpu;
+	t->cpu = (unsigned int)id;
+	*tid = (pthread_t)id;
 	return 0;
 }
 

@@ -109,19 +109,17 @@ int vs__stress_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
 
 	if (!m)
 		return -EOPNOTSUPP;	/* the vCPU build runs on vCPUs */
-	cpu = vs_machine_idle_vcpu(m);
-	if (cpu < 0)
-		return cpu;
+	cpu = vs_machine_pick_vcpu(m);
 	t = malloc(sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	*t = (struct vcpu_thread){ fn, arg };
 	err = vs_machine_spawn(m, (unsigned int)cpu, vcpu_thread_main, t);
-	if (err) {
+	if (err < 0) {
 		free(t);
 		return err;
 	}
-	*tid = (pthread_t)cpu;
+	*tid = (pthread_t)err;	/* the work's id */
 	return 0;
 }
 

@@ -75,20 +75,25 @@ static void adder(void *arg)
 		vs_fetch_add(&sum, (long)(uintptr_t)arg);
 }
 
+/* Seven pieces of work on 4 vCPUs (vCPU 0 runs the spawner too): they
+ * take turns on their vCPUs and all finish. */
 static void spawner(void *arg)
 {
+	int id[7];
 	unsigned int i;
 
 	(void)arg;
-	for (i = 1; i < 4; i++)
-		ck_assert_int_eq(vs_machine_spawn(cur, i, adder,
-						  (void *)(uintptr_t)i), 0);
-	ck_assert_int_eq(vs_machine_spawn(cur, 1, adder, NULL), -EBUSY);
+	for (i = 0; i < 7; i++) {
+		id[i] = vs_machine_spawn(cur, 1 + i % 3, adder,
+					 (void *)(uintptr_t)(i + 1));
+		ck_assert_int_gt(id[i], 0);
+	}
+	ck_assert_int_eq(vs_machine_spawn(cur, 4, adder, NULL), -EINVAL);
 	ck_assert_int_eq(vs_machine_join(cur, 0), -EINVAL);	/* itself */
-	for (i = 1; i < 4; i++)
-		ck_assert_int_eq(vs_machine_join(cur, i), 0);
-	ck_assert_int_eq(vs_read_once(&sum), 6000);
-	ck_assert_int_eq(vs_machine_idle_vcpu(cur), 1);
+	for (i = 0; i < 7; i++)
+		ck_assert_int_eq(vs_machine_join(cur, (unsigned int)id[i]), 0);
+	ck_assert_int_eq(vs_read_once(&sum), 28000);
+	ck_assert_int_eq(vs_machine_pick_vcpu(cur), 1);
 }
 
 START_TEST(vcpu_spawn_join)
@@ -181,7 +186,7 @@ static void rcu_reader(void *arg)
 static void rcu_writer(void *arg)
 {
 	(void)arg;
-	ck_assert_int_eq(vs_machine_spawn(cur, 1, rcu_reader, NULL), 0);
+	ck_assert_int_eq(vs_machine_spawn(cur, 1, rcu_reader, NULL), 1);
 	while (!vs_read_once(&in_section))
 		vs_cpu_relax();
 	vs_synchronize_rcu();
@@ -219,7 +224,7 @@ static void take_b_then_a(void *arg)
 static void take_a_then_b(void *arg)
 {
 	(void)arg;
-	ck_assert_int_eq(vs_machine_spawn(cur, 1, take_b_then_a, NULL), 0);
+	ck_assert_int_eq(vs_machine_spawn(cur, 1, take_b_then_a, NULL), 1);
 	vs_lock_write_lock(&lock_a);
 	vs_write_once(&has_a, 1);
 	while (!vs_read_once(&has_b))
@@ -244,8 +249,8 @@ START_TEST(vcpu_deadlock_reported)
 	if (getenv("VS_TEST_VERBOSE"))
 		fputs(r, stderr);
 	ck_assert_msg(strstr(r, "deadlock") != NULL, "report: %s", r);
-	ck_assert_msg(strstr(r, "vCPU 0: blocked") &&
-		      strstr(r, "vCPU 1: blocked"), "report: %s", r);
+	ck_assert_msg(strstr(r, "vCPU 0 (work 0): blocked") &&
+		      strstr(r, "vCPU 1 (work 1): blocked"), "report: %s", r);
 	ck_assert_msg(strstr(r, "holds: dl_lock_a (write)") &&
 		      strstr(r, "holds: dl_lock_b (write)"), "report: %s", r);
 	ck_assert_int_eq(vs_machine_destroy(cur), 0);
