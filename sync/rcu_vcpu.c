@@ -54,6 +54,11 @@ static struct rcu_vcpu *state(void)
 	if (!r)
 		vs__die("vcpu rcu", ENOMEM);
 	r->tail = &r->head;
+	vs_vcpu_name(r, sizeof(*r), "vCPU RCU state");
+	vs_vcpu_name(r->depth, sizeof(r->depth),
+		     "vCPU RCU readers' nesting depths");
+	vs_vcpu_name(r->left, sizeof(r->left),
+		     "vCPU RCU readers' section exits");
 	m->rcu = r;
 	m->rcu_destroy = rcu_destroy;
 	return r;

@@ -2,13 +2,17 @@
 /*
  * The cache-coherence cost model (sync/vcpu_cost.h): a directory of lines
  * in an open-addressing hash table, the MESI-like rules of an access, and
- * the bandwidth model of page clearing.
+ * the bandwidth model of page clearing.  The table and the names live off
+ * the heap (sync/vcpu_names.h), so that neither a name nor a new line
+ * moves what the simulated code allocates.
  */
 #include "vcpu_cost.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "vcpu_names.h"
 
 #define WORDS (VS_VCPU_MAX / 64)	/* words of a sharer bitmap */
 #define NAME_RANGE_MAX (64u << 20)	/* longest range vs_coherence_name() */
@@ -29,13 +33,9 @@ struct line {
 	uint64_t rmws;
 	uint64_t wait_cycles;
 	uint64_t first_touch;	/* 0: never accessed (only named) */
-	uint32_t name;		/* index into names + 1; 0: none */
+	uint32_t name;		/* the id of its name (vcpu_names.h); 0: none */
+	uint32_t name_line;	/* its index among the lines of that range */
 	int16_t owner;
-};
-
-struct range_name {
-	char *s;
-	uintptr_t start;
 };
 
 /* Where a vCPU sits, precomputed for the access path. */
@@ -57,8 +57,7 @@ struct vs_coherence {
 	size_t count;			/* slots in use */
 	unsigned int shift;		/* 64 - log2(cap) */
 	uint64_t touches;		/* lines accessed so far */
-	struct range_name *names;
-	size_t nr_names, cap_names;
+	struct vs__names names;
 	struct cpu_info *cpus;
 	struct vs_coherence_stats *stats;
 };
@@ -87,7 +86,7 @@ static int table_alloc(struct vs_coherence *c, size_t cap)
 {
 	unsigned int bits = 0;
 
-	c->table = calloc(cap, sizeof(*c->table));
+	c->table = vs__offheap_alloc(cap * sizeof(*c->table));
 	if (!c->table)
 		return -ENOMEM;
 	while (((size_t)1 << bits) < cap)
@@ -118,7 +117,7 @@ static int table_grow(struct vs_coherence *c)
 			;
 		c->table[j] = old[i];
 	}
-	free(old);
+	vs__offheap_free(old, old_cap * sizeof(*old));
 	return 0;
 }
 
@@ -208,14 +207,10 @@ int vs_coherence_create(struct vs_coherence **cp,
 
 void vs_coherence_destroy(struct vs_coherence *c)
 {
-	size_t i;
-
 	if (!c)
 		return;
-	for (i = 0; i < c->nr_names; i++)
-		free(c->names[i].s);
-	free(c->names);
-	free(c->table);
+	vs__names_free(&c->names);
+	vs__offheap_free(c->table, c->cap * sizeof(*c->table));
 	free(c->cpus);
 	free(c->stats);
 	free(c);
@@ -449,42 +444,19 @@ uint64_t vs_coherence_charge_copy(struct vs_coherence *c, unsigned int cpu,
 	return charge_bytes(c, cpu, bytes * 2, now);
 }
 
-static int add_name(struct vs_coherence *c, const char *name,
-		    uintptr_t start)
-{
-	size_t len = strlen(name);
-	char *s;
-
-	if (c->nr_names == c->cap_names) {
-		size_t cap = c->cap_names ? c->cap_names * 2 : 16;
-		struct range_name *n = realloc(c->names, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->names = n;
-		c->cap_names = cap;
-	}
-	s = malloc(len + 1);
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, name, len + 1);
-	c->names[c->nr_names].s = s;
-	c->names[c->nr_names].start = start;
-	c->nr_names++;
-	return 0;
-}
-
 int vs_coherence_name(struct vs_coherence *c, const void *addr, size_t len,
 		      const char *name)
 {
 	uintptr_t start = (uintptr_t)addr;
 	uint64_t first, last, i;
+	uint32_t id;
 
 	if (!c || !addr || !name || !*name || !len)
 		return -EINVAL;
 	if (len > NAME_RANGE_MAX || start + len - 1 < start)
 		return -E2BIG;
-	if (add_name(c, name, start))
+	id = vs__names_intern(&c->names, name);
+	if (!id)
 		return -ENOMEM;
 	first = start >> LINE_SHIFT;
 	last = (start + len - 1) >> LINE_SHIFT;
@@ -493,7 +465,8 @@ int vs_coherence_name(struct vs_coherence *c, const void *addr, size_t len,
 
 		if (!l)
 			return -ENOMEM;
-		l->name = (uint32_t)c->nr_names;
+		l->name = id;
+		l->name_line = (uint32_t)(i - first);
 	}
 	return 0;
 }
@@ -505,10 +478,8 @@ static void hot_of(const struct vs_coherence *c, const struct line *l,
 
 	memset(h, 0, sizeof(*h));
 	if (l->name) {
-		const struct range_name *n = &c->names[l->name - 1];
-
-		h->name = n->s;
-		h->offset = base > n->start ? base - n->start : 0;
+		h->name = vs__names_str(&c->names, l->name);
+		h->offset = (uint64_t)l->name_line << LINE_SHIFT;
 	}
 	h->transfers = l->transfers;
 	h->rmws = l->rmws;

@@ -26,8 +26,11 @@
  * Everything is a function of the sequence of calls: lines are told
  * apart by address but nothing depends on the address's value (the hash
  * table's layout is invisible), so the same calls give the same figures,
- * bit for bit, in any process.  The model knows nothing of the engine
- * that calls it; one machine's directory is used by one thread at a time.
+ * bit for bit, in any process.  The model allocates nothing from the
+ * heap after vs_coherence_create(): a name or a new line never moves
+ * what the code it measures allocates next (which objects share a line).
+ * The model knows nothing of the engine that calls it; one machine's
+ * directory is used by one thread at a time.
  */
 #ifndef VS_SYNC_VCPU_COST_H
 #define VS_SYNC_VCPU_COST_H
@@ -115,8 +118,9 @@ struct vs_coherence_stats {
  * @name: the name given to a range holding the line by
  *	vs_coherence_name(), or NULL; valid until the directory is
  *	destroyed
- * @offset: the line's offset in bytes from the start of that range (0
- *	when unnamed)
+ * @offset: the line's offset in bytes from the line holding the start of
+ *	that range, a multiple of 64 whatever the range's alignment (0 when
+ *	unnamed)
  * @transfers: times the line moved to a vCPU
  * @rmws: read-modify-writes on it
  * @wait_cycles: cycles vCPUs spent queued behind its transfers
@@ -236,8 +240,11 @@ VS_EXTERN uint64_t vs_coherence_charge_copy(struct vs_coherence *c,
  *
  * Each line of the range gets a directory entry (touched or not, which
  * changes no figure) carrying the name; naming a line again renames it.
+ * A name is copied once however many ranges carry it, and the copy and
+ * the entries are allocated off the heap (mmap), so that naming changes
+ * nothing the code being measured allocates: naming is neutral.
  *
- * Context: one call on @c at a time; allocates.
+ * Context: one call on @c at a time; allocates, off the heap.
  * Return: 0; -EINVAL for a NULL argument, an empty name or no bytes;
  * -E2BIG for a range over 64 MiB; -ENOMEM.
  */

@@ -130,9 +130,11 @@ static void fault_main(void *arg)
 	unsigned int i;
 
 	(void)arg;
-	vs_vcpu_name(&bar, sizeof(bar), "vcpubench's barrier");
-	vs_vcpu_name(&stop, sizeof(stop), "vcpubench's stop flag");
+	/* These may share a line; the last name wins: the barrier, whose
+	 * RMWs make the line's traffic. */
 	vs_vcpu_name(&faults, sizeof(faults), "vcpubench's fault count");
+	vs_vcpu_name(&stop, sizeof(stop), "vcpubench's stop flag");
+	vs_vcpu_name(&bar, sizeof(bar), "vcpubench's barrier");
 	/* On vCPU 0, so that the model knows mmap_lock and friends by name. */
 	if (fault_setup()) {
 		fprintf(stderr, "vcpubench: fault: setting up the mm failed\n");

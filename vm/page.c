@@ -188,6 +188,9 @@ int vs_page_pool_create(struct vs_page_pool **poolp, size_t nr_pages)
 		return err;
 	}
 	vs_spin_lock_init(&pool->lock);
+	vs_vcpu_name(pool->pages, (nr_pages + 1) * sizeof(*pool->pages),
+		     "struct vs_page");
+	vs_vcpu_name(pool->pcp, sizeof(pool->pcp), "page pool per-slot lists");
 	vs_vcpu_name(&pool->lock, sizeof(pool->lock), "page pool zone lock");
 	for (i = 0; i < VS_ARRAY_SIZE(pool->pcp); i++) {
 		vs_atomic_init(&pool->pcp[i].lock, 0);

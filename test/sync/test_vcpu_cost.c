@@ -4,14 +4,16 @@
  * cost model (sync/vcpu_cost.h), with exact expected figures: a line
  * ping-ponged between sockets pays the profile's other_socket per
  * transfer, a private line pays hits, RMWs on one hot line queue at one
- * transfer each, clears share a socket's bandwidth, and nothing depends
- * on where the lines are in memory.
+ * transfer each, clears share a socket's bandwidth, nothing depends on
+ * where the lines are in memory, and naming a range changes no figure.
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sync/vcpu_cost.h"
 #include "sync/vcpu_profile.h"
@@ -508,8 +510,10 @@ static uint64_t next(uint64_t *s)
 #define DET_LINES 6000
 
 /* A random workload over DET_LINES lines of @base (enough to grow the
- * table several times), folded into one checksum with every figure. */
-static uint64_t workload(const char *base)
+ * table several times), folded into one checksum with every figure.
+ * The range named "hot" starts @skew bytes into line 6 and ends with
+ * line 7, the hottest: the offsets must not depend on @skew. */
+static uint64_t workload(const char *base, unsigned int skew)
 {
 	struct vs_coherence_stats st;
 	struct vs_coherence_hot hot[16];
@@ -518,8 +522,8 @@ static uint64_t workload(const char *base)
 	uint64_t seed = 42, sum = 0, clock[120] = { 0 };
 	int i, n;
 
-	ck_assert_int_eq(vs_coherence_name(c, base + 7 * LINE, LINE, "hot"),
-			 0);
+	ck_assert_int_eq(vs_coherence_name(c, base + 6 * LINE + skew,
+					   2 * LINE - skew, "hot"), 0);
 	for (i = 0; i < 200000; i++) {
 		uint64_t r = next(&seed);
 		unsigned int cpu = (unsigned int)(r % 120);
@@ -544,14 +548,16 @@ static uint64_t workload(const char *base)
 	ck_assert_int_eq(n, 16);
 	for (i = 0; i < n; i++)
 		sum = sum * 31 + hot[i].transfers + hot[i].first_touch * 3 +
-		      (uint64_t)(hot[i].name != NULL);
+		      (uint64_t)(hot[i].name != NULL) + hot[i].offset * 5;
 	ck_assert_str_eq(hot[0].name, "hot");
+	ck_assert_uint_eq(hot[0].offset, LINE);
 	vs_coherence_destroy(c);
 	return sum;
 }
 
 /* The same calls on lines elsewhere in memory, at another alignment in
- * the hash table: the same figures. */
+ * the hash table, a name starting elsewhere in its first line: the same
+ * figures, the same offsets. */
 START_TEST(test_deterministic)
 {
 	size_t size = (DET_LINES + 64) * LINE;
@@ -560,13 +566,188 @@ START_TEST(test_deterministic)
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
-	x = workload(a);
-	y = workload(b + 17 * LINE);
-	z = workload(b + size + 1001 * LINE);
+	x = workload(a, 0);
+	y = workload(b + 17 * LINE, 24);
+	z = workload(b + size + 1001 * LINE, 63);
 	ck_assert_uint_eq(x, y);
 	ck_assert_uint_eq(x, z);
 	free(a);
 	free(b);
+}
+END_TEST
+
+#define NEU_LINES 3000
+#define NEU_VCPUS 40
+
+/* What a run of neutral_run() charged: every cost, and the counters of
+ * every vCPU and of every line. */
+struct neutral_result {
+	uint64_t sum;
+	struct vs_coherence_stats st[NEU_VCPUS];
+	int nr_hot;
+	struct vs_coherence_hot hot[NEU_LINES];
+};
+
+static int by_first_touch(const void *a, const void *b)
+{
+	const struct vs_coherence_hot *x = a, *y = b;
+
+	return x->first_touch < y->first_touch ? -1 :
+	       x->first_touch > y->first_touch;
+}
+
+/* A random sequence of accesses by NEU_VCPUS vCPUs to the lines of @base.
+ * With @named, names between the accesses: the whole buffer first (the
+ * table grows sooner), then ranges of the accessed lines that start and
+ * end anywhere, renaming lines already named, touched or not. */
+static void neutral_run(char *base, int named, struct neutral_result *res)
+{
+	static const char *const names[] = { "mmap_lock", "PTEs", "a VMA" };
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ep-2x10x2", NEU_VCPUS);
+	uint64_t seed = 99, clock[NEU_VCPUS] = { 0 };
+	unsigned int i;
+
+	memset(res, 0, sizeof(*res));
+	if (named)
+		ck_assert_int_eq(vs_coherence_name(c, base, NEU_LINES * LINE,
+						   "the buffer"), 0);
+	for (i = 0; i < 100000; i++) {
+		uint64_t r = next(&seed);
+		unsigned int cpu = (unsigned int)(r % NEU_VCPUS);
+		uint64_t line = r >> 8 & 3 ? r >> 16 & 15 :
+				(r >> 16) % (NEU_LINES - 3);
+		uint64_t cost;
+
+		if (named && (r >> 50 & 15) == 0)
+			ck_assert_int_eq(vs_coherence_name(c,
+				base + line * LINE + (r >> 40 & 63),
+				1 + (r >> 32 & 127), names[r % 3]), 0);
+		cost = vs_coherence_access(c, cpu, base + line * LINE +
+					   (r >> 56), (enum vs_access)(r >> 46 & 3),
+					   clock[cpu]);
+		clock[cpu] += cost;
+		res->sum = res->sum * 31 + cost;
+	}
+	for (i = 0; i < NEU_VCPUS; i++)
+		ck_assert_int_eq(vs_coherence_stats(c, i, &res->st[i]), 0);
+	res->nr_hot = vs_coherence_top(c, res->hot, NEU_LINES);
+	qsort(res->hot, (size_t)res->nr_hot, sizeof(res->hot[0]),
+	      by_first_touch);
+	vs_coherence_destroy(c);
+}
+
+/* Names over the accessed lines change no cost and no counter, of a vCPU
+ * or of a line: a named line that was never accessed starts as a line
+ * never seen does. */
+START_TEST(test_names_neutral)
+{
+	struct neutral_result *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	char *buf = aligned_alloc(LINE, NEU_LINES * LINE);
+	int i;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(buf);
+	neutral_run(buf, 0, a);
+	neutral_run(buf, 1, b);
+	ck_assert_uint_eq(a->sum, b->sum);
+	ck_assert_int_eq(memcmp(a->st, b->st, sizeof(a->st)), 0);
+	ck_assert_int_gt(a->nr_hot, NEU_LINES / 2);
+	ck_assert_int_eq(a->nr_hot, b->nr_hot);
+	for (i = 0; i < a->nr_hot; i++) {
+		ck_assert_ptr_null(a->hot[i].name);
+		ck_assert_ptr_nonnull(b->hot[i].name);
+		ck_assert_uint_eq(a->hot[i].first_touch, b->hot[i].first_touch);
+		ck_assert_uint_eq(a->hot[i].transfers, b->hot[i].transfers);
+		ck_assert_uint_eq(a->hot[i].rmws, b->hot[i].rmws);
+		ck_assert_uint_eq(a->hot[i].wait_cycles, b->hot[i].wait_cycles);
+	}
+	free(buf);
+	free(a);
+	free(b);
+}
+END_TEST
+
+#define HEAP_OBJS 2000
+
+/*
+ * Objects malloc'd one after another, several to a line, accessed by 8
+ * vCPUs at random; with @named each is named as it is allocated, and a
+ * megabyte besides (the directory grows).  The checksum of the costs, 0
+ * on an error (this runs in a child, where ck_assert cannot report).
+ */
+static uint64_t heap_run(int named)
+{
+	static char big[1 << 20];
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = NULL;
+	char *obj[HEAP_OBJS], name[32];
+	uint64_t seed = 7, sum = 1, clock[8] = { 0 };
+	int i;
+
+	if (vs_vcpu_profile_load(&p, "ivb-ep-2x10x2", NULL, 0) ||
+	    vs_coherence_create(&c, &p, 8))
+		return 0;
+	for (i = 0; i < HEAP_OBJS; i++) {
+		obj[i] = malloc(24);
+		if (!obj[i])
+			return 0;
+		snprintf(name, sizeof(name), "object %d", i % 100);
+		if (named && (vs_coherence_name(c, obj[i], 24, name) ||
+			      (i == HEAP_OBJS / 2 &&
+			       vs_coherence_name(c, big, sizeof(big), "big"))))
+			return 0;
+	}
+	for (i = 0; i < 50000; i++) {
+		uint64_t r = next(&seed);
+		unsigned int cpu = (unsigned int)(r % 8);
+		uint64_t cost = vs_coherence_access(c, cpu,
+			obj[(r >> 8) % HEAP_OBJS],
+			(enum vs_access)((r >> 40) % 3), clock[cpu]);
+
+		clock[cpu] += cost;
+		sum = sum * 31 + cost;
+	}
+	vs_coherence_destroy(c);
+	return sum ? sum : 1;
+}
+
+/* heap_run(@named) in a child forked now: its checksum. */
+static uint64_t heap_run_child(int named)
+{
+	uint64_t sum = 0;
+	int fd[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		sum = heap_run(named);
+		_exit(write(fd[1], &sum, sizeof(sum)) == sizeof(sum) ? 0 : 1);
+	}
+	close(fd[1]);
+	ck_assert_int_eq(read(fd[0], &sum, sizeof(sum)), sizeof(sum));
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_ne(sum, 0);
+	return sum;
+}
+
+/*
+ * The figures of the simulated code follow from where malloc puts its
+ * objects (which share a line).  Naming allocates nothing from the heap,
+ * so the same allocations with and without names give the same figures.
+ * The two runs are children forked from one state of the heap.
+ */
+START_TEST(test_names_off_heap)
+{
+	uint64_t plain = heap_run_child(0);
+
+	ck_assert_uint_eq(heap_run_child(1), plain);
+	ck_assert_uint_eq(heap_run_child(0), plain);
 }
 END_TEST
 
@@ -606,6 +787,7 @@ Suite *vcpu_cost_suite(void)
 	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
 		    test_distances, test_clear, test_names_top,
-		    test_deterministic, test_bad_args);
+		    test_deterministic, test_names_neutral,
+		    test_names_off_heap, test_bad_args);
 	return s;
 }

@@ -3,7 +3,8 @@
 # The engine is deterministic: the same vcpubench workload and seed give
 # the same events, virtual time and counts (the "virtual:" line, with
 # the event hash) in two separate processes, ASLR on; another seed gives
-# another hash.
+# another hash.  And vm/ names what it shares: the fault run's hottest
+# lines all have names.
 #
 #   test_vcpu_determinism.sh VCPUBENCH
 set -eu
@@ -21,4 +22,9 @@ echo "$a"
 [ "$a" = "$b" ] || { echo "FAIL: the same seed differs between processes:"; echo "$b"; exit 1; }
 [ "$(echo "$a" | grep 'fault seed')" != "$(echo "$c" | grep 'fault seed')" ] ||
 	{ echo "FAIL: another seed gave the same fault run"; exit 1; }
-echo "PASS: two processes agree, bit for bit; seed 6 differs"
+hot=$(echo "$a" | awk '/ fault seed /{f=1; next} / seed /{f=0} f && /hot line/')
+[ -n "$hot" ] || { echo "FAIL: no hot lines for the fault run"; exit 1; }
+if echo "$hot" | grep -q '(unnamed)'; then
+	echo "FAIL: a hot line of the fault run has no name:"; echo "$hot"; exit 1
+fi
+echo "PASS: two processes agree, bit for bit; seed 6 differs; hot lines named"
