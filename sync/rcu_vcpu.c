@@ -16,6 +16,7 @@
  * period is over at once and a callback runs at once.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "rcu.h"
@@ -23,8 +24,12 @@
 #include "wait.h"
 
 struct rcu_vcpu {
-	int depth[VS_VCPU_MAX + VS__VCPU_DAEMONS];
-	vs_atomic32_t left[VS_VCPU_MAX + VS__VCPU_DAEMONS];
+	/* A line per context, as liburcu's per-thread reader state:
+	 * a reader's own line is a hit, not a transfer. */
+	struct {
+		VS_CACHELINE_ALIGNED int depth;
+		vs_atomic32_t left;
+	} rd[VS__VCPU_CONTEXTS];
 	int gp_waiting;			/* synchronize calls blocked */
 	vs_atomic32_t gp_word;		/* they sleep here */
 	struct rcu_head *head, **tail;	/* queued callbacks */
@@ -50,15 +55,13 @@ static struct rcu_vcpu *state(void)
 		return NULL;
 	if (m->rcu)
 		return m->rcu;
-	r = calloc(1, sizeof(*r));
+	r = aligned_alloc(VS_CACHELINE, sizeof(*r));
 	if (!r)
 		vs__die("vcpu rcu", ENOMEM);
+	memset(r, 0, sizeof(*r));
 	r->tail = &r->head;
 	vs_vcpu_name(r, sizeof(*r), "vCPU RCU state");
-	vs_vcpu_name(r->depth, sizeof(r->depth),
-		     "vCPU RCU readers' nesting depths");
-	vs_vcpu_name(r->left, sizeof(r->left),
-		     "vCPU RCU readers' section exits");
+	vs_vcpu_name(r->rd, sizeof(r->rd), "vCPU RCU readers (a line each)");
 	m->rcu = r;
 	m->rcu_destroy = rcu_destroy;
 	return r;
@@ -72,8 +75,8 @@ void vs__vcpu_rcu_read_lock(void)
 		return;
 	/* The nesting count is the reader's own line: a hit, as a
 	 * compiler barrier is under urcu-memb. */
-	vs__vcpu_event(&r->depth[vs__vcpu_cur], VS_VCPU_STORE);
-	r->depth[vs__vcpu_cur]++;
+	vs__vcpu_event(&r->rd[vs__vcpu_cur].depth, VS_VCPU_STORE);
+	r->rd[vs__vcpu_cur].depth++;
 }
 
 void vs__vcpu_rcu_read_unlock(void)
@@ -83,10 +86,10 @@ void vs__vcpu_rcu_read_unlock(void)
 
 	if (!r)
 		return;
-	vs__vcpu_event(&r->depth[me], VS_VCPU_STORE);
-	if (--r->depth[me] > 0)
+	vs__vcpu_event(&r->rd[me].depth, VS_VCPU_STORE);
+	if (--r->rd[me].depth > 0)
 		return;
-	vs_write_once(&r->left[me], vs_read_once(&r->left[me]) + 1);
+	vs_write_once(&r->rd[me].left, vs_read_once(&r->rd[me].left) + 1);
 	if (r->gp_waiting) {
 		vs_write_once(&r->gp_word, vs_read_once(&r->gp_word) + 1);
 		vs_futex_wake(&r->gp_word, INT32_MAX);
@@ -97,7 +100,7 @@ int vs__vcpu_rcu_read_ongoing(void)
 {
 	struct rcu_vcpu *r = state();
 
-	return r ? r->depth[vs__vcpu_cur] > 0 : 0;
+	return r ? r->rd[vs__vcpu_cur].depth > 0 : 0;
 }
 
 void vs_synchronize_rcu(void)
@@ -112,7 +115,7 @@ void vs_synchronize_rcu(void)
 		return;
 	n = vs__vcpu_machine->nr_all;
 	for (i = 0; i < n; i++)
-		snap[i] = r->depth[i] > 0 ? vs_read_once(&r->left[i]) + 1 : 0;
+		snap[i] = r->rd[i].depth > 0 ? vs_read_once(&r->rd[i].left) + 1 : 0;
 	/* Counted before the check: a reader that leaves after it bumps
 	 * gp_word, so the wait below cannot miss it. */
 	r->gp_waiting++;
@@ -120,7 +123,7 @@ void vs_synchronize_rcu(void)
 		gen = vs_read_once(&r->gp_word);
 		waiting = 0;
 		for (i = 0; i < n; i++)
-			if (snap[i] && vs_read_once(&r->left[i]) < snap[i])
+			if (snap[i] && vs_read_once(&r->rd[i].left) < snap[i])
 				waiting = 1;
 		if (!waiting)
 			break;
