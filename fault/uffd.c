@@ -78,8 +78,11 @@ static int uffd_api(int fd, uint64_t features, uint64_t *granted)
 int vs_uffd_probe(uint64_t *features)
 {
 	uint64_t f;
-	int fd = uffd_open(), err;
+	int fd, err;
 
+	if (VS_VCPU)
+		return -EOPNOTSUPP;
+	fd = uffd_open();
 	if (fd < 0)
 		return fd;
 	/* Features 0: the answer lists everything the kernel offers. */
@@ -239,6 +242,8 @@ int vs_uffd_create(struct vs_uffd **up, const struct vs_uffd_options *opt)
 	struct vs_uffd *u;
 	int err;
 
+	if (VS_VCPU)	/* real memory and real faults: not on vCPUs */
+		return -EOPNOTSUPP;
 	if (!up)
 		return -EINVAL;
 	if (opt)

@@ -173,7 +173,9 @@ struct vs_uffd;
  * else /dev/userfaultfd) and asks UFFDIO_API what it offers.
  *
  * Context: any thread; not a signal handler.
- * Return: 0; -EPERM or -ENOSYS as above.
+ * Return: 0; -EPERM or -ENOSYS as above; -EOPNOTSUPP in the vCPU build
+ * (sync/vcpu.h): userfaultfd is real memory and real faults, which
+ * virtual CPUs do not run.
  */
 VS_EXTERN int vs_uffd_probe(uint64_t *features);
 
@@ -188,7 +190,8 @@ VS_EXTERN int vs_uffd_probe(uint64_t *features);
  * Context: any thread; not a signal handler.
  * Return: 0; -EINVAL for a NULL @up, a bad size, mode, thread count,
  * strategy or mm setting; -EPERM, -ENOSYS as above; -ENOMEM; -EBUSY when
- * VS_UFFD_MAX_REGIONS regions exist.
+ * VS_UFFD_MAX_REGIONS regions exist; -EOPNOTSUPP in the vCPU build, as
+ * vs_uffd_probe().
  */
 VS_EXTERN int vs_uffd_create(struct vs_uffd **up,
 			     const struct vs_uffd_options *opt);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fault/uffd.h"
 #include "sync/lock.h"
 #include "sync/lockstat.h"
 #include "sync/rcu.h"
@@ -59,6 +60,18 @@ START_TEST(vcpu_args)
 	ck_assert_int_eq(vs_machine_run(m, nothing, NULL), 0);
 	ck_assert_int_eq(vs_vcpu_self(), -1);
 	ck_assert_int_eq(vs_machine_destroy(m), 0);
+}
+END_TEST
+
+/* What virtual CPUs cannot run is refused by name. */
+START_TEST(vcpu_refused)
+{
+	struct vs_uffd *u;
+	struct vs_lock l;
+
+	ck_assert_int_eq(vs_uffd_probe(NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(vs_uffd_create(&u, NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(vs_lock_init(&l, "pthread", NULL), -EOPNOTSUPP);
 }
 END_TEST
 
@@ -270,6 +283,7 @@ Suite *vcpu_suite(void)
 	/* No vs_test_tcase(): these tests make machines of their own. */
 	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
 	tcase_add_test(tc, vcpu_args);
+	tcase_add_test(tc, vcpu_refused);
 	tcase_add_test(tc, vcpu_spawn_join);
 	tcase_add_test(tc, vcpu_timeout);
 	tcase_add_test(tc, vcpu_costs);
