@@ -167,8 +167,9 @@ VS_EXTERN void vs_call_rcu(struct vs_rcu_head *head,
  * thread's slot collects entries and hands each full batch of
  * VS_RCU_BATCH to RCU with one callback, so that liburcu's worker is
  * woken once per batch, not per object (after the kernel's kfree_rcu()
- * batching).  vs_rcu_barrier() hands over the partial batches and
- * waits for them.  When no batch can be allocated it waits for a grace
+ * batching); a full batch is handed over by vs_rcu_free_handover(), or
+ * at once when a few wait.  vs_rcu_barrier() hands over the partial
+ * batches and waits for them.  When no batch can be allocated it waits for a grace
  * period in place and calls @fn at once, as the kernel's
  * kvfree_rcu_mightsleep() does.
  *
@@ -177,6 +178,20 @@ VS_EXTERN void vs_call_rcu(struct vs_rcu_head *head,
  */
 VS_EXTERN void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg,
 			   void *obj);
+
+/**
+ * vs_rcu_free_handover - hand the calling slot's full vs_free_rcu()
+ * batches to RCU now
+ *
+ * A full batch waits in its slot until this call (or until a few more
+ * fill), so that the call_rcu, which may wake liburcu's worker with a
+ * futex call, happens outside a write hold of mmap_lock:
+ * vs_mmap_write_unlock() calls it after the unlock.  Cheap when there
+ * is nothing to hand over.
+ *
+ * Context: any attached thread, also inside a read-side section.
+ */
+VS_EXTERN void vs_rcu_free_handover(void);
 
 /** VS_RCU_BATCH - entries that vs_free_rcu() hands to RCU at once */
 #define VS_RCU_BATCH 128

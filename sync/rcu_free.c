@@ -41,8 +41,20 @@ struct free_batch {
 struct batch_slot {
 	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
 	struct free_batch *cur;
+	struct free_batch *full;	/* full, not yet handed over */
+	unsigned int nr_full;
+	vs_atomic32_t full_hint;	/* @full is not empty; read unlocked */
 	vs_atomic_long_t deferred;
 };
+
+/*
+ * Full batches wait in their slot for vs_rcu_free_handover(), which
+ * vs_mmap_write_unlock() calls after the unlock: call_rcu may wake
+ * liburcu's worker with a futex call, which should not lengthen a
+ * write hold of mmap_lock.  Past this many, a slot hands them over at
+ * once (a huge munmap, or frees by a thread that never unlocks one).
+ */
+#define MAX_HELD 4
 
 static struct batch_slot batch_slots[VS_SLOT_ARRAY];
 
@@ -87,18 +99,57 @@ static void batch_run(struct vs_rcu_head *head)
 	batch_put(b);
 }
 
-/* Hand @s's batch to RCU, if it has one; return whether it had. */
+/* Hand every batch of the list @b (linked by ->next) to RCU. */
+static void hand_over(struct free_batch *b)
+{
+	struct free_batch *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		vs_call_rcu(&b->rcu, batch_run);
+	}
+}
+
+/* Take @s's full batches, and its partial one too when @all.  Caller
+ * holds s->lock. */
+static struct free_batch *take_batches(struct batch_slot *s, int all)
+{
+	struct free_batch *list = s->full;
+
+	s->full = NULL;
+	s->nr_full = 0;
+	if (all && s->cur) {
+		s->cur->next = list;
+		list = s->cur;
+		s->cur = NULL;
+	}
+	return list;
+}
+
+/* Hand all of @s's batches to RCU; return whether it had any. */
 static int batch_flush(struct batch_slot *s)
 {
-	struct free_batch *b;
+	struct free_batch *list;
 
 	vs__slot_lock(&s->lock);
-	b = s->cur;
-	s->cur = NULL;
+	list = take_batches(s, 1);
 	vs__slot_unlock(&s->lock);
-	if (b)
-		vs_call_rcu(&b->rcu, batch_run);
-	return b != NULL;
+	hand_over(list);
+	return list != NULL;
+}
+
+void vs_rcu_free_handover(void)
+{
+	struct batch_slot *s = &batch_slots[vs__thread_slot()];
+	struct free_batch *list;
+
+	if (!vs_read_once(&s->full_hint))
+		return;
+	vs__slot_lock(&s->lock);
+	list = take_batches(s, 0);
+	vs_write_once(&s->full_hint, 0);
+	vs__slot_unlock(&s->lock);
+	hand_over(list);
 }
 
 void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
@@ -124,15 +175,19 @@ void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
 	b->ent[b->nr].fn = fn;
 	b->ent[b->nr].arg = arg;
 	b->ent[b->nr].obj = obj;
-	if (++b->nr == VS_RCU_BATCH)
+	b = NULL;
+	if (++s->cur->nr == VS_RCU_BATCH) {
+		s->cur->next = s->full;
+		s->full = s->cur;
 		s->cur = NULL;
-	else
-		b = NULL;
+		vs_write_once(&s->full_hint, 1);
+		if (++s->nr_full >= MAX_HELD)
+			b = take_batches(s, 0);
+	}
 	vs_write_once(&s->deferred, vs_read_once(&s->deferred) + 1);
 	vs__slot_unlock(&s->lock);
 	/* Outside the slot lock: call_rcu may wake liburcu's worker. */
-	if (b)
-		vs_call_rcu(&b->rcu, batch_run);
+	hand_over(b);
 }
 
 void vs_rcu_stats(struct vs_rcu_stats *st)

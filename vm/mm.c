@@ -63,6 +63,8 @@ void vs_mmap_write_unlock(struct vs_mm *mm)
 {
 	vma_end_write_all(mm);
 	vs_lock_write_unlock(&mm->mmap_lock);
+	/* The write section's RCU frees, now that the lock is free. */
+	vs_rcu_free_handover();
 }
 
 void vs_mmap_write_downgrade(struct vs_mm *mm)

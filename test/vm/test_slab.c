@@ -153,8 +153,10 @@ static void count_free(void *arg, void *obj)
 }
 
 /*
- * Fewer than a batch wait for vs_rcu_barrier(); a full batch goes to
- * RCU with one callback; the barrier waits for every entry.
+ * Full batches wait in the slot until vs_rcu_free_handover() (which
+ * vs_mmap_write_unlock() calls), one callback each, or go at once when
+ * four wait; a partial batch waits for vs_rcu_barrier(), which waits
+ * for every entry.
  */
 START_TEST(free_rcu_batches)
 {
@@ -168,10 +170,20 @@ START_TEST(free_rcu_batches)
 		vs_free_rcu(count_free, &freed, (void *)(uintptr_t)(i + 1));
 	vs_rcu_stats(&b);
 	ck_assert_int_eq(b.deferred - a.deferred, n);
-	/* Three full batches handed over; the 5 wait in the slot. */
+	ck_assert_int_eq(b.callbacks - a.callbacks, 0);	/* all held */
+	vs_rcu_free_handover();
+	vs_rcu_stats(&b);
+	ck_assert_int_eq(b.callbacks - a.callbacks, 3);	/* 5 still wait */
+	vs_rcu_free_handover();
+	vs_rcu_stats(&b);
 	ck_assert_int_eq(b.callbacks - a.callbacks, 3);
+	/* Four full batches more: handed over when the fourth fills. */
+	for (i = 0; i < 4 * VS_RCU_BATCH; i++)
+		vs_free_rcu(count_free, &freed, (void *)(uintptr_t)(i + 1));
+	vs_rcu_stats(&b);
+	ck_assert_int_eq(b.callbacks - a.callbacks, 7);
 	vs_rcu_barrier();
-	ck_assert_int_eq(vs_read_once(&freed), n);
+	ck_assert_int_eq(vs_read_once(&freed), n + 4 * VS_RCU_BATCH);
 }
 END_TEST
 
