@@ -1094,9 +1094,11 @@ uint64_t vs_machine_clock(struct vs_machine *m, int cpu)
 			return m->cur->clock;
 		return m->cpus[cpu].clock;
 	}
-	for (i = 0; i < m->nr; i++)
-		if (vs_machine_clock(m, (int)i) > max)
-			max = vs_machine_clock(m, (int)i);
+	for (i = 0; i < m->nr; i++) {
+		uint64_t c = vs_machine_clock(m, (int)i);
+
+		max = c > max ? c : max;
+	}
 	return max;
 }
 

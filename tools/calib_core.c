@@ -28,15 +28,21 @@
 
 struct calib_clock calib_clock;
 
+/* "vcpu-calibrate: " and the message, a line on stderr. */
+static void say(const char *fmt, va_list ap)
+{
+	fputs("vcpu-calibrate: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 _Noreturn void calib_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("vcpu-calibrate: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 
@@ -44,11 +50,9 @@ void calib_progress(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("vcpu-calibrate: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 #if defined(__x86_64__)
