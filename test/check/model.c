@@ -19,7 +19,8 @@
 /*
  * vs__stress_bug - report a violation: count it, keep the first message
  * for the report, describe it on the log, and stop everyone.  The
- * message names the writer's operation in flight; it stays in r->msg
+ * message names the writer's operation in flight, or says there is
+ * none (the writer may not have begun its first); it stays in r->msg
  * for the report, which reads it once the threads stopped.
  * Context: any thread of the run.
  */
@@ -33,7 +34,10 @@ void vs__stress_bug(struct stress *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (len >= 0 && (size_t)len < sizeof(msg) && doing != DO_NOTHING)
+	if (len >= 0 && (size_t)len < sizeof(msg) && doing == DO_NOTHING)
+		snprintf(msg + len, sizeof(msg) - (size_t)len,
+			 " [writer between operations]");
+	else if (len >= 0 && (size_t)len < sizeof(msg))
 		snprintf(msg + len, sizeof(msg) - (size_t)len,
 			 " [writer in %s]", vs__stress_doing_str(doing, what,
 							   sizeof(what)));

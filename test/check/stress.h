@@ -79,7 +79,8 @@
  *     exit to be rid of it (a Check test in its forked child does).
  *
  * Every violation also names the writer's operation in flight when it
- * was found ("[writer in mremap of pages 4-7]").
+ * was found ("[writer in mremap of pages 4-7]"), or says that there was
+ * none ("[writer between operations]").
  *
  * A use after free (a VMA or page freed before its grace period) is
  * not seen by vs_stress_run() itself.  Freed VMAs are filled with 0x6b;

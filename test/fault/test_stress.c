@@ -325,7 +325,7 @@ START_TEST(stress_fault_bits_named)
 	ck_assert_uint_ge(rep.violations, 1);
 	ck_assert_msg(strstr(rep.first, "returned VS_VM_FAULT_SIGBUS, "
 			     "expected VS_VM_FAULT_SIGSEGV") &&
-		      strstr(rep.first, "[writer in "),
+		      strstr(rep.first, " [writer "),
 		      "first: %s", rep.first);
 }
 END_TEST
