@@ -19,6 +19,7 @@
 #define TABLE_MIN 1024			/* first size of the table, a power of 2 */
 #define LINE_SHIFT 6
 #define NO_OWNER (-1)
+#define TOTALS_MIN 64			/* first room of the per-name totals */
 
 /*
  * One line.  @tag is the line number + 1 (0: a free slot).  Either
@@ -47,6 +48,15 @@ struct cpu_info {
 	uint64_t clear_start, clear_end;	/* its current clear */
 };
 
+/* The totals of one name (index 0: the lines never named). */
+struct name_total {
+	uint64_t cycles;
+	uint64_t wait_cycles;
+	uint64_t transfers;
+	uint64_t rmws;
+	uint64_t accesses;
+};
+
 struct vs_coherence {
 	struct vs_vcpu_profile p;
 	unsigned int nr;
@@ -58,6 +68,8 @@ struct vs_coherence {
 	unsigned int shift;		/* 64 - log2(cap) */
 	uint64_t touches;		/* lines accessed so far */
 	struct vs__names names;
+	struct name_total *totals;	/* by name id, off the heap */
+	uint32_t totals_cap;		/* entries of @totals */
 	struct cpu_info *cpus;
 	struct vs_coherence_stats *stats;
 };
@@ -149,6 +161,28 @@ static struct line *table_get(struct vs_coherence *c, uint64_t lineno)
 	return l;
 }
 
+/* Room in the per-name totals for name id @id; 0 or -ENOMEM.  Off the
+ * heap, as the names: naming stays neutral. */
+static int totals_grow(struct vs_coherence *c, uint32_t id)
+{
+	uint32_t cap = c->totals_cap ? c->totals_cap : TOTALS_MIN;
+	struct name_total *t;
+
+	while (cap <= id)
+		cap *= 2;
+	if (cap == c->totals_cap)
+		return 0;
+	t = vs__offheap_alloc(cap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (c->totals)
+		memcpy(t, c->totals, c->totals_cap * sizeof(*t));
+	vs__offheap_free(c->totals, c->totals_cap * sizeof(*c->totals));
+	c->totals = t;
+	c->totals_cap = cap;
+	return 0;
+}
+
 static void fill_cpus(struct vs_coherence *c)
 {
 	unsigned int i, j;
@@ -196,7 +230,8 @@ int vs_coherence_create(struct vs_coherence **cp,
 	c->lat[VS_XFER_MEMORY] = p->memory;
 	c->cpus = calloc(nr_vcpus, sizeof(*c->cpus));
 	c->stats = calloc(nr_vcpus, sizeof(*c->stats));
-	if (!c->cpus || !c->stats || table_alloc(c, TABLE_MIN)) {
+	if (!c->cpus || !c->stats || table_alloc(c, TABLE_MIN) ||
+	    totals_grow(c, 0)) {
 		vs_coherence_destroy(c);
 		return -ENOMEM;
 	}
@@ -211,6 +246,7 @@ void vs_coherence_destroy(struct vs_coherence *c)
 		return;
 	vs__names_free(&c->names);
 	vs__offheap_free(c->table, c->cap * sizeof(*c->table));
+	vs__offheap_free(c->totals, c->totals_cap * sizeof(*c->totals));
 	free(c->cpus);
 	free(c->stats);
 	free(c);
@@ -321,6 +357,20 @@ static enum vs_xfer_source write_miss(const struct vs_coherence *c,
 	return src;
 }
 
+/* Add an access of @cost cycles to the totals of name @id; returns @cost. */
+static uint64_t tally(struct vs_coherence *c, uint32_t id, uint64_t cost,
+		      uint64_t wait, int transfer, enum vs_access kind)
+{
+	struct name_total *t = &c->totals[id];
+
+	t->accesses++;
+	t->cycles += cost;
+	t->wait_cycles += wait;
+	t->transfers += (uint64_t)transfer;
+	t->rmws += kind == VS_ACCESS_RMW;
+	return cost;
+}
+
 static uint64_t charge_hit(struct vs_coherence *c, unsigned int cpu,
 			   uint64_t extra)
 {
@@ -360,7 +410,7 @@ uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 		st->transfers++;
 		st->by_source[VS_XFER_MEMORY]++;
 		st->cycles += c->p.memory + extra;
-		return c->p.memory + extra;
+		return tally(c, 0, c->p.memory + extra, 0, 1, kind);
 	}
 	if (!l->first_touch)
 		l->first_touch = ++c->touches;
@@ -368,13 +418,15 @@ uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 		l->rmws++;
 	if (l->owner == (int)cpu ||
 	    (kind == VS_ACCESS_LOAD && has_cpu(l->sharers, cpu)))
-		return charge_hit(c, cpu, extra);
+		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
+			     kind);
 	if (kind == VS_ACCESS_LOAD)
 		src = load_miss(c, l, cpu);
 	else
 		src = write_miss(c, l, cpu, &inval);
 	if (src == VS_XFER_NR)	/* an upgrade with no other copy */
-		return charge_hit(c, cpu, extra);
+		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
+			     kind);
 	start = now > l->busy_until ? now : l->busy_until;
 	end = start + c->lat[src] + extra;
 	l->busy_until = end;
@@ -385,7 +437,7 @@ uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 	st->invalidations += (uint64_t)inval;
 	st->wait_cycles += start - now;
 	st->cycles += end - now;
-	return end - now;
+	return tally(c, l->name, end - now, start - now, 1, kind);
 }
 
 /* How many vCPUs of @cpu's socket, itself included, clear at @now. */
@@ -456,7 +508,7 @@ int vs_coherence_name(struct vs_coherence *c, const void *addr, size_t len,
 	if (len > NAME_RANGE_MAX || start + len - 1 < start)
 		return -E2BIG;
 	id = vs__names_intern(&c->names, name);
-	if (!id)
+	if (!id || totals_grow(c, id))
 		return -ENOMEM;
 	first = start >> LINE_SHIFT;
 	last = (start + len - 1) >> LINE_SHIFT;
@@ -530,6 +582,46 @@ int vs_coherence_top(const struct vs_coherence *c,
 	return (int)have;
 }
 
+/* < 0 when @a ranks before @b: most cycles first, then by name, the
+ * unnamed lines last (names are distinct: a total order). */
+static int named_cmp(const struct vs_coherence_named *a,
+		     const struct vs_coherence_named *b)
+{
+	if (a->cycles != b->cycles)
+		return a->cycles > b->cycles ? -1 : 1;
+	if (!a->name || !b->name)
+		return a->name ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+int vs_coherence_by_name(const struct vs_coherence *c,
+			 struct vs_coherence_named *out, unsigned int n)
+{
+	unsigned int have = 0, k;
+	uint32_t id;
+
+	if (!c || (!out && n))
+		return -EINVAL;
+	for (id = 0; id <= c->names.nr && id < c->totals_cap && n; id++) {
+		const struct name_total *t = &c->totals[id];
+		struct vs_coherence_named e = {
+			.name = id ? vs__names_str(&c->names, id) : NULL,
+			.cycles = t->cycles, .wait_cycles = t->wait_cycles,
+			.transfers = t->transfers, .rmws = t->rmws,
+			.accesses = t->accesses,
+		};
+
+		if (!t->accesses ||
+		    (have == n && named_cmp(&e, &out[n - 1]) > 0))
+			continue;
+		k = have < n ? have++ : n - 1;
+		for (; k > 0 && named_cmp(&e, &out[k - 1]) < 0; k--)
+			out[k] = out[k - 1];
+		out[k] = e;
+	}
+	return (int)have;
+}
+
 int vs_coherence_stats(const struct vs_coherence *c, unsigned int cpu,
 		       struct vs_coherence_stats *out)
 {
@@ -569,6 +661,7 @@ void vs_coherence_reset_stats(struct vs_coherence *c)
 	if (!c)
 		return;
 	memset(c->stats, 0, c->nr * sizeof(*c->stats));
+	memset(c->totals, 0, c->totals_cap * sizeof(*c->totals));
 	for (i = 0; i < c->cap; i++) {
 		c->table[i].transfers = 0;
 		c->table[i].rmws = 0;

@@ -139,6 +139,32 @@ struct vs_coherence_hot {
 };
 
 /**
+ * struct vs_coherence_named - what the accesses to the lines of one name
+ *	cost, over every vCPU
+ * @name: a name given by vs_coherence_name(), or NULL for the lines never
+ *	named; valid until the directory is destroyed
+ * @cycles: the sum of what vs_coherence_access() returned for accesses to
+ *	those lines, queue waits included
+ * @wait_cycles: the part of @cycles spent queued behind another transfer
+ *	of the same line
+ * @transfers: accesses that moved one of those lines to a vCPU
+ * @rmws: read-modify-writes on them
+ * @accesses: loads, stores and read-modify-writes of them (fences touch
+ *	no line and count under no name)
+ *
+ * A line counts under the name it had at the access: renaming a line
+ * moves its later accesses, not its past ones.
+ */
+struct vs_coherence_named {
+	const char *name;
+	uint64_t cycles;
+	uint64_t wait_cycles;
+	uint64_t transfers;
+	uint64_t rmws;
+	uint64_t accesses;
+};
+
+/**
  * vs_coherence_create - a directory for @nr_vcpus vCPUs of profile @p
  * @c: receives the directory
  * @p: the machine profile (copied); vCPU i is CPU i of the profile
@@ -266,6 +292,25 @@ VS_EXTERN int vs_coherence_top(const struct vs_coherence *c,
 			       struct vs_coherence_hot *out, unsigned int n);
 
 /**
+ * vs_coherence_by_name - the cost of the accesses, name by name
+ * @c: the directory
+ * @out: receives up to @n names, most cycles first; ties by name, the
+ *	unnamed lines (NULL) last - never by address, so that the order is
+ *	the same in every run
+ * @n: the size of @out
+ *
+ * Lists only the names with at least one access since the directory was
+ * created or its counters reset.
+ *
+ * Context: one call on @c at a time.
+ * Return: the number of names written (at most @n); -EINVAL for a NULL
+ * @c, or a NULL @out with @n > 0.
+ */
+VS_EXTERN int vs_coherence_by_name(const struct vs_coherence *c,
+				   struct vs_coherence_named *out,
+				   unsigned int n);
+
+/**
  * vs_coherence_stats - read the counters of vCPU @cpu, or of all
  * @c: the directory
  * @cpu: the vCPU, or VS_COHERENCE_ALL for the sums over every vCPU
@@ -282,9 +327,9 @@ VS_EXTERN int vs_coherence_stats(const struct vs_coherence *c,
  * vs_coherence_reset_stats - zero every counter, keeping the lines' state
  * @c: the directory
  *
- * Zeroes the per-vCPU counters and the per-line transfer, RMW and wait
- * counts (after a warm-up, say); owners, sharers, busy-until, names and
- * first-touch order stay.
+ * Zeroes the per-vCPU counters, the per-line transfer, RMW and wait
+ * counts and the per-name totals (after a warm-up, say); owners,
+ * sharers, busy-until, names and first-touch order stay.
  *
  * Context: one call on @c at a time.
  */

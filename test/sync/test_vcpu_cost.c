@@ -498,6 +498,84 @@ START_TEST(test_names_top)
 }
 END_TEST
 
+/* Per-name totals: exact sums over two named ranges and an unnamed line,
+ * most cycles first; a tie goes by name, the unnamed lines last. */
+START_TEST(test_by_name)
+{
+	static char buf[8 * LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_named out[4];
+	struct vs_coherence_stats all;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "flat", 4);
+	uint64_t lat = p.same_socket, sum = 0, t;
+
+	/* flat: every transfer costs the same, whatever the distance. */
+	ck_assert_uint_eq(p.smt_sibling, lat);
+	ck_assert_uint_eq(p.other_socket, lat);
+	ck_assert_int_eq(vs_coherence_name(c, buf, LINE, "lock"), 0);
+	ck_assert_int_eq(vs_coherence_name(c, buf + 2 * LINE, 2 * LINE,
+					   "pool"), 0);
+	ck_assert_int_eq(vs_coherence_name(c, buf + 7 * LINE, LINE, "idle"),
+			 0);
+	/* lock: a store from memory, an RMW queued behind it, a hit. */
+	t = vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, 0);
+	ck_assert_uint_eq(t, p.memory);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf + 8, VS_ACCESS_RMW, 0),
+			  p.memory + lat + p.rmw);
+	t += vs_coherence_access(c, 1, buf, VS_ACCESS_LOAD, 1000);
+	/* pool: a load from memory, a store that hits, another line's load;
+	 * the unnamed line: an RMW from memory; a fence counts nowhere. */
+	t += vs_coherence_access(c, 2, buf + 2 * LINE, VS_ACCESS_LOAD, t);
+	t += vs_coherence_access(c, 2, buf + 2 * LINE, VS_ACCESS_STORE, t);
+	t += vs_coherence_access(c, 3, buf + 3 * LINE + 5, VS_ACCESS_LOAD, t);
+	t += vs_coherence_access(c, 0, buf + 5 * LINE, VS_ACCESS_RMW, t);
+	t += vs_coherence_access(c, 0, NULL, VS_ACCESS_FENCE, t);
+	ck_assert_int_eq(vs_coherence_by_name(c, out, 4), 3);
+	ck_assert_str_eq(out[0].name, "lock");
+	ck_assert_uint_eq(out[0].cycles, 2 * p.memory + lat + p.rmw + p.hit);
+	ck_assert_uint_eq(out[0].wait_cycles, p.memory);
+	ck_assert_uint_eq(out[0].transfers, 2);
+	ck_assert_uint_eq(out[0].rmws, 1);
+	ck_assert_uint_eq(out[0].accesses, 3);
+	ck_assert_str_eq(out[1].name, "pool");
+	ck_assert_uint_eq(out[1].cycles, 2 * p.memory + p.hit);
+	ck_assert_uint_eq(out[1].wait_cycles, 0);
+	ck_assert_uint_eq(out[1].transfers, 2);
+	ck_assert_uint_eq(out[1].rmws, 0);
+	ck_assert_uint_eq(out[1].accesses, 3);
+	ck_assert_ptr_null(out[2].name);
+	ck_assert_uint_eq(out[2].cycles, p.memory + p.rmw);
+	ck_assert_uint_eq(out[2].transfers, 1);
+	ck_assert_uint_eq(out[2].rmws, 1);
+	ck_assert_uint_eq(out[2].accesses, 1);
+	/* The names' cycles are every access's but the fence's. */
+	sum = out[0].cycles + out[1].cycles + out[2].cycles;
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &all), 0);
+	ck_assert_uint_eq(sum + p.fence, all.cycles);
+	/* A short array keeps the first. */
+	ck_assert_int_eq(vs_coherence_by_name(c, out, 1), 1);
+	ck_assert_str_eq(out[0].name, "lock");
+	ck_assert_int_eq(vs_coherence_by_name(c, NULL, 0), 0);
+	ck_assert_int_eq(vs_coherence_by_name(c, NULL, 1), -EINVAL);
+	ck_assert_int_eq(vs_coherence_by_name(NULL, out, 1), -EINVAL);
+	/* A reset zeroes them. */
+	vs_coherence_reset_stats(c);
+	ck_assert_int_eq(vs_coherence_by_name(c, out, 4), 0);
+	/* Ties: by name, then the unnamed lines. */
+	ck_assert_int_eq(vs_coherence_name(c, buf + 6 * LINE, LINE, "b"), 0);
+	ck_assert_int_eq(vs_coherence_name(c, buf + 4 * LINE, LINE, "a"), 0);
+	vs_coherence_access(c, 0, buf + 1 * LINE, VS_ACCESS_LOAD, t);
+	vs_coherence_access(c, 0, buf + 6 * LINE, VS_ACCESS_LOAD, t);
+	vs_coherence_access(c, 0, buf + 4 * LINE, VS_ACCESS_LOAD, t);
+	ck_assert_int_eq(vs_coherence_by_name(c, out, 4), 3);
+	ck_assert_str_eq(out[0].name, "a");
+	ck_assert_str_eq(out[1].name, "b");
+	ck_assert_ptr_null(out[2].name);
+	ck_assert_uint_eq(out[0].cycles, out[2].cycles);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
 /* xorshift64*: the workload's own PRNG, so the run is reproducible. */
 static uint64_t next(uint64_t *s)
 {
@@ -786,7 +864,7 @@ Suite *vcpu_cost_suite(void)
 		    test_parse_decimals, test_load, test_numbering);
 	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
-		    test_distances, test_clear, test_names_top,
+		    test_distances, test_clear, test_names_top, test_by_name,
 		    test_deterministic, test_names_neutral,
 		    test_names_off_heap, test_bad_args);
 	return s;
