@@ -174,13 +174,37 @@ static void fq_del(struct vs_machine *m, struct vs__vcpu *v)
 
 /* ---- vCPUs and the contexts bound to them ---------------------------- */
 
-/* Give @v's vCPU to @v, or queue @v for it; @v is runnable at @now. */
+/*
+ * Move @v's clock to @to if that is later, accounting the jump to its
+ * vCPU: up to @switch_cost cycles of it are a context switch, the rest
+ * time it slept or waited for the vCPU.
+ */
+static void clock_advance(struct vs_machine *m, struct vs__vcpu *v,
+			  uint64_t to, uint64_t switch_cost)
+{
+	struct vs_machine_stats *st = &m->cpus[v->cpu].st;
+	uint64_t jump, sw;
+
+	if (to <= v->clock)
+		return;
+	jump = to - v->clock;
+	sw = jump < switch_cost ? jump : switch_cost;
+	st->switch_cycles += sw;
+	st->sleep_cycles += jump - sw;
+	st->cycles += jump;
+	v->clock = to;
+}
+
+/*
+ * Give @v's vCPU to @v, or queue @v for it; @v is runnable at @now, of
+ * which the last @switch_cost cycles are a context switch.
+ */
 static void make_runnable(struct vs_machine *m, struct vs__vcpu *v,
-			  uint64_t now)
+			  uint64_t now, uint64_t switch_cost)
 {
 	struct vs__cpu *c = &m->cpus[v->cpu];
 
-	v->clock = v->clock > now ? v->clock : now;
+	clock_advance(m, v, now, switch_cost);
 	if (!c->occupant) {
 		c->occupant = v;
 		c->slice_start = v->clock;
@@ -206,6 +230,7 @@ static void cpu_release(struct vs_machine *m, struct vs__vcpu *v)
 {
 	struct vs__cpu *c = &m->cpus[v->cpu];
 	struct vs__vcpu *n = c->ready_head;
+	uint64_t sw;
 
 	if (c->occupant != v)
 		return;
@@ -217,8 +242,8 @@ static void cpu_release(struct vs_machine *m, struct vs__vcpu *v)
 	if (!c->ready_head)
 		c->ready_tail = NULL;
 	n->ready_next = NULL;
-	make_runnable(m, n, v->clock + (m->coh ? m->profile.context_switch :
-					0));
+	sw = m->coh ? m->profile.context_switch : 0;
+	make_runnable(m, n, v->clock + sw, sw);
 }
 
 /* ---- contexts -------------------------------------------------------------- */
@@ -420,7 +445,7 @@ static struct vs__vcpu *take_next(struct vs_machine *m, struct vs__vcpu *cur)
 		 * when its vCPU is free. */
 		fq_del(m, v);
 		v->wait_ret = -ETIMEDOUT;
-		make_runnable(m, v, v->deadline);
+		make_runnable(m, v, v->deadline, 0);
 		if (v->state != VS__V_RUNNABLE)
 			return take_next(m, cur);
 		heap_remove(m, v);
@@ -456,7 +481,7 @@ static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
 	/* Its slice is over and another context waits for the vCPU. */
 	if (c->ready_head && v->clock - c->slice_start >= VS__VCPU_SLICE) {
 		cpu_release(m, v);
-		make_runnable(m, v, v->clock);	/* queued behind it */
+		make_runnable(m, v, v->clock, 0);	/* queued behind it */
 		m->cpus[v->cpu].st.switches++;
 		run_next(m, v, 0);
 		return;
@@ -517,13 +542,20 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	struct vs__vcpu *v = m->cur;
 	uint64_t cost;
 
+	struct vs_machine_stats *st;
+
 	maybe_yield(m, v);
+	st = &m->cpus[v->cpu].st;
 	cost = event_cost(m, v, addr, op);
 	v->clock += cost;
-	m->cpus[v->cpu].st.cycles += cost;
-	m->cpus[v->cpu].st.events++;
+	st->cycles += cost;
+	if (op == VS_VCPU_RELAX)
+		st->pause_cycles += cost;
+	else
+		st->access_cycles += cost;
+	st->events++;
 	if (op == VS_VCPU_RMW)
-		m->cpus[v->cpu].st.rmws++;
+		st->rmws++;
 	hash_event(m, v->id, op, v->clock);
 }
 
@@ -533,7 +565,7 @@ void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
 	struct vs__vcpu *v = m ? m->cur : NULL;
 	uint64_t cost = 0;
 
-	if (!v || !m->coh)
+	if (!v || !m->coh || (unsigned int)what >= VS_VCPU_WORK_NR)
 		return;
 	maybe_yield(m, v);
 	switch (what) {
@@ -549,11 +581,13 @@ void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
 		cost = (uint64_t)m->profile.fault_entry + m->profile.fault_exit;
 		break;
 	case VS_VCPU_SYSCALL:
+	default:
 		cost = m->profile.syscall;
 		break;
 	}
 	v->clock += cost;
 	m->cpus[v->cpu].st.cycles += cost;
+	m->cpus[v->cpu].st.work_cycles[what] += cost;
 	hash_event(m, v->id, 0x400 | (unsigned int)what, v->clock);
 }
 
@@ -578,6 +612,7 @@ void vs_vcpu_charge(uint64_t cycles)
 		return;
 	m->cur->clock += cycles;
 	m->cpus[m->cur->cpu].st.cycles += cycles;
+	m->cpus[m->cur->cpu].st.charge_cycles += cycles;
 }
 
 int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
@@ -588,6 +623,7 @@ int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
 	if (m->coh) {		/* the sleeper's system call */
 		v->clock += m->profile.syscall;
 		m->cpus[v->cpu].st.cycles += m->profile.syscall;
+		m->cpus[v->cpu].st.futex_cycles += m->profile.syscall;
 	}
 	v->wait_word = word;
 	v->wait_ret = 0;
@@ -654,7 +690,7 @@ static int wake(struct vs_machine *m, const volatile void *word, int nr,
 			heap_remove(m, w);
 		/* The sleeper is scheduled again after the wake latency. */
 		make_runnable(m, w, now + (m->coh ?
-					   m->profile.wake_latency : 0));
+					   m->profile.wake_latency : 0), 0);
 		woken++;
 	}
 	return woken;
@@ -671,6 +707,7 @@ int vs__vcpu_futex_wake(const volatile void *word, int nr)
 	if (m->coh) {		/* the waker's system call */
 		m->cur->clock += m->profile.futex_wake;
 		m->cpus[m->cur->cpu].st.cycles += m->profile.futex_wake;
+		m->cpus[m->cur->cpu].st.futex_cycles += m->profile.futex_wake;
 	}
 	woken = wake(m, word, nr, m->cur->clock);
 	hash_event(m, m->cur->id, 0x200 | (unsigned int)woken, m->cur->clock);
@@ -736,7 +773,9 @@ static int start_work(struct vs_machine *m, struct vs__vcpu *v,
 	m->cpus[cpu].works++;
 	if (!v->daemon)
 		m->nr_busy++;
-	make_runnable(m, v, clock);
+	/* Its time counts from here: no jump to account. */
+	v->clock = v->clock > clock ? v->clock : clock;
+	make_runnable(m, v, v->clock, 0);
 	return 0;
 }
 
@@ -1031,7 +1070,7 @@ int vs_machine_leave(struct vs_machine *m)
 int vs_machine_stats(struct vs_machine *m, int cpu, struct vs_machine_stats *st)
 {
 	struct vs_coherence_stats cs;
-	unsigned int i;
+	unsigned int i, w;
 
 	if (!m || !st || cpu >= (int)m->nr || cpu < -1)
 		return -EINVAL;
@@ -1054,6 +1093,14 @@ int vs_machine_stats(struct vs_machine *m, int cpu, struct vs_machine_stats *st)
 		st->transfers += one.transfers;
 		st->rmws += one.rmws;
 		st->sleeps += one.sleeps;
+		st->access_cycles += one.access_cycles;
+		st->pause_cycles += one.pause_cycles;
+		for (w = 0; w < VS_VCPU_WORK_NR; w++)
+			st->work_cycles[w] += one.work_cycles[w];
+		st->futex_cycles += one.futex_cycles;
+		st->switch_cycles += one.switch_cycles;
+		st->charge_cycles += one.charge_cycles;
+		st->sleep_cycles += one.sleep_cycles;
 	}
 	return 0;
 }

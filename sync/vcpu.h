@@ -184,13 +184,55 @@ VS_EXTERN int vs_machine_join(struct vs_machine *m, unsigned int work);
 VS_EXTERN int vs_machine_pick_vcpu(struct vs_machine *m);
 
 /**
+ * enum vs_vcpu_work - work the model does outside the seams, charged
+ * from the machine's profile
+ * @VS_VCPU_CLEAR: clearing @bytes (a page): the core's bandwidth, the
+ *                 socket's memory bandwidth shared with the other
+ *                 vCPUs clearing at that moment
+ * @VS_VCPU_COPY: copying @bytes
+ * @VS_VCPU_FAULT: a page fault's entry and exit
+ * @VS_VCPU_SYSCALL: a system call's entry and exit
+ * @VS_VCPU_WORK_NR: the number of kinds
+ */
+enum vs_vcpu_work {
+	VS_VCPU_CLEAR,
+	VS_VCPU_COPY,
+	VS_VCPU_FAULT,
+	VS_VCPU_SYSCALL,
+	VS_VCPU_WORK_NR,
+};
+
+/**
  * struct vs_machine_stats - counters of one vCPU, or of the machine
- * @cycles: virtual cycles charged
+ * @cycles: how far the clocks of the contexts bound to the vCPU advanced
+ *	from the virtual time their work started: every cycle charged, and
+ *	the time they spent blocked or waiting for the vCPU.  Exactly
+ *	@access_cycles + @pause_cycles + the @work_cycles + @futex_cycles +
+ *	@switch_cycles + @charge_cycles + @sleep_cycles.  When one context
+ *	alone ran on the vCPU from the machine's start, it is the vCPU's
+ *	clock (vs_machine_clock()) whenever that context is not running;
+ *	contexts sharing a vCPU overlap in virtual time, and their times
+ *	add up
  * @events: seam operations
  * @switches: times another vCPU was run instead
  * @transfers: cache-line transfers (perf's cache-misses)
  * @rmws: read-modify-writes
  * @sleeps: futex sleeps
+ * @access_cycles: the seams' loads, stores, read-modify-writes and
+ *	fences, as the cost model charged them (sync/vcpu_cost.h), line
+ *	queue waits included; 1 per event without a profile
+ * @pause_cycles: spin-loop pauses (VS_VCPU_RELAX)
+ * @work_cycles: vs_vcpu_work() charges, by enum vs_vcpu_work: page
+ *	clears, copies, fault entries and exits, system calls
+ * @futex_cycles: the system call of a futex sleep, and the futex wake
+ *	charged to the waker
+ * @switch_cycles: context switches: a context that waited for its vCPU
+ *	pays the profile's context switch when it gets the vCPU
+ * @charge_cycles: vs_vcpu_charge()
+ * @sleep_cycles: virtual time a context spent blocked (a futex sleep to
+ *	its wake, the wake latency included, or to its timeout) or waiting
+ *	for its vCPU behind another context: the jump of its clock when it
+ *	is made runnable later than where it stopped
  */
 struct vs_machine_stats {
 	uint64_t cycles;
@@ -199,6 +241,13 @@ struct vs_machine_stats {
 	uint64_t transfers;
 	uint64_t rmws;
 	uint64_t sleeps;
+	uint64_t access_cycles;
+	uint64_t pause_cycles;
+	uint64_t work_cycles[VS_VCPU_WORK_NR];
+	uint64_t futex_cycles;
+	uint64_t switch_cycles;
+	uint64_t charge_cycles;
+	uint64_t sleep_cycles;
 };
 
 /**
@@ -299,23 +348,6 @@ VS_EXTERN uint64_t vs_vcpu_now_ns(void);
  * Context: a vCPU; nothing happens on a host thread.
  */
 VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
-
-/**
- * enum vs_vcpu_work - work the model does outside the seams, charged
- * from the machine's profile
- * @VS_VCPU_CLEAR: clearing @bytes (a page): the core's bandwidth, the
- *                 socket's memory bandwidth shared with the other
- *                 vCPUs clearing at that moment
- * @VS_VCPU_COPY: copying @bytes
- * @VS_VCPU_FAULT: a page fault's entry and exit
- * @VS_VCPU_SYSCALL: a system call's entry and exit
- */
-enum vs_vcpu_work {
-	VS_VCPU_CLEAR,
-	VS_VCPU_COPY,
-	VS_VCPU_FAULT,
-	VS_VCPU_SYSCALL,
-};
 
 /**
  * vs_vcpu_work - charge the calling vCPU for @what

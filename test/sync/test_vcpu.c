@@ -178,6 +178,123 @@ START_TEST(vcpu_costs)
 }
 END_TEST
 
+/* ---- where the cycles went ------------------------------------------- */
+
+static vs_atomic32_t go;
+static vs_atomic_long_t acct_sum;
+
+/* Sleep until main says go, then work of every kind. */
+static void acct_worker(void *arg)
+{
+	int i;
+
+	(void)arg;
+	while (vs_read_once(&go) == 0)
+		(void)vs_futex_wait(&go, 0, -1);
+	vs_vcpu_work(VS_VCPU_CLEAR, 4096);
+	vs_vcpu_work(VS_VCPU_COPY, 4096);
+	vs_vcpu_work(VS_VCPU_FAULT, 0);
+	vs_vcpu_work(VS_VCPU_SYSCALL, 0);
+	vs_vcpu_charge(123);
+	for (i = 0; i < 100; i++) {
+		vs_fetch_add(&acct_sum, 1L);
+		vs_cpu_relax();
+	}
+}
+
+/* Five contexts on two vCPUs: switches, futex sleeps and wakes. */
+static void acct_main(void *arg)
+{
+	int id[4], i;
+
+	(void)arg;
+	for (i = 0; i < 4; i++) {
+		id[i] = vs_machine_spawn(cur, (unsigned int)i % 2, acct_worker,
+					 NULL);
+		ck_assert_int_gt(id[i], 0);
+	}
+	vs_vcpu_charge(50000);	/* the workers go to sleep meanwhile */
+	vs_write_once(&go, 1);
+	ck_assert_int_ge(vs_futex_wake(&go, INT32_MAX), 1);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(vs_machine_join(cur, (unsigned int)id[i]), 0);
+}
+
+/* The sum of the parts of @st's cycles. */
+static uint64_t parts(const struct vs_machine_stats *st)
+{
+	uint64_t sum = st->access_cycles + st->pause_cycles +
+		       st->futex_cycles + st->switch_cycles +
+		       st->charge_cycles + st->sleep_cycles;
+	int w;
+
+	for (w = 0; w < VS_VCPU_WORK_NR; w++)
+		sum += st->work_cycles[w];
+	return sum;
+}
+
+/* Every cycle a clock advances lands in exactly one part of cycles, and
+ * every part is exercised: leaving one out of the sum would fail. */
+START_TEST(vcpu_cycle_partition)
+{
+	struct vs_machine_stats st, one;
+	char err[128];
+	uint64_t sum = 0;
+	int i, w;
+
+	ck_assert_int_eq(vs_vcpu_profile_load(&ep, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	cur = mach(2, &ep);
+	vs_atomic_init(&acct_sum, 0);
+	vs_atomic_init(&go, 0);
+	ck_assert_int_eq(vs_machine_run(cur, acct_main, NULL), 0);
+	ck_assert_int_eq(vs_read_once(&acct_sum), 400);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(vs_machine_stats(cur, i, &one), 0);
+		ck_assert_uint_eq(parts(&one), one.cycles);
+		sum += one.cycles;
+	}
+	ck_assert_int_eq(vs_machine_stats(cur, -1, &st), 0);
+	ck_assert_uint_eq(parts(&st), st.cycles);
+	ck_assert_uint_eq(sum, st.cycles);
+	ck_assert_uint_gt(st.access_cycles, 0);
+	ck_assert_uint_eq(st.pause_cycles, 400 * (uint64_t)ep.pause);
+	for (w = 0; w < VS_VCPU_WORK_NR; w++)
+		ck_assert_uint_gt(st.work_cycles[w], 0);
+	ck_assert_uint_eq(st.work_cycles[VS_VCPU_FAULT],
+			  4 * ((uint64_t)ep.fault_entry + ep.fault_exit));
+	ck_assert_uint_eq(st.work_cycles[VS_VCPU_SYSCALL],
+			  4 * (uint64_t)ep.syscall);
+	ck_assert_uint_eq(st.futex_cycles, st.sleeps * ep.syscall +
+			  ep.futex_wake);
+	ck_assert_uint_gt(st.switch_cycles, 0);
+	ck_assert_uint_eq(st.switch_cycles % ep.context_switch, 0);
+	ck_assert_uint_eq(st.charge_cycles, 50000 + 4 * 123);
+	ck_assert_uint_gt(st.sleep_cycles, 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* One context alone on its vCPU: its cycles are the vCPU's clock, the
+ * timed-out sleep included. */
+START_TEST(vcpu_cycles_are_the_clock)
+{
+	struct vs_machine_stats st;
+	char err[128];
+
+	ck_assert_int_eq(vs_vcpu_profile_load(&ep, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	cur = mach(1, &ep);
+	ck_assert_int_eq(vs_machine_run(cur, sleeper, NULL), 0);
+	ck_assert_int_eq(vs_machine_stats(cur, 0, &st), 0);
+	ck_assert_uint_eq(st.cycles, vs_machine_clock(cur, 0));
+	ck_assert_uint_eq(st.cycles, vs_machine_clock(cur, -1));
+	ck_assert_uint_eq(parts(&st), st.cycles);
+	ck_assert_uint_ge(st.sleep_cycles, 1000000 * ep.ghz - ep.syscall);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
 /* ---- RCU ---------------------------------------------------------------- */
 
 static vs_atomic32_t in_section, reader_done, gp_done;
@@ -287,6 +404,8 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_spawn_join);
 	tcase_add_test(tc, vcpu_timeout);
 	tcase_add_test(tc, vcpu_costs);
+	tcase_add_test(tc, vcpu_cycle_partition);
+	tcase_add_test(tc, vcpu_cycles_are_the_clock);
 	tcase_add_test(tc, vcpu_rcu_grace_period);
 	tcase_add_test(tc, vcpu_deadlock_reported);
 	suite_add_tcase(s, tc);
