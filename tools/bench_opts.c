@@ -54,6 +54,8 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_OUTPUT, "output", "FILE" },
 	{ BENCH_OPT_VCPUS, "vcpus", "N" },
 	{ BENCH_OPT_MACHINE, "machine", "PROFILE" },
+	{ BENCH_OPT_SECONDS_AS, "seconds-as", "SECONDS" },
+	{ BENCH_OPT_COMPARE_REAL, "compare-real", NULL },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

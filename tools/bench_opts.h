@@ -84,6 +84,8 @@ enum bench_key {
 	BENCH_OPT_OUTPUT,		/* --output FILE */
 	BENCH_OPT_VCPUS,		/* --vcpus N */
 	BENCH_OPT_MACHINE,		/* --machine PROFILE */
+	BENCH_OPT_SECONDS_AS,		/* --seconds-as SECONDS */
+	BENCH_OPT_COMPARE_REAL,		/* --compare-real */
 	BENCH_OPT_END			/* past the last */
 };
 

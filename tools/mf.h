@@ -39,8 +39,41 @@ enum mf_writer {
 	MF_NR_WRITERS
 };
 
+#define MF_NAMED_MAX 6	/* named lines a breakdown lists */
+
+/*
+ * Where the virtual cycles of the faulting vCPUs went, between the start
+ * of the first pass and the end of the last, summed over the repeats
+ * (vCPU mode only; zero otherwise).  @all is vCPUs x elapsed cycles;
+ * every other field is a part of it, and what none of them holds (the
+ * vCPUs asleep at the barriers, in a futex, or waiting for a line's
+ * turn inside a charged access, which @lines counts) is @all less their
+ * sum.  @zap is vCPU 0's elapsed cycles inside MADV_DONTNEED, a part of
+ * the others.
+ */
+struct mf_cycles {
+	double all;
+	double lines;			/* shared-memory accesses, waits
+					 * for the line included */
+	double clear, fault, syscall;	/* vs_vcpu_work() charges */
+	double futex;			/* futex calls' kernel paths */
+	double zap;
+	double passes;
+	unsigned int nr_named;		/* the costliest named lines */
+	struct {
+		char name[48];
+		double cycles, transfers;
+	} named[MF_NAMED_MAX];
+};
+
 /* One configuration: what a perf-stat block and a JSON line describe. */
 struct mf_config {
+	const char *machine;		/* vCPU mode: the profile; NULL:
+					 * real threads */
+	bool real_code;			/* vCPU mode: charge no kernel entry
+					 * (--compare-real, mf_vcpu.c) */
+	double seconds_as;		/* print faults scaled to these
+					 * seconds; 0: as counted */
 	int backing;			/* enum mf_backing */
 	int uffd_mode;			/* enum vs_uffd_mode (uffd only) */
 	int strategy;			/* enum vs_fault_strategy; -1: native */
@@ -72,11 +105,62 @@ struct mf_result {
 	struct vs_fault_stats st;		/* sim and uffd */
 	struct vs_lockstat lockstat[2];		/* mmap_lock, R and W */
 	bool has_lockstat;			/* --lockstat was on */
+	/* The vCPU mode's, of each repeat: line transfers, and those
+	 * that perf counts as cache-misses (another socket, memory). */
+	double transfers[MF_MAX_REPEAT];
+	double cache_misses[MF_MAX_REPEAT];
+	struct mf_cycles cyc;			/* summed over the repeats */
 };
 
 /* Names, for options, reports and JSON; NULL for a bad value. */
 const char *mf_backing_name(int backing);
 const char *mf_writer_name(int writer);
+
+/* ---- mf_result.c -------------------------------------------------------- */
+
+/*
+ * One repeat of one configuration, as a vCPU run in a child process
+ * hands it back to its parent (mf_jobs.c): plain numbers, no pointer.
+ * @err: 0, or the negative errno that ended the repeat.
+ */
+struct mf_sample {
+	int err;
+	double faults, seconds, transfers, cache_misses;
+	unsigned long writer_ops;
+	struct vs_fault_stats st;		/* this repeat's counts */
+	struct vs_lockstat lockstat[2];
+	bool has_lockstat;
+	struct mf_cycles cyc;
+};
+
+/* @sum += what the model counted between @a and @b. */
+void mf_stats_add(struct vs_fault_stats *sum, const struct vs_fault_stats *a,
+		  const struct vs_fault_stats *b);
+
+/* Fold one repeat's lock statistics into @sum: counts add, extremes stay. */
+void mf_lockstat_add(struct vs_lockstat *sum, const struct vs_lockstat *x);
+
+/*
+ * mf_lockstat_collect - add the mmap_lock's statistics of the repeat
+ * just run (R and W) to @sum.
+ * Return: 0, or -ENOENT when lock statistics are off or there is none.
+ */
+int mf_lockstat_collect(struct vs_lockstat sum[2]);
+
+/* @sum += @x, the named lines matched by name. */
+void mf_cycles_add(struct mf_cycles *sum, const struct mf_cycles *x);
+
+/*
+ * mf_add_sample - make @s repeat @k of @r: its figures, its counts added
+ * to the sums, the means brought up to date.
+ * Return: 0, or -EINVAL when @k is not the next repeat or @s took no
+ * time.
+ */
+int mf_add_sample(struct mf_result *r, unsigned int k,
+		  const struct mf_sample *s);
+
+/* mf_summarise - @r's means and spreads over its @repeats_done repeats. */
+void mf_summarise(struct mf_result *r);
 
 /* ---- mf_run.c ----------------------------------------------------------- */
 
@@ -107,8 +191,38 @@ typedef void mf_tick_fn(const struct mf_config *cfg, unsigned int repeat,
 int mf_run_repeat(struct mf_result *r, unsigned int k, vs_atomic32_t *stop,
 		  mf_tick_fn *tick);
 
-/* mf_summarise - @r's means and spreads over its @repeats_done repeats. */
-void mf_summarise(struct mf_result *r);
+/* ---- mf_vcpu.c, mf_jobs.c: the vCPU mode -------------------------------- */
+
+/*
+ * mf_vcpu_repeat - run repeat @k of @cfg on a machine of @cfg->threads
+ * vCPUs of profile @cfg->machine (one more for a writer when the
+ * profile has it), its engine seeded with @cfg->seed + @k
+ * @stop: the Ctrl-C flag: the run ends at the end of the pass
+ * @out: receives the repeat's figures (zeroed first)
+ *
+ * Context: a process of its own for each call (mf_jobs_run()): the
+ * figures depend on the heap's history, so every repeat starts from the
+ * same one.
+ * Return: 0, -EINVAL for a bad configuration, or the negative errno of
+ * the profile, the machine or the model (also in @out->err).
+ */
+int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
+		   vs_atomic32_t *stop, struct mf_sample *out);
+
+/*
+ * mf_jobs_run - every repeat of every configuration of @r[0..@n), each
+ * in a child process forked from the caller, at most @parallel at once;
+ * the results are added in order (repeat k of @r[i] as sample k), so
+ * the output does not depend on @parallel.
+ * @done: called after each repeat that was added, or NULL
+ *
+ * Context: the main thread; SIGCHLD not ignored.
+ * Return: 0, 1 when @stop ended it early, or the first negative errno
+ * a repeat returned (its message was printed by the child).
+ */
+int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
+		vs_atomic32_t *stop, void (*done)(unsigned int finished,
+						  unsigned int total));
 
 /* ---- mf_report.c -------------------------------------------------------- */
 
@@ -169,6 +283,9 @@ void mf_print_summary(const struct mf_result *r, int n);
 void mf_print_json(FILE *out, const struct mf_result *r,
 		   const struct mf_result *pre);
 
+/* mf_fmt_count - @v rounded, with thousands separators, as perf prints. */
+const char *mf_fmt_count(char *buf, size_t size, double v);
+
 /* mf_json_str - @s as a JSON string, escaped; null for NULL. */
 void mf_json_str(FILE *out, const char *s);
 
@@ -180,6 +297,41 @@ void mf_json_str(FILE *out, const char *s);
  * Return: 0, or -errno when @path cannot be written.
  */
 int mf_plot_svg(const char *path, const struct mf_result *r, int n);
+
+/* ---- mf_compare.c: the native tool's ways into the vCPU mode ----------- */
+
+/* mf_exec_vcpu - become multi-fault-vcpu with @argv; exits on failure. */
+void mf_exec_vcpu(char **argv);
+
+/*
+ * mf_compare_real - --compare-real: multi-fault-vcpu @argv --json
+ * predicts @r[0..@n) on @machine, then @run_real runs them on real
+ * threads, and a table shows both, with the error of each and of each
+ * POST/PRE ratio.
+ * Return: the exit status.
+ */
+int mf_compare_real(struct mf_result *r, int n, const char *machine,
+		    char **argv, int (*run_real)(void));
+
+/* ---- mf_vreport.c: what the vCPU mode prints besides ------------------- */
+
+/*
+ * mf_print_vcpu_counts - the perf-stat lines only a vCPU run has:
+ * cache-misses (the model's line transfers from another socket or from
+ * memory, what perf counts on Intel), all line transfers, each the mean
+ * of the runs with its spread; with --seconds-as, scaled as page-faults.
+ */
+void mf_print_vcpu_counts(FILE *out, const struct mf_result *r);
+
+/*
+ * mf_print_breakdown - where the virtual cycles of a fault went: each
+ * part of struct mf_cycles per fault and as a share of all, the
+ * costliest named lines, and the zap's share of the elapsed time.
+ */
+void mf_print_breakdown(FILE *out, const struct mf_result *r);
+
+/* mf_json_vcpu - the vCPU mode's keys of a JSON line, each after a ','. */
+void mf_json_vcpu(FILE *out, const struct mf_result *r);
 
 /* ---- mf_trace.c --------------------------------------------------------- */
 

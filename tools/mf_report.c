@@ -102,8 +102,7 @@ static bool same_writer(const struct mf_config *a, const struct mf_config *b)
 	return a->writer == MF_WRITER_NONE || a->writer_rate == b->writer_rate;
 }
 
-/* @v rounded to an integer with thousands separators, as perf prints. */
-static const char *fmt_count(char *buf, size_t size, double v)
+const char *mf_fmt_count(char *buf, size_t size, double v)
 {
 	/* clamped: llround() of what does not fit a long long is undefined */
 	unsigned long long u =
@@ -173,6 +172,17 @@ static double seconds_sum(const struct mf_result *r)
 static void print_cmdline(FILE *out, const struct mf_config *c,
 			  bool strategy)
 {
+	if (c->machine) {
+		fprintf(out, "multi-fault --vcpus %u --machine %s",
+			c->threads, c->machine);
+		if (strategy)
+			fprintf(out, " --strategy %s", strategy_name(c));
+		fprintf(out, " --lock %s --writer %s", or_q(c->lock),
+			or_q(mf_writer_name(c->writer)));
+		if (c->writer != MF_WRITER_NONE && c->writer_rate)
+			fprintf(out, " --writer-rate %u", c->writer_rate);
+		return;
+	}
 	fprintf(out, "multi-fault --backing %s",
 		or_q(mf_backing_name(c->backing)));
 	if (c->backing == MF_UFFD)
@@ -213,7 +223,7 @@ static void stat_line(FILE *out, double v, const char *name, double rel,
 {
 	char num[32], h[32];
 
-	fprintf(out, "%18s      %-*s ", fmt_count(num, sizeof(num), v),
+	fprintf(out, "%18s      %-*s ", mf_fmt_count(num, sizeof(num), v),
 		STAT_NAME_W, name);
 	how(h, sizeof(h), BENCH_MEAN, n);
 	if (n > 1 && spread)
@@ -258,7 +268,7 @@ static void stat_spf_aborts(FILE *out, const struct mf_result *r)
 			continue;
 		len = snprintf(item, sizeof(item), "%s %s",
 			       or_q(vs_spf_abort_name(i)),
-			       fmt_count(num, sizeof(num),
+			       mf_fmt_count(num, sizeof(num),
 					 (double)st->spf_abort[i]));
 		if (nr && col + 2 + len >= STAT_COLS) {
 			fprintf(out, ",\n%*s", head, "");
@@ -282,10 +292,10 @@ static void stat_pervma(FILE *out, const struct mf_result *r)
 	fprintf(out, STAT_INDENT "per-VMA lock, %s: success %s, abort %s, "
 		     "retry %s, miss %s\n",
 		how(h, sizeof(h), BENCH_SUM, r->repeats_done),
-		fmt_count(a, sizeof(a), (double)st->vma_lock_success),
-		fmt_count(b, sizeof(b), (double)st->vma_lock_abort),
-		fmt_count(c, sizeof(c), (double)st->vma_lock_retry),
-		fmt_count(d, sizeof(d), (double)st->vma_lock_miss));
+		mf_fmt_count(a, sizeof(a), (double)st->vma_lock_success),
+		mf_fmt_count(b, sizeof(b), (double)st->vma_lock_abort),
+		mf_fmt_count(c, sizeof(c), (double)st->vma_lock_retry),
+		mf_fmt_count(d, sizeof(d), (double)st->vma_lock_miss));
 }
 
 /* The writer's operations, all repeats together, and their rate. */
@@ -297,12 +307,12 @@ static void stat_writer(FILE *out, const struct mf_result *r)
 	fprintf(out, STAT_INDENT "writer %s, %s: %s ops, %s/s",
 		or_q(mf_writer_name(r->cfg.writer)),
 		how(h, sizeof(h), BENCH_SUM, r->repeats_done),
-		fmt_count(ops, sizeof(ops), (double)r->writer_ops),
-		fmt_count(rate, sizeof(rate),
+		mf_fmt_count(ops, sizeof(ops), (double)r->writer_ops),
+		mf_fmt_count(rate, sizeof(rate),
 			  t > 0 ? (double)r->writer_ops / t : 0));
 	if (r->cfg.writer_rate)
 		fprintf(out, " (asked %s/s)",
-			fmt_count(want, sizeof(want), r->cfg.writer_rate));
+			mf_fmt_count(want, sizeof(want), r->cfg.writer_rate));
 	fputc('\n', out);
 }
 
@@ -360,8 +370,9 @@ static void stat_elapsed(FILE *out, const struct mf_result *r)
 	char h[32];
 	int len, pad;
 
-	len = fprintf(out, "\n %17.9f seconds time elapsed",
-		      or_zero(r->elapsed_s));
+	len = fprintf(out, "\n %17.9f seconds %s",
+		      or_zero(r->elapsed_s),
+		      r->cfg.machine ? "virtual time" : "time elapsed");
 	/* len counts the leading newline, which takes no column */
 	pad = 18 + 6 + STAT_NAME_W + 1 - (len - 1);
 	fprintf(out, "%*s%s", pad > 1 ? pad : 1, "",
@@ -384,12 +395,19 @@ void mf_print_stat(FILE *out, const struct mf_result *r)
 		fprintf(out, "%18s      page-faults\n\n", "<not counted>");
 		return;
 	}
-	stat_line(out, r->faults_mean, "page-faults",
-		  rel_sd_mean(r->faults_stddev, r->faults_mean, n), n, true);
+	if (r->cfg.seconds_as > 0)	/* --seconds-as: the rate's spread */
+		stat_line(out, fps * r->cfg.seconds_as, "page-faults",
+			  rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
+	else
+		stat_line(out, r->faults_mean, "page-faults",
+			  rel_sd_mean(r->faults_stddev, r->faults_mean, n), n,
+			  true);
 	stat_line(out, fps, "page-faults/s",
 		  rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
 	stat_line(out, r->cfg.threads ? fps / r->cfg.threads : 0,
 		  "page-faults/s/thread", 0, n, false);
+	if (r->cfg.machine)
+		mf_print_vcpu_counts(out, r);
 	/* only the strategy that can abort: "none" elsewhere would mislead */
 	if (!is_native(&r->cfg) && r->cfg.strategy == VS_FAULT_SPF)
 		stat_spf_aborts(out, r);
@@ -399,6 +417,8 @@ void mf_print_stat(FILE *out, const struct mf_result *r)
 		stat_writer(out, r);
 	if (r->has_lockstat)
 		stat_lockstat(out, r);
+	if (r->cfg.machine)
+		mf_print_breakdown(out, r);
 	stat_elapsed(out, r);
 }
 
@@ -454,8 +474,11 @@ unsigned int mf_ratio(const struct mf_result *post,
 /* What every configuration of the run shares, as options. */
 static void print_common(FILE *out, const struct mf_config *c)
 {
-	fprintf(out, "multi-fault --backing %s",
-		or_q(mf_backing_name(c->backing)));
+	if (c->machine)
+		fprintf(out, "multi-fault --machine %s", c->machine);
+	else
+		fprintf(out, "multi-fault --backing %s",
+			or_q(mf_backing_name(c->backing)));
 	if (c->backing == MF_UFFD)
 		fprintf(out, " --uffd-mode %s",
 			or_q(vs_uffd_mode_name(c->uffd_mode)));
@@ -463,6 +486,8 @@ static void print_common(FILE *out, const struct mf_config *c)
 	if (c->writer != MF_WRITER_NONE && c->writer_rate)
 		fprintf(out, " --writer-rate %u", c->writer_rate);
 	fprintf(out, " --duration %g", c->duration_ms / 1000.0);
+	if (c->seconds_as > 0)
+		fprintf(out, " --seconds-as %g", c->seconds_as);
 }
 
 /* "   threads  lock      strategy  page-faults  page-faults/s ..." */
@@ -486,8 +511,10 @@ static void summary_row(const struct mf_result *x,
 	}
 	fprintf(out, SUM_ROW, t, x->cfg.lock ? x->cfg.lock : "-",
 		strategy_name(&x->cfg),
-		fmt_count(f, sizeof(f), x->faults_mean),
-		fmt_count(s, sizeof(s), fps));
+		mf_fmt_count(f, sizeof(f), x->cfg.seconds_as > 0 ?
+				       fps * x->cfg.seconds_as :
+				       x->faults_mean),
+		mf_fmt_count(s, sizeof(s), fps));
 	if (x->repeats_done > 1)
 		fprintf(out, "  ( +-%6.2f%% )",
 			rel_sd_mean(x->faults_per_s_stddev, fps,
@@ -681,6 +708,8 @@ void mf_print_json(FILE *out, const struct mf_result *r,
 	json_aborts(out, native ? &zero : &r->st);
 	json_vs_pre(out, r, pre);
 	json_lockstat(out, r);
+	if (c->machine)
+		mf_json_vcpu(out, r);
 	fputs("}\n", out);
 }
 
@@ -985,7 +1014,7 @@ static void svg_series(const struct plot *p, const struct mf_result *r,
 		xml_text(f, label);
 		fprintf(f, ", %u threads: %s faults/s</title></%s>\n",
 			x->cfg.threads,
-			fmt_count(num, sizeof(num), x->faults_per_s), tag);
+			mf_fmt_count(num, sizeof(num), x->faults_per_s), tag);
 	}
 }
 

@@ -409,21 +409,6 @@ static int start_threads(struct mf_ctx *c, struct mf_worker *w,
 	return 0;
 }
 
-/* Add what the model counted between @a and @b to @sum. */
-static void stats_add(struct vs_fault_stats *sum,
-		      const struct vs_fault_stats *a,
-		      const struct vs_fault_stats *b)
-{
-	const unsigned long *x = (const unsigned long *)a;
-	const unsigned long *y = (const unsigned long *)b;
-	unsigned long *s = (unsigned long *)sum;
-	size_t i;
-
-	/* struct vs_fault_stats is a list of unsigned long counters. */
-	for (i = 0; i < sizeof(*sum) / sizeof(*s); i++)
-		s[i] += y[i] - x[i];
-}
-
 static int repeat_once(struct mf_result *r, struct mf_ctx *c,
 		       unsigned int k, mf_tick_fn *tick)
 {
@@ -452,74 +437,13 @@ static int repeat_once(struct mf_result *r, struct mf_ctx *c,
 		pthread_join(writer, NULL);
 	r->writer_ops += c->writer_ops;
 	if (c->cfg->backing != MF_NATIVE)
-		stats_add(&r->st, &st0, &st1);
+		mf_stats_add(&r->st, &st0, &st1);
 	pthread_barrier_destroy(&c->pass);
 	pthread_barrier_destroy(&c->start);
 	return c->err;
 }
 
 /* ---- one repeat of a configuration --------------------------------------- */
-
-/* Fold one repeat's lock statistics into @sum: counts add, extremes stay. */
-static void lockstat_add(struct vs_lockstat *sum, const struct vs_lockstat *x)
-{
-	if (x->waittime_min && (!sum->waittime_min ||
-				x->waittime_min < sum->waittime_min))
-		sum->waittime_min = x->waittime_min;
-	if (x->holdtime_min && (!sum->holdtime_min ||
-				x->holdtime_min < sum->holdtime_min))
-		sum->holdtime_min = x->holdtime_min;
-	if (x->waittime_max > sum->waittime_max)
-		sum->waittime_max = x->waittime_max;
-	if (x->holdtime_max > sum->holdtime_max)
-		sum->holdtime_max = x->holdtime_max;
-	sum->con_bounces += x->con_bounces;
-	sum->contentions += x->contentions;
-	sum->waittime_total += x->waittime_total;
-	sum->acq_bounces += x->acq_bounces;
-	sum->acquisitions += x->acquisitions;
-	sum->holdtime_total += x->holdtime_total;
-	sum->holdtime_nr += x->holdtime_nr;
-}
-
-/* The mmap_lock statistics of the repeat just run, into @r's sums. */
-static void lockstat_collect(struct mf_result *r)
-{
-	const struct vs_lock_class *class = vs_lock_class_get("mmap_lock");
-	struct vs_lockstat x;
-	int side;
-
-	if (!vs_lockstat_enabled() || !class)
-		return;
-	for (side = VS_LOCK_READ; side <= VS_LOCK_WRITE; side++)
-		if (!vs_lockstat_read(class, side, &x))
-			lockstat_add(&r->lockstat[side], &x);
-	r->has_lockstat = true;
-}
-
-void mf_summarise(struct mf_result *r)
-{
-	unsigned int i, n = r->repeats_done;
-	double f = 0, fs = 0, t = 0, vf = 0, vfs = 0;
-
-	for (i = 0; i < n; i++) {
-		f += r->faults[i];
-		fs += r->faults[i] / r->seconds[i];
-		t += r->seconds[i];
-	}
-	r->faults_mean = n ? f / n : 0;
-	r->faults_per_s = n ? fs / n : 0;
-	r->elapsed_s = n ? t / n : 0;
-	for (i = 0; i < n; i++) {
-		vf += (r->faults[i] - r->faults_mean) *
-		      (r->faults[i] - r->faults_mean);
-		vfs += (r->faults[i] / r->seconds[i] - r->faults_per_s) *
-		       (r->faults[i] / r->seconds[i] - r->faults_per_s);
-	}
-	/* The sample standard deviation over the repeats. */
-	r->faults_stddev = n > 1 ? sqrt(vf / (n - 1)) : 0;
-	r->faults_per_s_stddev = n > 1 ? sqrt(vfs / (n - 1)) : 0;
-}
 
 int mf_run_repeat(struct mf_result *r, unsigned int k, vs_atomic32_t *stop,
 		  mf_tick_fn *tick)
@@ -541,7 +465,7 @@ int mf_run_repeat(struct mf_result *r, unsigned int k, vs_atomic32_t *stop,
 		err = repeat_once(r, &c, k, tick);
 		if (!err) {
 			r->repeats_done = k + 1;
-			lockstat_collect(r);
+			r->has_lockstat |= !mf_lockstat_collect(r->lockstat);
 		}
 	}
 	traced_teardown(&c);

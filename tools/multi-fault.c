@@ -10,6 +10,7 @@
  * configuration and mf_report.c prints it (tools/mf.h).
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,10 @@
 
 #include "bench.h"
 #include "mf.h"
+
+#ifndef MF_VCPU
+#define MF_VCPU 0	/* 1: multi-fault-vcpu, on libvmsim-vcpu */
+#endif
 
 #define EXIT_SETUP 1
 #define EXIT_INTR BENCH_EXIT_INTR
@@ -36,6 +41,11 @@ static struct {
 	unsigned long seed;
 	bool lockstat;
 	const char *trace, *plot;
+	/* The vCPU mode: --vcpus, --machine, --seconds-as, --compare-real */
+	bool vcpu_mode, compare;
+	unsigned int vcpus;
+	const char *machine;
+	double seconds_as;
 } opt = { .trace_sample = 100, .trace_slow_us = DEFAULT_SLOW_US,
 	  .seed = 1 };
 
@@ -96,6 +106,15 @@ static const struct bench_opt opts[] = {
 				   "or more (default 100); not uffd", NULL },
 	{ BENCH_OPT_PLOT, "faults/s against threads, as SVG; needs two\n"
 			  "thread counts or more", "FILE.svg" },
+	{ BENCH_OPT_VCPUS, "run on N virtual CPUs of --machine, in virtual\n"
+			   "time (--sweep for several counts); sim only", NULL },
+	{ BENCH_OPT_MACHINE, "the vCPUs' machine profile by name or path\n"
+			     "(default ivb-ep-2x10x2); --duration is then\n"
+			     "virtual seconds (default 1)", NULL },
+	{ BENCH_OPT_SECONDS_AS, "print page-faults scaled to this many\n"
+				"seconds, e.g. 60 as Zijlstra's table", NULL },
+	{ BENCH_OPT_COMPARE_REAL, "run real threads and the vCPUs of\n"
+				  "--machine (host) alike, side by side", NULL },
 	{ 0, NULL, NULL },
 };
 
@@ -185,6 +204,18 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_PLOT:
 		opt.plot = arg;
 		break;
+	case BENCH_OPT_VCPUS:
+		opt.vcpus = bench_arg_uint(arg, 1, MF_MAX_THREADS);
+		break;
+	case BENCH_OPT_MACHINE:
+		opt.machine = arg;
+		break;
+	case BENCH_OPT_SECONDS_AS:
+		opt.seconds_as = bench_arg_seconds(arg) / 1000.0;
+		break;
+	case BENCH_OPT_COMPARE_REAL:
+		opt.compare = true;
+		break;
 	}
 }
 
@@ -230,9 +261,51 @@ static void check_pairs(void)
 	    opt.writer == MF_WRITER_NONE)
 		bench_usage_error("--writer-rate needs --writer mmap, "
 				  "mprotect or fork");
-	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP)
-		bench_usage_error("--seed needs --writer mmap: it places the "
-				  "mmap writer's VMAs");
+	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP &&
+	    !opt.vcpu_mode)
+		bench_usage_error("--seed needs --writer mmap or --vcpus: it "
+				  "places the mmap writer's VMAs and seeds "
+				  "the vCPUs");
+}
+
+/*
+ * The vCPU mode's options: counts from --vcpus or --sweep, the model
+ * only, the profile loaded here so that a bad one is refused before
+ * anything runs.
+ */
+static void check_vcpu_mode(void)
+{
+	struct vs_vcpu_profile p;
+	char msg[256];
+	int i;
+
+	bench_refuse_with(BENCH_OPT_THREADS, BENCH_OPT_VCPUS,
+			  "the vCPU mode counts vCPUs");
+	bench_refuse_with(BENCH_OPT_SWEEP, BENCH_OPT_VCPUS,
+			  "give the vCPU counts once");
+	if (bench_given(BENCH_OPT_THREADS))
+		bench_usage_error("--threads does not apply with --machine: "
+				  "give --vcpus N or --sweep LIST");
+	if (opt.backing != MF_SIM)
+		bench_usage_error("--backing %s does not apply with --vcpus: "
+				  "the vCPUs run the model (sim)",
+				  mf_backing_name(opt.backing));
+	if (opt.trace)
+		bench_usage_error("--trace does not apply with --vcpus: not "
+				  "written for virtual time yet");
+	if (opt.vcpus)
+		bench_add_threads(opt.vcpus);
+	if (!opt.machine)
+		opt.machine = "ivb-ep-2x10x2";
+	if (vs_vcpu_profile_load(&p, opt.machine, msg, sizeof(msg)))
+		bench_usage_error("--machine: %s", msg);
+	for (i = 0; i < bench_std.nr_threads; i++)
+		if (bench_std.threads[i] > p.nr_cpus)
+			bench_usage_error("--vcpus: %u is more than the %u CPUs "
+					  "of %s", bench_std.threads[i],
+					  p.nr_cpus, p.name);
+	if (!bench_given(BENCH_OPT_DURATION) && !bench_given(BENCH_OPT_QUICK))
+		bench_std.duration_ms = 1000;
 }
 
 static void parse_options(int argc, char **argv)
@@ -240,6 +313,10 @@ static void parse_options(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	bench_parse_options(&tool, argc, argv);
+	opt.vcpu_mode = bench_given(BENCH_OPT_VCPUS) ||
+			bench_given(BENCH_OPT_MACHINE) || opt.compare;
+	if (opt.vcpu_mode)
+		check_vcpu_mode();
 	if (!opt.nr_strategies)
 		strategy_item("all");
 	if (!opt.nr_locks)
@@ -268,18 +345,6 @@ static void on_sigint(int sig)
 	vs_write_once(&stop, 1);
 }
 
-static void tick(const struct mf_config *cfg, unsigned int repeat,
-		 double elapsed_s, double touched)
-{
-	fprintf(stderr, "\r\033[K%s %s %s %u thr, round %u/%u: %5.1f s, "
-		"%.0f faults",
-		mf_backing_name(cfg->backing),
-		cfg->strategy >= 0 ? vs_fault_strategy_name(cfg->strategy) :
-				     "",
-		cfg->lock ? cfg->lock : "", cfg->threads, repeat + 1,
-		cfg->repeats, elapsed_s, touched);
-}
-
 static void config_of(struct mf_config *c, int s, int l, int t)
 {
 	memset(c, 0, sizeof(*c));
@@ -293,6 +358,9 @@ static void config_of(struct mf_config *c, int s, int l, int t)
 	c->duration_ms = bench_std.duration_ms;
 	c->repeats = bench_std.repeat;
 	c->seed = opt.seed;
+	c->seconds_as = opt.seconds_as;
+	c->machine = MF_VCPU && opt.vcpu_mode ? opt.machine : NULL;
+	c->real_code = MF_VCPU && opt.compare;
 }
 
 /* Every configuration, by threads, then lock, then strategy. */
@@ -304,6 +372,48 @@ static void configure(void)
 		for (l = 0; l < opt.nr_locks; l++)
 			for (s = 0; s < opt.nr_strategies; s++)
 				config_of(&results[nr_results++].cfg, s, l, t);
+}
+
+#if MF_VCPU
+static void jobs_done(unsigned int finished, unsigned int total)
+{
+	if (progress)
+		fprintf(stderr, "\r\033[Kvirtual CPUs: %u of %u runs done",
+			finished, total);
+}
+
+/*
+ * Every repeat of every configuration in a child process of its own,
+ * as many at once as there are host CPUs (mf_jobs.c): the figures are
+ * the same however many run together.
+ */
+static int run_all(void)
+{
+	cpu_set_t set;
+	int ncpu = sched_getaffinity(0, sizeof(set), &set) ? 1 :
+		   CPU_COUNT(&set), err;
+
+	/* The CPUs this process may use: taskset -c 0 runs one at a time. */
+	err = mf_jobs_run(results, nr_results, ncpu > 0 ? (unsigned int)ncpu :
+			  1, &stop, jobs_done);
+
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (err < 0)
+		return EXIT_SETUP;
+	return vs_read_once(&stop) ? EXIT_INTR : 0;
+}
+#else
+static void tick(const struct mf_config *cfg, unsigned int repeat,
+		 double elapsed_s, double touched)
+{
+	fprintf(stderr, "\r\033[K%s %s %s %u thr, round %u/%u: %5.1f s, "
+		"%.0f faults",
+		mf_backing_name(cfg->backing),
+		cfg->strategy >= 0 ? vs_fault_strategy_name(cfg->strategy) :
+				     "",
+		cfg->lock ? cfg->lock : "", cfg->threads, repeat + 1,
+		cfg->repeats, elapsed_s, touched);
 }
 
 /*
@@ -341,6 +451,8 @@ static int run_all(void)
 		return EXIT_SETUP;
 	return vs_read_once(&stop) ? EXIT_INTR : 0;
 }
+
+#endif
 
 static void trace_begin(void)
 {
@@ -395,12 +507,37 @@ static void report(void)
 	}
 }
 
+#if !MF_VCPU
+/* A copy of @argv as given: parsing the lists writes into their text. */
+static char **argv_copy(int argc, char **argv)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	int i;
+
+	for (i = 0; copy && i < argc; i++)
+		if (!(copy[i] = strdup(argv[i])))
+			return NULL;
+	if (!copy) {
+		fprintf(stderr, "multi-fault: out of memory\n");
+		exit(EXIT_SETUP);
+	}
+	return copy;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	int ret;
+#if !MF_VCPU
+	char **args = argv_copy(argc, argv);
+#endif
 
 	parse_options(argc, argv);
+#if !MF_VCPU
+	if (opt.vcpu_mode && !opt.compare)
+		mf_exec_vcpu(args);	/* does not return */
+#endif
 	if ((size_t)bench_std.nr_threads * opt.nr_locks * opt.nr_strategies >
 	    MAX_RESULTS)
 		bench_usage_error("too many configurations (at most %d)",
@@ -416,6 +553,11 @@ int main(int argc, char **argv)
 	if (opt.trace)
 		trace_begin();
 	configure();
+#if !MF_VCPU
+	if (opt.compare)
+		return mf_compare_real(results, nr_results, opt.machine, args,
+				       run_all);
+#endif
 	ret = run_all();
 	if (opt.trace)
 		trace_end();

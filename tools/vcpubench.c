@@ -26,6 +26,7 @@
 #include "vmsim.h"
 #include "sync/vcpu.h"
 #include "bench.h"
+#include "vcpu_barrier.h"
 
 #define SLICE_PAGES 512
 #define SLICE (SLICE_PAGES * VS_PAGE_SIZE)
@@ -73,30 +74,11 @@ static void events_main(void *arg)
 
 /* ---- fault ------------------------------------------------------------ */
 
-struct barrier {
-	vs_atomic32_t count, gen;
-};
-
-static struct barrier bar;
+static struct vcpu_barrier bar;
 static struct vs_mm *mm;
 static vs_atomic32_t stop;
 static vs_atomic_long_t faults;
 static uint64_t deadline_ns;
-
-/* Wait until all vCPUs arrived (a futex barrier, as pthread's is). */
-static void barrier_wait(struct barrier *b)
-{
-	uint32_t gen = vs_load_acquire(&b->gen);
-
-	if (vs_fetch_add(&b->count, 1) + 1 == opt.vcpus) {
-		vs_write_once(&b->count, 0);
-		vs_store_release(&b->gen, gen + 1);
-		vs_futex_wake(&b->gen, INT32_MAX);
-		return;
-	}
-	while (vs_load_acquire(&b->gen) == gen)
-		vs_futex_wait(&b->gen, gen, -1);
-}
 
 static void fault_worker(void *arg)
 {
@@ -105,20 +87,20 @@ static void fault_worker(void *arg)
 
 	base = BASE + me * SLICE;
 	for (;;) {
-		barrier_wait(&bar);
+		vcpu_barrier_wait(&bar, opt.vcpus);
 		if (vs_read_once(&stop))
 			break;
 		for (a = base; a < base + SLICE; a += VS_PAGE_SIZE)
 			if (vs_access(mm, a, 1, 1) == 0)
 				n++;
-		barrier_wait(&bar);
+		vcpu_barrier_wait(&bar, opt.vcpus);
 		if (me == 0) {
 			(void)vs_madvise(mm, BASE, (size_t)opt.vcpus * SLICE,
 					 VS_MADV_DONTNEED);
 			if (vs_vcpu_now_ns() >= deadline_ns)
 				vs_write_once(&stop, 1);
 		}
-		barrier_wait(&bar);
+		vcpu_barrier_wait(&bar, opt.vcpus);
 	}
 	vs_fetch_add(&faults, n);
 }

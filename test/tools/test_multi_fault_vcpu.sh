@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# multi-fault's vCPU mode (--vcpus, --machine): the output is the same,
+# byte for byte, in two runs and whether the repeats run one at a time
+# (taskset -c 0) or side by side; it has the perf-stat lines of the
+# original (page-faults, cache-misses) and the breakdown; JSON, --sweep
+# with --plot, --lockstat and a writer work; bad options are refused.
+#
+#   test_multi_fault_vcpu.sh MULTI_FAULT CHECK_OUTPUT_PY SCRATCH
+set -eu
+mf=$1
+check=$2
+dir=$3
+rm -rf "$dir"
+mkdir -p "$dir"
+fail() { echo "FAIL: $*"; exit 1; }
+
+small="--vcpus 4 --machine ivb-ep-2x10x2 --duration 0.002 --repeat 2"
+# shellcheck disable=SC2086 # one word per option
+"$mf" $small >"$dir/a.txt"
+# shellcheck disable=SC2086
+"$mf" $small >"$dir/b.txt"
+# shellcheck disable=SC2086
+taskset -c 0 "$mf" $small >"$dir/c.txt"
+cat "$dir/a.txt"
+cmp -s "$dir/a.txt" "$dir/b.txt" || fail "two runs differ"
+cmp -s "$dir/a.txt" "$dir/c.txt" || fail "one at a time differs from two at once"
+for want in "page-faults " "cache-misses" "line-transfers" \
+	"where a fault's virtual cycles went" "of which mmap_lock" \
+	"clearing pages" "the zap:" "seconds virtual time" "POST/PRE" \
+	"multi-fault --vcpus 4 --machine ivb-ep-2x10x2 --strategy pervma"; do
+	grep -q -- "$want" "$dir/a.txt" || fail "no '$want' in the output"
+done
+
+# --seconds-as scales page-faults by the rate: 60 s of it.
+"$mf" --vcpus 2 --duration 0.002 --strategy spf --seconds-as 60 --json \
+	>"$dir/s.json"
+python3 - "$dir/s.json" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["machine"] == "ivb-ep-2x10x2" and r["vcpus"] == 2, r
+assert r["seconds_as"] == 60, r
+assert r["cache_misses"] > 0 and r["line_transfers"] >= r["cache_misses"], r
+c = r["cycles"]
+parts = c["lines"] + c["clear"] + c["fault"] + c["syscall"] + c["futex"]
+assert 0 < parts <= c["all"] * 1.000001, c
+assert c["zap"] > 0 and c["named"], c
+PY
+
+# JSON with lock statistics, a sweep with its plot, a writer.
+"$mf" --sweep 1,2 --machine ivb-ep-2x10x2 --duration 0.002 \
+	--strategy locked,spf --lockstat --json --plot "$dir/p.svg" \
+	>"$dir/j.json"
+python3 "$check" json "$dir/j.json" --lockstat --vs-pre
+python3 "$check" svg "$dir/p.svg" --ticks 1,2 --log2
+"$mf" --vcpus 3 --duration 0.002 --strategy pervma --writer mmap \
+	>"$dir/w.txt"
+grep -q 'writer mmap, sum of 1: [1-9]' "$dir/w.txt" ||
+	fail "the writer did nothing: $(grep writer "$dir/w.txt")"
+
+# Refused, with the option named.
+refuse() {
+	want=$1
+	shift
+	if "$mf" "$@" >"$dir/e.out" 2>"$dir/e.err"; then
+		fail "accepted: $*"
+	fi
+	grep -q -- "$want" "$dir/e.err" || {
+		cat "$dir/e.err"
+		fail "'$*' did not name $want"
+	}
+}
+refuse --vcpus --vcpus 41 --machine ivb-ep-2x10x2
+refuse --machine --vcpus 2 --machine no-such-machine
+refuse --backing --vcpus 2 --backing native
+refuse --trace --vcpus 2 --trace "$dir/t.json"
+refuse --threads --machine flat --threads 2
+echo "PASS: deterministic, parallel-invariant, complete, refuses bad options"
