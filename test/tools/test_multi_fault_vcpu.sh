@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # multi-fault's vCPU mode (--vcpus, --machine): the output is the same,
-# byte for byte, in two runs and whether the repeats run one at a time
-# (taskset -c 0) or side by side; it has the perf-stat lines of the
-# original (page-faults, cache-misses) and the breakdown; JSON, --sweep
-# with --plot, --lockstat and a writer work; bad options are refused.
+# byte for byte, in two runs, whether the repeats run one at a time
+# (taskset -c 0) or side by side, and wherever the binaries, the current
+# directory, the environment and the profile's file are; it has the
+# perf-stat lines of the original (page-faults, cache-misses) and the
+# breakdown; JSON, --sweep with --plot, --lockstat and a writer work; bad
+# options are refused.
 #
 #   test_multi_fault_vcpu.sh MULTI_FAULT CHECK_OUTPUT_PY SCRATCH
 set -eu
@@ -31,6 +33,26 @@ for want in "page-faults " "cache-misses" "line-transfers" \
 	"multi-fault --vcpus 4 --machine ivb-ep-2x10x2 --strategy pervma"; do
 	grep -q -- "$want" "$dir/a.txt" || fail "no '$want' in the output"
 done
+
+# Nor does anything outside the options change a figure (docs/tutorial.md
+# compares its outputs byte for byte on any machine): the binaries copied
+# to a directory with a longer name, run from another directory, with a
+# 5000-byte environment variable and the profile given by path (a longer
+# argv) print the same, the path in the command lines aside.
+long="$dir/a-much-longer-directory-name-for-the-binaries-xyz"
+mkdir -p "$long"
+cp "$mf" "$(dirname "$mf")/multi-fault-vcpu" "$long/"
+prof=$(cd "$(dirname "$check")/../../profiles" && pwd)/ivb-ep-2x10x2.profile
+big=$(head -c 5000 /dev/zero | tr '\0' a)
+# shellcheck disable=SC2086
+(cd / && env X="$big" "$long/multi-fault" \
+	$(echo "$small" | sed "s#ivb-ep-2x10x2#$prof#") >"$dir/d.txt")
+sed "s#$prof#ivb-ep-2x10x2#" "$dir/d.txt" >"$dir/e.txt"
+grep -q "$prof" "$dir/d.txt" || fail "the path is not in the command lines"
+cmp -s "$dir/a.txt" "$dir/e.txt" || {
+	diff "$dir/a.txt" "$dir/e.txt"
+	fail "another directory, environment or argv changed the output"
+}
 
 # --seconds-as scales page-faults by the rate: 60 s of it.
 "$mf" --vcpus 2 --duration 0.002 --strategy spf --seconds-as 60 --json \
