@@ -125,6 +125,8 @@ const char *mf_writer_name(int writer);
  */
 struct mf_sample {
 	int err;
+	int trace_err;				/* its part of --trace */
+	uint64_t trace_recorded, trace_dropped;
 	double faults, seconds, transfers, cache_misses;
 	unsigned long writer_ops;
 	struct vs_fault_stats st;		/* this repeat's counts */
@@ -340,11 +342,12 @@ void mf_json_vcpu(FILE *out, const struct mf_result *r);
  * Perfetto UI and chrome://tracing: per thread, "X" complete events for
  * faults ("fault"), mmap_lock waits ("mmap_lock wait R|W") and holds
  * ("mmap_lock R|W"), properly nested; "M" thread_name metadata; "C"
- * counter events "faults/s"; "span" slices for every other holder of
- * the mmap_lock (the zap, the writer's operations, setup, teardown).
- * ts and dur in microseconds.  Bounded: one fault in @sample is
- * recorded (with the lock events inside it), and at most @max_events in
- * all, after which recording stops (said in the file's "otherData").
+ * counter events "faults/s" (and, in the vCPU mode, "line transfers/s");
+ * "span" slices for every other holder of the mmap_lock (the zap, the
+ * writer's operations, setup, teardown).  ts and dur in microseconds.
+ * Bounded: one fault in @sample is recorded (with the lock events
+ * inside it), and at most @max_events in all, after which recording
+ * stops (said in the file's "otherData").
  * A fault whose lock wait or hold lasts @slow_ns or more is recorded
  * whatever @sample says, with "args":{"kept":"slow"}.  Every function
  * but open and close may be called from any thread, and does nothing
@@ -378,7 +381,30 @@ const struct vs_lock_trace *mf_trace_lock_hooks(void);
 /* Write the file and free everything.  Return: 0 or -errno. */
 int mf_trace_close(void);
 
-/* CLOCK_MONOTONIC in ns: the clock of every trace timestamp. */
+/* CLOCK_MONOTONIC in ns: the clock of the real-thread mode's trace. */
 uint64_t mf_now_ns(void);
+
+/* Whether a trace is open (in a child of the vCPU mode: its part). */
+bool mf_trace_on(void);
+
+/*
+ * The vCPU mode's trace (mf_jobs.c): each repeat's child records a part
+ * of its own, in virtual time (vs_vcpu_now_ns(), from its machine's
+ * creation), with a track per vCPU context keyed by vs_vcpu_self(), and
+ * at most max_events / @parts events.  The parent adds the parts in job
+ * order, each a process (@pid, from 1) named after its configuration
+ * and repeat, and mf_trace_close() writes the end.
+ *
+ * part_open: the parent, before forking a job: an unlinked temporary
+ * file for its part; part_begin, part_end: the child, around its repeat;
+ * part_add: the parent, in @pid order once the child exited (@fd -1:
+ * the name alone), closing @fd.  Each returns 0 (part_open a
+ * descriptor) or a negative errno (-ENOENT when no trace is open).
+ */
+int mf_trace_part_open(void);
+int mf_trace_part_begin(int fd, unsigned int pid, unsigned int parts);
+int mf_trace_part_end(uint64_t *recorded, uint64_t *dropped);
+int mf_trace_part_add(int fd, unsigned int pid, const char *name,
+		      uint64_t recorded, uint64_t dropped);
 
 #endif /* VS_TOOLS_MF_H */

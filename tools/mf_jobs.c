@@ -8,6 +8,13 @@
  * cores run two repeats at once without changing a figure.  A child
  * hands its struct mf_sample back through a pipe and exits; the parent
  * adds the samples in job order once all are in.
+ *
+ * With --trace, each child records its part of the trace into a
+ * temporary file the parent made for it (mf_trace_part_open()), and the
+ * parent adds the parts to the trace in job order as they come in, each
+ * job a process named after it ("spf rwsem 4 vCPUs, repeat 1").  The
+ * parent allocates nothing meanwhile: whatever finished first, every
+ * child is forked from the same heap.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -27,10 +34,19 @@ struct job_slot {
 	unsigned int job;
 };
 
+/* The jobs' parts of the trace; NULL arrays without --trace. */
+struct job_parts {
+	int *fd;			/* each job's part file, or -1 */
+	char *done;			/* its child was reaped */
+	unsigned int next;		/* the next job to add */
+};
+
 /* In the child: run job @job, write its sample to @fd, exit. */
 static void child(struct mf_result *r, int n, unsigned int job, int fd,
-		  vs_atomic32_t *stop)
+		  int tfd, vs_atomic32_t *stop)
 {
+	unsigned int total = (unsigned int)n * r[0].cfg.repeats;
+	int terr = tfd < 0 ? 0 : mf_trace_part_begin(tfd, job + 1, total);
 	struct mf_sample s;
 	const char *p = (const char *)&s;
 	size_t off = 0;
@@ -38,6 +54,11 @@ static void child(struct mf_result *r, int n, unsigned int job, int fd,
 
 	(void)mf_vcpu_repeat(&r[job % (unsigned int)n].cfg,
 			     job / (unsigned int)n, stop, &s);
+	if (tfd >= 0 && !terr)
+		terr = mf_trace_part_end(&s.trace_recorded, &s.trace_dropped);
+	if (terr)
+		fprintf(stderr, "multi-fault: --trace: %s\n", strerror(-terr));
+	s.trace_err = terr;
 	while (off < sizeof(s)) {
 		w = write(fd, p + off, sizeof(s) - off);
 		if (w < 0 && errno == EINTR)
@@ -49,8 +70,9 @@ static void child(struct mf_result *r, int n, unsigned int job, int fd,
 	_exit(0);
 }
 
+/* Fork job @job's child into @sl; its part of the trace into @tfd. */
 static int start(struct mf_result *r, int n, struct job_slot *sl,
-		 unsigned int job, vs_atomic32_t *stop)
+		 unsigned int job, int tfd, vs_atomic32_t *stop)
 {
 	int fds[2];
 	pid_t pid;
@@ -66,13 +88,33 @@ static int start(struct mf_result *r, int n, struct job_slot *sl,
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child(r, n, job, fds[1], stop);
+		child(r, n, job, fds[1], tfd, stop);
 	}
 	close(fds[1]);
 	sl->pid = pid;
 	sl->fd = fds[0];
 	sl->job = job;
 	return 0;
+}
+
+/* Start job @job, with a part file when tracing. */
+static int start_job(struct mf_result *r, int n, struct job_slot *sl,
+		     unsigned int job, struct job_parts *tp,
+		     vs_atomic32_t *stop)
+{
+	int err;
+
+	if (tp->fd) {
+		tp->fd[job] = mf_trace_part_open();
+		if (tp->fd[job] < 0) {
+			err = tp->fd[job];
+			tp->fd[job] = -1;
+			fprintf(stderr, "multi-fault: --trace: a temporary "
+				"file: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return start(r, n, sl, job, tp->fd ? tp->fd[job] : -1, stop);
 }
 
 /* The sample of the child of @sl, which exited with @status. */
@@ -95,6 +137,8 @@ static int collect(struct job_slot *sl, int status, struct mf_sample *out)
 	if (off == sizeof(*out) && WIFEXITED(status) &&
 	    !WEXITSTATUS(status))
 		return out->err;
+	memset(out, 0, sizeof(*out));
+	out->trace_err = -EIO;		/* its part too, if any */
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "multi-fault: a vCPU run died of signal %d\n",
 			WTERMSIG(status));
@@ -106,9 +150,12 @@ static int collect(struct job_slot *sl, int status, struct mf_sample *out)
 	return err;
 }
 
-/* Wait for one child of @sl.  Return: its error, or 0. */
+/*
+ * Wait for one child of @sl; @job receives its job.  Return: its error,
+ * or 0.
+ */
 static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
-		unsigned int *finished)
+		unsigned int *finished, unsigned int *job)
 {
 	unsigned int i;
 	int status;
@@ -127,6 +174,7 @@ static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
 			break;
 	}
 	(*finished)++;
+	*job = sl[i].job;
 	return collect(&sl[i], status, &s[sl[i].job]);
 }
 
@@ -145,12 +193,85 @@ static void add_all(struct mf_result *r, int n, const struct mf_sample *s,
 	}
 }
 
+/* Job @job's process in the trace: "spf rwsem 4 vCPUs, repeat 1". */
+static void job_name(char *buf, size_t len, const struct mf_config *c,
+		     unsigned int repeat)
+{
+	char w[48] = "";
+
+	if (c->writer != MF_WRITER_NONE)
+		snprintf(w, sizeof(w), ", writer %s",
+			 mf_writer_name(c->writer));
+	snprintf(buf, len, "%s %s %u vCPUs%s, repeat %u",
+		 vs_fault_strategy_name(c->strategy), c->lock ? c->lock : "-",
+		 c->threads, w, repeat + 1);
+}
+
+/* The parts of the reaped jobs, in job order, up to one not reaped. */
+static void add_parts(const struct mf_result *r, int n,
+		      const struct mf_sample *s, struct job_parts *tp,
+		      unsigned int total)
+{
+	unsigned int j, k = (unsigned int)n;
+	char name[160];
+	int fd, err;
+
+	while (tp->fd && tp->next < total && tp->done[tp->next]) {
+		j = tp->next++;
+		fd = tp->fd[j];
+		tp->fd[j] = -1;
+		if (s[j].trace_err && fd >= 0) {
+			close(fd);	/* no whole part: the name alone */
+			fd = -1;
+		}
+		job_name(name, sizeof(name), &r[j % k].cfg, j / k);
+		err = mf_trace_part_add(fd, j + 1, name, s[j].trace_recorded,
+					s[j].trace_dropped);
+		if (err)
+			fprintf(stderr, "multi-fault: --trace: %s\n",
+				strerror(-err));
+	}
+}
+
+/* Without --trace, nothing.  Return: 0 or -ENOMEM. */
+static int parts_init(struct job_parts *tp, unsigned int total)
+{
+	unsigned int j;
+
+	memset(tp, 0, sizeof(*tp));
+	if (!mf_trace_on())
+		return 0;
+	tp->fd = malloc(total * sizeof(*tp->fd));
+	tp->done = calloc(total, 1);
+	if (!tp->fd || !tp->done) {
+		free(tp->fd);
+		free(tp->done);
+		return -ENOMEM;
+	}
+	for (j = 0; j < total; j++)
+		tp->fd[j] = -1;
+	return 0;
+}
+
+/* The parts Ctrl-C left behind a job that never ran are not added. */
+static void parts_fini(struct job_parts *tp, unsigned int total)
+{
+	unsigned int j;
+
+	for (j = tp->next; tp->fd && j < total; j++)
+		if (tp->fd[j] >= 0)
+			close(tp->fd[j]);
+	free(tp->fd);
+	free(tp->done);
+}
+
 int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 		vs_atomic32_t *stop, void (*done)(unsigned int finished,
 						  unsigned int total))
 {
 	struct job_slot sl[MAX_PARALLEL] = { { 0 } };
-	unsigned int total, next = 0, running = 0, finished = 0, i;
+	unsigned int total, next = 0, running = 0, finished = 0, i, job;
+	struct job_parts tp;
 	struct mf_sample *s;
 	char *ok;
 	int err = 0, e;
@@ -161,7 +282,7 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 	total = (unsigned int)n * r[0].cfg.repeats;
 	s = calloc(total, sizeof(*s));
 	ok = calloc(total, 1);
-	if (!s || !ok) {
+	if (!s || !ok || parts_init(&tp, total)) {
 		free(s);
 		free(ok);
 		return -ENOMEM;
@@ -171,17 +292,22 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 		       !atomic_load_explicit(stop, memory_order_relaxed)) {
 			for (i = 0; sl[i].pid; i++)
 				;
-			err = start(r, n, &sl[i], next++, stop);
+			err = start_job(r, n, &sl[i], next++, &tp, stop);
 			running += !err;
 		}
 		if (!running)
 			break;
-		e = reap(sl, parallel, s, &finished);
+		job = total;
+		e = reap(sl, parallel, s, &finished, &job);
 		running--;
 		err = err ? err : e;
+		if (tp.done && job < total)
+			tp.done[job] = 1;
+		add_parts(r, n, s, &tp, total);
 		if (done)
 			done(finished, total);
 	}
+	parts_fini(&tp, total);
 	for (i = 0; i < total; i++)
 		ok[i] = s[i].seconds > 0 && !s[i].err;
 	add_all(r, n, s, ok, total);

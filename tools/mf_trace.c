@@ -49,17 +49,34 @@
  *	mf_tbuf name, detached  trace_lock         trace_lock
  *	mf_tbuf, the rest       its owner thread   its owner thread
  *	everything              close              close
+ *
+ * The vCPU mode (multi-fault-vcpu): each repeat runs in a child process
+ * (mf_jobs.c), where every vCPU is a context on the one host thread.
+ * There a trace is a part: mf_trace_part_begin() switches the child's
+ * copy of the trace to virtual time (vs_vcpu_now_ns()) and to a buffer
+ * per vCPU context (vs_vcpu_self()), not per host thread, with its
+ * share of @max_events; mf_trace_part_end() writes its events to a
+ * temporary file; the parent copies the parts into the one file in job
+ * order (mf_trace_part_add()), each a process of its own, and close
+ * writes the end.  Nothing of the host's clock or addresses is in a
+ * part, so the file is the same from run to run.  The tracer's own
+ * atomics are C11's, not sync/atomic.h's, which would be charged to the
+ * vCPUs as the model's accesses are.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mf.h"
 
@@ -161,6 +178,8 @@ static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
 	FILE *f;
+	bool first;		/* no event written yet */
+	unsigned int pid;	/* the events' process: 1, or the part's */
 	uint64_t t_open;
 	unsigned int sample;
 	uint64_t slow_ns;
@@ -171,6 +190,12 @@ static struct {
 	struct mf_tbuf *bufs;	/* newest first */
 	unsigned int nr_bufs;
 	struct mf_str *strs;
+	/* The vCPU mode.  In a child: @virt, its part's file, and the
+	 * buffer of each vCPU context.  In the parent: the parts' sums. */
+	bool virt, merged;
+	int part_fd;
+	struct mf_tbuf *ctx[VS_VCPU_MAX + 2];
+	uint64_t part_dropped, part_recorded;
 } trace;
 
 static _Thread_local struct {
@@ -184,6 +209,17 @@ uint64_t mf_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The clock of the hooks' records: a part's is the vCPU's. */
+static uint64_t tnow(void)
+{
+	return trace.virt ? vs_vcpu_now_ns() : mf_now_ns();
+}
+
+bool mf_trace_on(void)
+{
+	return atomic_load_explicit(&trace_gen, memory_order_relaxed) != 0;
 }
 
 /* ---- the list, the names ------------------------------------------------ */
@@ -341,12 +377,38 @@ static void tbuf_detach(void *arg)
 	tunlock();
 }
 
+/*
+ * A part's buffer of vCPU context @ctx, created on first use (all the
+ * contexts run on one host thread); its tid @ctx + 1 after the pid's
+ * thousand, unique in the file, as Perfetto wants.  NULL: none, or a
+ * host-side caller (-1).
+ */
+static struct mf_tbuf *ctx_buf(int ctx)
+{
+	struct mf_tbuf *b;
+
+	if (ctx < 0 || ctx >= (int)VS_ARRAY_SIZE(trace.ctx))
+		return NULL;
+	if (!trace.ctx[ctx]) {
+		tlock();
+		b = tbuf_new_locked(NULL);
+		tunlock();
+		if (b)
+			b->tid = trace.pid * 1000 + (unsigned int)ctx + 1;
+		trace.ctx[ctx] = b;
+	}
+	return trace.ctx[ctx];
+}
+
 /* The calling thread's buffer, created on first use; NULL when off. */
 static struct mf_tbuf *self(void)
 {
-	uint32_t gen = vs_load_acquire(&trace_gen);
+	uint32_t gen = atomic_load_explicit(&trace_gen,
+					    memory_order_acquire);
 	struct mf_tbuf *b;
 
+	if (gen && trace.virt)
+		return ctx_buf(vs_vcpu_self());
 	if (vs_likely(!gen || me.gen == gen))
 		return gen ? me.buf : NULL;
 	tlock();
@@ -363,7 +425,8 @@ static struct mf_tbuf *self(void)
  */
 static bool refill(struct mf_tbuf *b)
 {
-	uint64_t left = vs_read_once(&trace.budget), n;
+	uint64_t left = atomic_load_explicit(&trace.budget,
+					     memory_order_relaxed), n;
 
 	do {
 		if (!left) {
@@ -371,7 +434,9 @@ static bool refill(struct mf_tbuf *b)
 			return false;
 		}
 		n = left < trace.batch ? left : trace.batch;
-	} while (!vs_cmpxchg_relaxed(&trace.budget, &left, left - n));
+	} while (!atomic_compare_exchange_weak_explicit(
+			 &trace.budget, &left, left - n, memory_order_relaxed,
+			 memory_order_relaxed));
 	b->allow = n;
 	return true;
 }
@@ -411,18 +476,19 @@ static void emit(struct mf_tbuf *b, int kind, const char *name,
 
 void mf_trace_thread(const char *name)
 {
-	uint32_t gen = vs_load_acquire(&trace_gen);
+	uint32_t gen = atomic_load_explicit(&trace_gen,
+					    memory_order_acquire);
 	struct mf_tbuf *b;
 
 	if (!gen || !name)
 		return;
-	if (me.gen == gen) {
+	if (trace.virt || me.gen == gen) {
 		/* Recorded before it was named, or renamed: keep the tid. */
-		if (me.buf) {
+		b = self();
+		if (b) {
 			tlock();
-			snprintf(me.buf->name, sizeof(me.buf->name), "%s",
-				 name);
-			me.buf->named = true;
+			snprintf(b->name, sizeof(b->name), "%s", name);
+			b->named = true;
 			tunlock();
 		}
 		return;
@@ -445,7 +511,7 @@ void mf_trace_fault_begin(void)
 	b->fault_slow = false;
 	b->nr_pend = 0;
 	b->pend_lost = 0;
-	b->fault_t0 = mf_now_ns();
+	b->fault_t0 = tnow();
 }
 
 /* The fault ends: keep it and its lock slices if sampled or slow. */
@@ -458,7 +524,7 @@ void mf_trace_fault_end(void)
 	if (!b || !b->fault_depth || --b->fault_depth)
 		return;
 	if (b->fault_rec || b->fault_slow) {
-		emit(b, MF_FAULT, "fault", b->fault_t0, mf_now_ns(),
+		emit(b, MF_FAULT, "fault", b->fault_t0, tnow(),
 		     !b->fault_rec);
 		for (i = 0; i < b->nr_pend; i++) {
 			r = &b->pend[i];
@@ -575,7 +641,7 @@ static void hook_start(struct vs_lock *lock, bool write, void *arg)
 	h->write = write;
 	h->acquired = false;
 	h->rec = !b->fault_depth || b->fault_rec;
-	h->t = mf_now_ns();
+	h->t = tnow();
 }
 
 /*
@@ -607,7 +673,7 @@ static void hook_acquired(struct vs_lock *lock, bool write, bool success,
 			return;
 	}
 	h = &b->held[i];
-	now = mf_now_ns();
+	now = tnow();
 	if (h->acquired)
 		emit_hold(b, h, now);
 	else
@@ -632,7 +698,7 @@ static void hook_released(struct vs_lock *lock, bool write, void *arg)
 	if (i < 0)
 		return;
 	h = &b->held[i];
-	emit_hold(b, h, mf_now_ns());
+	emit_hold(b, h, tnow());
 	held_drop(b, i);
 }
 
@@ -648,6 +714,21 @@ const struct vs_lock_trace *mf_trace_lock_hooks(void)
 }
 
 /* ---- open --------------------------------------------------------------- */
+
+/* Recording starts: @budget records at most, times from @t_open on. */
+static void start(uint64_t budget, uint64_t t_open)
+{
+	/* Small budgets are shared in small batches, or one thread
+	 * would reserve them all. */
+	trace.batch = budget / MF_MAX_THREADS + 1;
+	if (trace.batch > MF_BATCH_MAX)
+		trace.batch = MF_BATCH_MAX;
+	atomic_init(&trace.budget, budget);
+	trace.t_open = t_open;
+	if (!++last_gen)
+		last_gen = 1;	/* 0 means off */
+	atomic_store_explicit(&trace_gen, last_gen, memory_order_release);
+}
 
 /*
  * mf_trace_open - start a trace to be written to @path
@@ -666,7 +747,7 @@ int mf_trace_open(const char *path, unsigned int sample, uint64_t slow_ns,
 
 	if (!path)
 		return -EINVAL;
-	if (vs_read_once(&trace_gen))
+	if (mf_trace_on())
 		return -EBUSY;
 	memset(&trace, 0, sizeof(trace));
 	trace.f = fopen(path, "we");
@@ -680,16 +761,12 @@ int mf_trace_open(const char *path, unsigned int sample, uint64_t slow_ns,
 	trace.sample = sample ? sample : 1;
 	trace.slow_ns = slow_ns;
 	trace.max_events = max_events ? max_events : MF_DEFAULT_MAX_EVENTS;
-	/* Small budgets are shared in small batches, or one thread
-	 * would reserve them all. */
-	trace.batch = trace.max_events / MF_MAX_THREADS + 1;
-	if (trace.batch > MF_BATCH_MAX)
-		trace.batch = MF_BATCH_MAX;
-	vs_atomic_init(&trace.budget, trace.max_events);
-	trace.t_open = mf_now_ns();
-	if (!++last_gen)
-		last_gen = 1;	/* 0 means off */
-	vs_store_release(&trace_gen, last_gen);
+	trace.pid = 1;
+	trace.first = true;
+	/* Written now: the parent of the vCPU mode's children allocates
+	 * the stream's buffer before the first of them is forked. */
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", trace.f);
+	start(trace.max_events, mf_now_ns());
 	return 0;
 }
 
@@ -719,13 +796,14 @@ static void put_meta(FILE *f, bool *first, const struct mf_tbuf *b)
 	else
 		snprintf(name, sizeof(name), "thread %u", b->tid);
 	put_head(f, first, "thread_name");
-	fprintf(f, ",\"ph\":\"M\",\"ts\":0,\"pid\":1,\"tid\":%u,"
-		   "\"args\":{\"name\":", b->tid);
+	fprintf(f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":%u,"
+		   "\"args\":{\"name\":", trace.pid, b->tid);
 	mf_json_str(f, name);
 	fputs("}}", f);
 	put_head(f, first, "thread_sort_index");
-	fprintf(f, ",\"ph\":\"M\",\"ts\":0,\"pid\":1,\"tid\":%u,"
-		   "\"args\":{\"sort_index\":%u}}", b->tid, b->tid);
+	fprintf(f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":%u,"
+		   "\"args\":{\"sort_index\":%u}}", trace.pid, b->tid,
+		b->tid);
 }
 
 static void put_slice(FILE *f, bool *first, const struct mf_rec *r,
@@ -735,7 +813,7 @@ static void put_slice(FILE *f, bool *first, const struct mf_rec *r,
 	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\"", kind_cat[r->kind]);
 	put_us(f, "ts", r->ts);
 	put_us(f, "dur", r->dur);
-	fprintf(f, ",\"pid\":1,\"tid\":%u", tid);
+	fprintf(f, ",\"pid\":%u,\"tid\":%u", trace.pid, tid);
 	if (r->kind == MF_FAULT)
 		fprintf(f, ",\"args\":{\"kept\":\"%s\"}",
 			r->value ? "slow" : "sample");
@@ -744,16 +822,16 @@ static void put_slice(FILE *f, bool *first, const struct mf_rec *r,
 
 /* An overlapping slice, as an async pair that Perfetto keeps. */
 static void put_async(FILE *f, bool *first, const struct mf_rec *r,
-		      unsigned int tid, unsigned int id)
+		      unsigned int tid, uint64_t id)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
 		put_head(f, first, r->name);
-		fprintf(f, ",\"cat\":\"overlap\",\"ph\":\"%c\",\"id\":%u",
+		fprintf(f, ",\"cat\":\"overlap\",\"ph\":\"%c\",\"id\":%" PRIu64,
 			i ? 'e' : 'b', id);
 		put_us(f, "ts", i ? r->ts + r->dur : r->ts);
-		fprintf(f, ",\"pid\":1,\"tid\":%u}", tid);
+		fprintf(f, ",\"pid\":%u,\"tid\":%u}", trace.pid, tid);
 	}
 }
 
@@ -765,10 +843,16 @@ static void put_counter(FILE *f, bool *first, const struct mf_rec *r)
 	put_head(f, first, r->name);
 	fputs(",\"ph\":\"C\"", f);
 	put_us(f, "ts", r->ts);
-	fputs(",\"pid\":1,\"tid\":0,\"args\":{", f);
+	fprintf(f, ",\"pid\":%u,\"tid\":0,\"args\":{", trace.pid);
 	mf_json_str(f, r->name);
 	fprintf(f, ":%.15g}}", v);
 }
+
+/* Which kind encloses which, for slices of one interval. */
+static const int kind_rank[] = {
+	[MF_SPAN] = 0, [MF_FAULT] = 1, [MF_HOLD] = 2, [MF_WAIT] = 3,
+	[MF_COUNTER] = 4,
+};
 
 /* Parents first: by start, then the longer (enclosing) slice first. */
 static int rec_cmp(const void *pa, const void *pb)
@@ -779,7 +863,12 @@ static int rec_cmp(const void *pa, const void *pb)
 		return a->ts < b->ts ? -1 : 1;
 	if (a->dur != b->dur)
 		return a->dur > b->dur ? -1 : 1;
-	return 0;
+	/* The same interval (virtual time often stands still between two
+	 * hooks): the enclosing kind first, then by name, so that the
+	 * order never depends on qsort's. */
+	if (kind_rank[a->kind] != kind_rank[b->kind])
+		return kind_rank[a->kind] - kind_rank[b->kind];
+	return strcmp(a->name, b->name);
 }
 
 /* Relative to the open, clamped at it: a span may start before. */
@@ -821,7 +910,7 @@ static size_t split(struct mf_tbuf *b, struct mf_rec *out, size_t *nr_out)
  * and anything deeper only loses the check, not the event.
  */
 static void put_thread(FILE *f, bool *first, const struct mf_tbuf *b,
-		       unsigned int *next_id)
+		       uint64_t *next_id)
 {
 	uint64_t open[2 * MF_HELD_MAX + 4], end;
 	const struct mf_rec *r;
@@ -848,36 +937,63 @@ static void put_other(FILE *f, uint64_t dropped, uint64_t recorded)
 	fprintf(f, "\n],\n\"otherData\":{\"truncated\":%s,"
 		   "\"dropped_events\":%" PRIu64 ",\"recorded_events\":%"
 		   PRIu64 ",\"max_events\":%" PRIu64 ",\"sample\":%u,"
-		   "\"slow_us\":%" PRIu64 ".%03u}}\n",
+		   "\"slow_us\":%" PRIu64 ".%03u,\"clock\":\"%s\"}}\n",
 		dropped ? "true" : "false", dropped, recorded,
 		trace.max_events, trace.sample, trace.slow_ns / 1000,
-		(unsigned int)(trace.slow_ns % 1000));
+		(unsigned int)(trace.slow_ns % 1000),
+		trace.merged ? "virtual" : "host");
 }
 
-static void put_all(FILE *f, struct mf_rec *ctr, size_t nr_ctr)
+/*
+ * Every event this process recorded: the threads' names, their slices,
+ * the counters; their counts added to @dropped and @recorded.
+ * Return: 0 or -ENOMEM.
+ */
+static int put_events(FILE *f, bool *first, uint64_t *dropped,
+		      uint64_t *recorded)
 {
-	uint64_t dropped = 0, recorded = 0;
-	unsigned int next_id = 1;
+	/* Async ids are unique in the file: a part's pid in the top half. */
+	uint64_t next_id = ((uint64_t)(trace.pid - 1) << 32) + 1;
+	size_t nr_ctr = 0, total = 0, i;
+	struct mf_rec *ctr = NULL;
 	struct mf_tbuf *b;
-	bool first = true;
-	size_t i;
 
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-	put_head(f, &first, "process_name");
-	fputs(",\"ph\":\"M\",\"ts\":0,\"pid\":1,\"tid\":0,"
-	      "\"args\":{\"name\":\"multi-fault\"}}", f);
+	for (b = trace.bufs; b; b = b->next)
+		total += b->nr;
+	if (total && !(ctr = malloc(total * sizeof(*ctr))))
+		return -ENOMEM;
+	for (b = trace.bufs; b; b = b->next)
+		split(b, ctr, &nr_ctr);
+	if (nr_ctr)
+		qsort(ctr, nr_ctr, sizeof(*ctr), rec_cmp);
 	/* Metadata first; a thread that only sampled counters has none. */
 	for (b = trace.bufs; b; b = b->next)
 		if (b->named || b->nr)
-			put_meta(f, &first, b);
+			put_meta(f, first, b);
 	for (b = trace.bufs; b; b = b->next) {
-		put_thread(f, &first, b, &next_id);
-		dropped += b->dropped;
-		recorded += b->nr;
+		put_thread(f, first, b, &next_id);
+		*dropped += b->dropped;
+		*recorded += b->nr;
 	}
 	for (i = 0; i < nr_ctr; i++)
-		put_counter(f, &first, &ctr[i]);
-	put_other(f, dropped, recorded + nr_ctr);
+		put_counter(f, first, &ctr[i]);
+	*recorded += nr_ctr;
+	free(ctr);
+	return 0;
+}
+
+/* Flush and close @f.  Return: 0 or the -errno of the write. */
+static int finish(FILE *f)
+{
+	int err = 0;
+
+	if (fflush(f) == EOF)
+		err = -errno;
+	else if (ferror(f))
+		err = -EIO;
+	if (fclose(f) == EOF && !err)
+		err = -errno;
+	return err;
 }
 
 static void free_all(void)
@@ -899,44 +1015,160 @@ static void free_all(void)
 /*
  * mf_trace_close - write the file, free everything
  *
+ * With parts (the vCPU mode), the parts are the events: only the end is
+ * written.
  * Context: no thread records any more (joined, or idle with the lock
  * hooks removed).  Nothing open: nothing to do, 0.
  * Return: 0, -ENOMEM, or the -errno of the write.
  */
 int mf_trace_close(void)
 {
-	struct mf_rec *ctr = NULL;
-	size_t nr_ctr = 0, total = 0;
-	struct mf_tbuf *b;
-	int err = 0;
+	uint64_t dropped = trace.part_dropped, recorded = trace.part_recorded;
+	int err = 0, e;
 
-	if (!vs_read_once(&trace_gen))
+	if (!mf_trace_on())
 		return 0;
-	vs_write_once(&trace_gen, 0);
+	atomic_store_explicit(&trace_gen, 0, memory_order_relaxed);
 	/* No destructor may run on a buffer freed below. */
 	pthread_key_delete(trace.key);
-	for (b = trace.bufs; b; b = b->next)
-		total += b->nr;
-	if (total) {
-		ctr = malloc(total * sizeof(*ctr));
-		if (!ctr)
-			err = -ENOMEM;
+	if (!trace.merged) {
+		put_head(trace.f, &trace.first, "process_name");
+		fputs(",\"ph\":\"M\",\"ts\":0,\"pid\":1,\"tid\":0,"
+		      "\"args\":{\"name\":\"multi-fault\"}}", trace.f);
+		err = put_events(trace.f, &trace.first, &dropped, &recorded);
 	}
-	if (!err) {
-		for (b = trace.bufs; b; b = b->next)
-			split(b, ctr, &nr_ctr);
-		if (nr_ctr)
-			qsort(ctr, nr_ctr, sizeof(*ctr), rec_cmp);
-		put_all(trace.f, ctr, nr_ctr);
-		if (fflush(trace.f) == EOF)
-			err = -errno;
-		else if (ferror(trace.f))
-			err = -EIO;
-	}
-	if (fclose(trace.f) == EOF && !err)
-		err = -errno;
-	free(ctr);
+	if (!err)
+		put_other(trace.f, dropped, recorded);
+	e = finish(trace.f);
 	free_all();
 	memset(&trace, 0, sizeof(trace));
+	return err ? err : e;
+}
+
+/* ---- parts: the vCPU mode's children ------------------------------------ */
+
+/*
+ * mf_trace_part_open - a temporary file for one part, unlinked already
+ *
+ * No malloc: the parent's heap must be the same whenever it forks.
+ * Context: the parent, before the fork.
+ * Return: its descriptor, -ENOENT when no trace is open, or -errno.
+ */
+int mf_trace_part_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[PATH_MAX];
+	int fd;
+
+	if (!mf_trace_on())
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/multi-fault-trace.XXXXXX",
+		 dir && dir[0] ? dir : "/tmp");
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	(void)unlink(path);
+	trace.merged = true;
+	return fd;
+}
+
+/*
+ * mf_trace_part_begin - record this process's events as part @pid of
+ * @parts, into @fd, in virtual time, a buffer per vCPU context
+ *
+ * The budget is @max_events / @parts, so that the file stays bounded
+ * however the parts fill up.
+ * Context: the child, before its machine is created.
+ * Return: 0, -EINVAL for a bad @fd or @pid, -ENOENT when no trace is
+ * open.
+ */
+int mf_trace_part_begin(int fd, unsigned int pid, unsigned int parts)
+{
+	if (!mf_trace_on())
+		return -ENOENT;
+	if (fd < 0 || !pid || pid >= UINT_MAX / 1000 || !parts)
+		return -EINVAL;
+	/* The parent's buffers and stream are the parent's. */
+	trace.f = NULL;
+	trace.bufs = NULL;
+	trace.strs = NULL;
+	trace.nr_bufs = 0;
+	memset(trace.ctx, 0, sizeof(trace.ctx));
+	trace.virt = true;
+	trace.part_fd = fd;
+	trace.pid = pid;
+	start(trace.max_events / parts, 0);
+	return 0;
+}
+
+/*
+ * mf_trace_part_end - write the part's events to its file and close it
+ * @recorded, @dropped: receive the part's counts, for otherData
+ *
+ * Context: the child, its machine run.
+ * Return: 0, -ENOENT without a part, -ENOMEM, or the -errno of the
+ * write.
+ */
+int mf_trace_part_end(uint64_t *recorded, uint64_t *dropped)
+{
+	bool first = false;	/* every event after the parent's own */
+	FILE *f;
+	int err;
+
+	*recorded = 0;
+	*dropped = 0;
+	if (!mf_trace_on() || !trace.virt)
+		return -ENOENT;
+	atomic_store_explicit(&trace_gen, 0, memory_order_relaxed);
+	f = fdopen(trace.part_fd, "w");
+	if (!f) {
+		close(trace.part_fd);
+		return -errno;
+	}
+	err = put_events(f, &first, dropped, recorded);
+	return err ? (fclose(f), err) : finish(f);
+}
+
+/*
+ * mf_trace_part_add - add the part in @fd, process @pid, to the file,
+ * named @name, and close @fd
+ * @fd: the part, or -1 for a process with no events (its child failed)
+ *
+ * Context: the parent, in pid order, after the part's child exited.
+ * Return: 0, -ENOENT when no trace is open, or the -errno of a read.
+ */
+int mf_trace_part_add(int fd, unsigned int pid, const char *name,
+		      uint64_t recorded, uint64_t dropped)
+{
+	char buf[16384];
+	ssize_t n = 0;
+	int err = 0;
+
+	if (!mf_trace_on())
+		err = -ENOENT;
+	if (!err) {
+		put_head(trace.f, &trace.first, "process_name");
+		fprintf(trace.f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
+			"\"args\":{\"name\":", pid);
+		mf_json_str(trace.f, name);
+		fputs("}}", trace.f);
+		put_head(trace.f, &trace.first, "process_sort_index");
+		fprintf(trace.f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
+			"\"args\":{\"sort_index\":%u}}", pid, pid);
+	}
+	if (!err && fd >= 0 && lseek(fd, 0, SEEK_SET) < 0)
+		err = -errno;
+	while (!err && fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+		else if (n > 0)
+			fwrite(buf, 1, (size_t)n, trace.f);
+	}
+	if (!err && fd >= 0) {
+		trace.part_recorded += recorded;
+		trace.part_dropped += dropped;
+	}
+	if (fd >= 0)
+		close(fd);
 	return err;
 }

@@ -13,6 +13,15 @@
  * after the faulters' when the profile has one, beside a faulter
  * otherwise.
  *
+ * With --trace (mf_trace.c, in this process's part): a track per vCPU
+ * and one for the writer, in virtual time; faults with the lock waits
+ * and holds inside them, the zap and the writer's operations as
+ * slices, and vCPU 0 samples the counters "faults/s" and "line
+ * transfers/s" every TICK_NS of its virtual time.  What the trace reads
+ * is read past the seams (plain memory, the cost model's counters), so
+ * it charges nothing; the lock hooks' own checks are charged, as a
+ * kernel's enabled tracepoints cost.
+ *
  * Compiled into the vCPU build of the tool only (multi-fault-vcpu).
  */
 #include <errno.h>
@@ -28,6 +37,7 @@
 
 #define PAGE 4096UL
 #define WRITER_BYTES (64UL << 10)
+#define TICK_NS 100000ULL	/* the trace's counters: every 100 us */
 
 static struct {
 	const struct mf_config *cfg;
@@ -45,6 +55,12 @@ static struct {
 	struct vs_machine_stats ms0[MF_MAX_THREADS];
 	struct mf_sample *out;
 	int err;
+	/* --trace: faults begun (a plain count: one host thread), and
+	 * the counters' last sample. */
+	bool tracing;
+	unsigned long faults;
+	uint64_t tick_ns, tick_xfers;
+	unsigned long tick_faults;
 } v;
 
 /* ---- what the run measured ----------------------------------------------- */
@@ -93,6 +109,8 @@ static void measure_begin(void)
 		vs_machine_stats(v.m, (int)i, &v.ms0[i]);
 	vs_coherence_reset_stats(vs_machine_coherence(v.m));
 	v.t0_ns = vs_vcpu_now_ns();
+	v.tick_ns = v.t0_ns;
+	v.tick_faults = v.faults;
 }
 
 /* On vCPU 0 as it leaves: everything since measure_begin(). */
@@ -119,6 +137,42 @@ static void measure_end(void)
 	named_lines(&s->cyc, coh);
 }
 
+/* ---- the trace ----------------------------------------------------------- */
+
+/* vCPU 0: the counters of the trace, once TICK_NS of its time passed. */
+static void trace_tick(void)
+{
+	struct vs_coherence *coh = vs_machine_coherence(v.m);
+	uint64_t now = vs_vcpu_now_ns(), xfers = v.tick_xfers;
+	struct vs_coherence_stats cs;
+	double dt;
+
+	if (now < v.tick_ns + TICK_NS)
+		return;
+	dt = (double)(now - v.tick_ns) / 1e9;
+	if (coh && !vs_coherence_stats(coh, VS_COHERENCE_ALL, &cs))
+		xfers = cs.transfers;
+	mf_trace_counter("faults/s", now,
+			 (double)(v.faults - v.tick_faults) / dt);
+	mf_trace_counter("line transfers/s", now,
+			 (double)(xfers - v.tick_xfers) / dt);
+	v.tick_ns = now;
+	v.tick_faults = v.faults;
+	v.tick_xfers = xfers;
+}
+
+/* A write to @p: a fault, in the trace with its lock events. */
+static int touch(unsigned long p)
+{
+	int err;
+
+	mf_trace_fault_begin();
+	err = vs_access(v.mm, p, 1, 1);
+	mf_trace_fault_end();
+	v.faults++;
+	return err;
+}
+
 /* ---- the faulters and the writer ------------------------------------------ */
 
 /* vCPU 0's part of a pass: zap every slot, decide whether to leave. */
@@ -133,6 +187,7 @@ static int zap_all(void)
 				 MF_FAULT_BYTES, VS_MADV_DONTNEED);
 	v.end_ns = vs_vcpu_now_ns();
 	v.zap_ns += v.end_ns - t0;
+	mf_trace_span("MADV_DONTNEED zap", t0, v.end_ns);
 	v.passes++;
 	/* The host's Ctrl-C flag: read past the seam, uncharged. */
 	if (err || v.end_ns >= v.deadline_ns ||
@@ -147,12 +202,19 @@ static void faulter(void *arg)
 {
 	unsigned int id = (unsigned int)(uintptr_t)arg;
 	unsigned long p, start = v.area + id * MF_SLOT_BYTES;
+	bool tick = v.tracing && id == 0;
+	char name[32];
 	int err = 0;
 
+	snprintf(name, sizeof(name), "vCPU %u", id);
+	mf_trace_thread(name);
 	for (;;) {
 		vcpu_barrier_wait(&v.bar, v.cfg->threads);
-		for (p = start; p < start + MF_FAULT_BYTES && !err; p += PAGE)
-			err = vs_access(v.mm, p, 1, 1);
+		for (p = start; p < start + MF_FAULT_BYTES && !err; p += PAGE) {
+			err = touch(p);
+			if (tick)
+				trace_tick();
+		}
 		vcpu_barrier_wait(&v.bar, v.cfg->threads);
 		if (id == 0 && !err)
 			err = zap_all();
@@ -203,15 +265,20 @@ static void pace(uint64_t t0, unsigned long i)
 
 static void writer(void *arg)
 {
-	uint64_t t0 = vs_vcpu_now_ns();
+	uint64_t t0 = vs_vcpu_now_ns(), t1;
+	const char *span = mf_writer_name(v.cfg->writer);
+	char name[32];
 	unsigned long i;
 	int err = 0;
 
-	(void)arg;
+	snprintf(name, sizeof(name), "writer, vCPU %d", (int)(intptr_t)arg);
+	mf_trace_thread(name);
 	for (i = 0; !err && !vs_load_acquire(&v.writer_stop); i++) {
 		if (v.cfg->writer_rate)
 			pace(t0, i);
+		t1 = vs_vcpu_now_ns();
 		err = writer_op(i);
+		mf_trace_span(span, t1, vs_vcpu_now_ns());
 	}
 	v.writer_ops = i;
 	if (err)
@@ -253,10 +320,13 @@ static void main_fn(void *arg)
 {
 	int work[MF_MAX_THREADS + 1], nw = 0, i, cpu;
 	unsigned int n = v.cfg->threads;
+	uint64_t t0 = vs_vcpu_now_ns();
 
 	(void)arg;
+	mf_trace_thread("vCPU 0");
 	vs_vcpu_name(&v.bar, sizeof(v.bar), "multi-fault's barrier");
 	v.err = setup();
+	mf_trace_span("setup: mmap", t0, vs_vcpu_now_ns());
 	if (v.err)
 		goto out;
 	measure_begin();
@@ -268,7 +338,7 @@ static void main_fn(void *arg)
 		cpu = vs_machine_nr_vcpus(v.m) > n ? (int)n :
 						      vs_machine_pick_vcpu(v.m);
 		work[nw++] = vs_machine_spawn(v.m, (unsigned int)cpu, writer,
-					      NULL);
+					      (void *)(intptr_t)cpu);
 	}
 	faulter((void *)0);
 	vs_store_release(&v.writer_stop, 1);
@@ -276,8 +346,10 @@ static void main_fn(void *arg)
 		if (work[i] >= 0)
 			vs_machine_join(v.m, (unsigned int)work[i]);
 out:
+	t0 = vs_vcpu_now_ns();
 	if (v.mm)
 		vs_mm_destroy(v.mm);
+	mf_trace_span("teardown: munmap", t0, vs_vcpu_now_ns());
 }
 
 /* The profile, with the kernel's entry charges off for --compare-real. */
@@ -313,6 +385,7 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 	v.stop = stop;
 	v.out = out;
 	v.seed = (unsigned int)(cfg->seed + k);
+	v.tracing = mf_trace_on();
 	if (!cfg->machine || cfg->threads < 1 ||
 	    cfg->threads > MF_MAX_THREADS)
 		return -EINVAL;

@@ -97,8 +97,9 @@ static const struct bench_opt opts[] = {
 			  "--lockstat, the lock statistics inside it)", NULL },
 	{ BENCH_OPT_LOCKSTAT, "the mmap_lock statistics of each\n"
 			      "configuration; not native", NULL },
-	{ BENCH_OPT_TRACE, "a Chrome/Perfetto trace of the runs; not native",
-	  NULL },
+	{ BENCH_OPT_TRACE, "a Chrome/Perfetto trace of the runs (with\n"
+			   "--vcpus: in virtual time, a track per vCPU);\n"
+			   "not native", NULL },
 	{ BENCH_OPT_TRACE_SAMPLE, "with --trace, record one fault in N\n"
 				  "(default 100); not uffd", NULL },
 	{ BENCH_OPT_TRACE_SLOW_US, "with --trace, also every fault with an\n"
@@ -290,9 +291,10 @@ static void check_vcpu_mode(void)
 		bench_usage_error("--backing %s does not apply with --vcpus: "
 				  "the vCPUs run the model (sim)",
 				  mf_backing_name(opt.backing));
-	if (opt.trace)
-		bench_usage_error("--trace does not apply with --vcpus: not "
-				  "written for virtual time yet");
+	if (opt.trace && opt.compare)
+		bench_usage_error("--trace does not apply with --compare-real: "
+				  "trace the real threads and the vCPUs in two "
+				  "runs");
 	if (opt.vcpus)
 		bench_add_threads(opt.vcpus);
 	if (!opt.machine)
@@ -464,7 +466,9 @@ static void trace_begin(void)
 			strerror(-err));
 		exit(EXIT_SETUP);
 	}
-	mf_trace_thread("main");
+	/* The vCPU mode's children record, each its own part. */
+	if (!MF_VCPU)
+		mf_trace_thread("main");
 	vs_lock_trace_set(mf_trace_lock_hooks());
 }
 

@@ -6,14 +6,19 @@
               every non-empty line a JSON object with the result keys;
               --lockstat: each with the mmap_lock statistics inside it;
               --vs-pre: each strategy but locked with its ratio to locked
-  trace FILE [--slices NAME,...] [--slow US] [--rounds N]
+  trace FILE [--slices NAME,...] [--slow US] [--rounds N] [--vcpus N]
+             [--processes N]
               a Chrome Trace Event file: fields, per-thread order,
               nesting; --slices: an X slice of each NAME (a NAME ending
               in "*": of a name that starts so), and the zap's lock
               holds inside the zap; --slow: a fault kept as slow, each
               one with a lock wait or hold of US microseconds or more
               inside it; --rounds: the runs' setups, in time order, are
-              every configuration once, N times over (A B C A B C)
+              every configuration once, N times over (A B C A B C);
+              --vcpus: the vCPU mode's, in virtual time: in each
+              process, tracks "vCPU 0" .. "vCPU N-1", each with faults,
+              the zap on vCPU 0's, the counters "faults/s" and "line
+              transfers/s"; --processes: N processes, each named
   svg FILE [--ticks LIST] [--log2]
               a well-formed SVG plot with a line, axis label and legend;
               --ticks: the x tick labels are LIST exactly; --log2: the x
@@ -169,6 +174,49 @@ def check_rounds(xs, rounds):
          % (seq, len(arms), rounds))
 
 
+VCPU_COUNTERS = ("faults/s", "line transfers/s")
+
+
+def check_processes(events, n):
+    """N process_name events, of distinct pids, each with a name."""
+    names = {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "process_name":
+            args = e.get("args")
+            need(isinstance(args, dict) and isinstance(args.get("name"),
+                                                       str),
+                 "process_name without args.name")
+            need(e["pid"] not in names, "pid %r named twice" % e["pid"])
+            names[e["pid"]] = args["name"]
+    need(len(names) == n, "%d processes named, not %d: %r"
+         % (len(names), n, sorted(names.values())))
+
+
+def check_vcpus(doc, events, xs, n):
+    """Each process: tracks vCPU 0..n-1 with faults, the zap, counters."""
+    need(doc.get("otherData", {}).get("clock") == "virtual",
+         "otherData.clock is not \"virtual\"")
+    tracks, counters = {}, {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            tracks.setdefault(e["pid"], {})[e["args"]["name"]] = e["tid"]
+        elif e["ph"] == "C":
+            counters.setdefault(e["pid"], set()).add(e["name"])
+    need(tracks, "no process with named tracks")
+    for pid, t in tracks.items():
+        for i in range(n):
+            need("vCPU %d" % i in t, "pid %r: no track vCPU %d" % (pid, i))
+            need(any(e["name"] == "fault" and e["pid"] == pid and
+                     e["tid"] == t["vCPU %d" % i] for e in xs),
+                 "pid %r: no fault on vCPU %d" % (pid, i))
+        need(any(e["name"] == "MADV_DONTNEED zap" and e["pid"] == pid and
+                 e["tid"] == t["vCPU 0"] for e in xs),
+             "pid %r: no MADV_DONTNEED zap on vCPU 0" % pid)
+        missing = set(VCPU_COUNTERS) - counters.get(pid, set())
+        need(not missing, "pid %r: no counter %s" % (pid, ", ".join(
+            sorted(missing))))
+
+
 def check_trace(path, opts):
     with open(path, encoding="utf-8") as f:
         try:
@@ -221,6 +269,10 @@ def check_trace(path, opts):
         check_slow(xs, float(opts["--slow"]))
     if "--rounds" in opts:
         check_rounds(xs, int(opts["--rounds"]))
+    if "--processes" in opts:
+        check_processes(events, int(opts["--processes"]))
+    if "--vcpus" in opts:
+        check_vcpus(doc, events, xs, int(opts["--vcpus"]))
 
 
 def check_svg(path, opts):
@@ -260,7 +312,8 @@ def check_svg(path, opts):
 CHECKS = {"json": check_json, "trace": check_trace, "svg": check_svg}
 # The options of each kind: whether each takes a value.
 OPTS = {"json": {"--lockstat": False, "--vs-pre": False},
-        "trace": {"--slices": True, "--slow": True, "--rounds": True},
+        "trace": {"--slices": True, "--slow": True, "--rounds": True,
+                  "--vcpus": True, "--processes": True},
         "svg": {"--ticks": True, "--log2": False}}
 
 

@@ -5,7 +5,8 @@
 # (taskset -c 0) or side by side, and wherever the binaries, the current
 # directory, the environment and the profile's file are; it has the
 # perf-stat lines of the original (page-faults, cache-misses) and the
-# breakdown; JSON, --sweep with --plot, --lockstat and a writer work; bad
+# breakdown; JSON, --sweep with --plot, --lockstat, a writer and --trace
+# work (the trace in virtual time, the same bytes in every run); bad
 # options are refused.
 #
 #   test_multi_fault_vcpu.sh MULTI_FAULT CHECK_OUTPUT_PY SCRATCH
@@ -80,6 +81,31 @@ python3 "$check" svg "$dir/p.svg" --ticks 1,2 --log2
 grep -q 'writer mmap, sum of 1: [1-9]' "$dir/w.txt" ||
 	fail "the writer did nothing: $(grep writer "$dir/w.txt")"
 
+# --trace: a process per repeat, a track per vCPU, in virtual time; the
+# same bytes in two runs and one at a time.
+tr="--vcpus 4 --duration 0.002 --repeat 2 --strategy locked,spf"
+# shellcheck disable=SC2086
+"$mf" $tr --trace "$dir/t1.json" >"$dir/t1.txt"
+# shellcheck disable=SC2086
+"$mf" $tr --trace "$dir/t2.json" >/dev/null
+# shellcheck disable=SC2086
+taskset -c 0 "$mf" $tr --trace "$dir/t3.json" >/dev/null
+cmp -s "$dir/t1.json" "$dir/t2.json" || fail "two traces differ"
+cmp -s "$dir/t1.json" "$dir/t3.json" ||
+	fail "the trace one at a time differs from two at once"
+grep -q "page-faults " "$dir/t1.txt" || fail "no perf-stat block with --trace"
+python3 "$check" trace "$dir/t1.json" --vcpus 4 --processes 4 \
+	--slices "MADV_DONTNEED zap,mmap_lock R,setup: mmap,teardown: munmap"
+grep -q '"spf rwsem 4 vCPUs, repeat 2"' "$dir/t1.json" ||
+	fail "no process named 'spf rwsem 4 vCPUs, repeat 2'"
+# Slow in virtual microseconds; the writer's track and operations.
+"$mf" --vcpus 3 --duration 0.002 --strategy locked --writer mmap \
+	--trace "$dir/w.json" --trace-sample 1000000 --trace-slow-us 5 \
+	>/dev/null
+python3 "$check" trace "$dir/w.json" --vcpus 3 --processes 1 --slow 5 \
+	--slices "mmap,MADV_DONTNEED zap"
+grep -q '"writer, vCPU 3"' "$dir/w.json" || fail "no writer track"
+
 # Refused, with the option named.
 refuse() {
 	want=$1
@@ -95,6 +121,7 @@ refuse() {
 refuse --vcpus --vcpus 41 --machine ivb-ep-2x10x2
 refuse --machine --vcpus 2 --machine no-such-machine
 refuse --backing --vcpus 2 --backing native
-refuse --trace --vcpus 2 --trace "$dir/t.json"
+refuse --trace --machine host --compare-real --trace "$dir/t.json"
 refuse --threads --machine flat --threads 2
-echo "PASS: deterministic, parallel-invariant, complete, refuses bad options"
+echo "PASS: deterministic, parallel-invariant, complete, traced," \
+	"refuses bad options"
