@@ -97,7 +97,8 @@ static int fault_locked(struct vs_vm_fault *f)
 
 	vs_count_vm_event(VS_PGFAULT_LOCKED);
 	f->flags &= ~(VS_FAULT_FLAG_SPECULATIVE | VS_FAULT_FLAG_VMA_LOCK);
-	vs_mmap_read_lock(f->mm);
+	if (!vs_mmap_read_trylock(f->mm))
+		vs_mmap_read_lock(f->mm);
 	vma = vs_find_vma(f->mm, f->address);
 	if (!vma || f->address < vs_read_once(&vma->vm_start)) {
 		vs_mmap_read_unlock(f->mm);
