@@ -519,7 +519,8 @@ static unsigned int cost_cpu(const struct vs_machine *m,
 }
 
 static uint64_t event_cost(struct vs_machine *m, struct vs__vcpu *v,
-			   const volatile void *addr, enum vs_vcpu_op op)
+			   const volatile void *addr, enum vs_vcpu_op op,
+			   uint64_t *lead)
 {
 	static const enum vs_access kind[] = {
 		[VS_VCPU_LOAD] = VS_ACCESS_LOAD,
@@ -528,25 +529,36 @@ static uint64_t event_cost(struct vs_machine *m, struct vs__vcpu *v,
 		[VS_VCPU_FENCE] = VS_ACCESS_FENCE,
 	};
 
+	*lead = 0;
 	if (!m->coh)
 		return 1;
 	if (op == VS_VCPU_RELAX)
 		return m->profile.pause;
-	return vs_coherence_access(m->coh, cost_cpu(m, v),
-				   (const void *)addr, kind[op], v->clock);
+	return vs_coherence_access_lead(m->coh, cost_cpu(m, v),
+					(const void *)addr, kind[op],
+					v->clock, lead);
 }
 
 void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 {
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__vcpu *v = m->cur;
-	uint64_t cost;
-
 	struct vs_machine_stats *st;
+	uint64_t cost, lead;
 
 	maybe_yield(m, v);
 	st = &m->cpus[v->cpu].st;
-	cost = event_cost(m, v, addr, op);
+	cost = event_cost(m, v, addr, op, &lead);
+	if (lead) {
+		/* The line is another's until then: whoever is earlier
+		 * goes first and its access is seen by this one. */
+		v->clock += lead;
+		st->cycles += lead;
+		st->access_cycles += lead;
+		cost -= lead;
+		maybe_yield(m, v);
+		st = &m->cpus[v->cpu].st;
+	}
 	v->clock += cost;
 	st->cycles += cost;
 	if (op == VS_VCPU_RELAX)

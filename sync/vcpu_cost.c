@@ -28,7 +28,9 @@
  */
 struct line {
 	uint64_t tag;
-	uint64_t busy_until;
+	uint64_t busy_until;	/* the end of its last transfer */
+	uint64_t excl_until;	/* ... of its last one for ownership */
+	uint32_t hold;		/* ... and how long its receiver keeps it */
 	uint64_t sharers[WORDS];
 	uint64_t transfers;
 	uint64_t rmws;
@@ -46,6 +48,11 @@ struct cpu_info {
 	unsigned int socket;
 	unsigned int core_id;		/* socket * cores + core */
 	uint64_t clear_start, clear_end;	/* its current clear */
+	/* The line it received last (its tag), kept until @hold_until
+	 * though the directory may have given it on: the next request's
+	 * snoop has not reached it yet.  @hold_excl: owned, not shared. */
+	uint64_t hold_tag, hold_until;
+	int hold_excl;
 };
 
 /* The totals of one name (index 0: the lines never named). */
@@ -382,16 +389,39 @@ static uint64_t charge_hit(struct vs_coherence *c, unsigned int cpu,
 	return cost;
 }
 
+/*
+ * Does @cpu still have @l from a transfer that the directory already gave
+ * on (it keeps it until the next request's snoop reaches it), in a state
+ * that serves @kind?
+ */
+static int held(const struct vs_coherence *c, const struct line *l,
+		unsigned int cpu, enum vs_access kind, uint64_t now)
+{
+	const struct cpu_info *ci = &c->cpus[cpu];
+
+	return ci->hold_tag == l->tag && now < ci->hold_until &&
+	       (ci->hold_excl || kind == VS_ACCESS_LOAD);
+}
+
 uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 			     const void *addr, enum vs_access kind,
 			     uint64_t now)
 {
+	return vs_coherence_access_lead(c, cpu, addr, kind, now, NULL);
+}
+
+uint64_t vs_coherence_access_lead(struct vs_coherence *c, unsigned int cpu,
+				  const void *addr, enum vs_access kind,
+				  uint64_t now, uint64_t *lead)
+{
 	struct vs_coherence_stats *st;
 	enum vs_xfer_source src;
-	uint64_t extra = 0, start, end;
+	uint64_t extra = 0, start, end, ready;
 	struct line *l;
 	int inval = 0;
 
+	if (lead)
+		*lead = 0;
 	if (!c || cpu >= c->nr || (unsigned int)kind > VS_ACCESS_FENCE)
 		return 0;
 	st = &c->stats[cpu];
@@ -417,7 +447,8 @@ uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 	if (kind == VS_ACCESS_RMW)
 		l->rmws++;
 	if (l->owner == (int)cpu ||
-	    (kind == VS_ACCESS_LOAD && has_cpu(l->sharers, cpu)))
+	    (kind == VS_ACCESS_LOAD && has_cpu(l->sharers, cpu)) ||
+	    held(c, l, cpu, kind, now))
 		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
 			     kind);
 	if (kind == VS_ACCESS_LOAD)
@@ -427,9 +458,28 @@ uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 	if (src == VS_XFER_NR)	/* an upgrade with no other copy */
 		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
 			     kind);
-	start = now > l->busy_until ? now : l->busy_until;
+	/*
+	 * Reads of a line share it: they wait only for a transfer of
+	 * ownership, and one for ownership waits for every transfer.  One
+	 * starts when the last ends, as a queue; it takes effect (@lead
+	 * from @now) only once the vCPU that received the last has had
+	 * it for l->hold, the time the request's snoop takes to reach it
+	 * behind the data (half a transfer, an estimate: docs/vcpu.md).
+	 */
+	start = kind == VS_ACCESS_LOAD ? l->excl_until : l->busy_until;
+	ready = start + l->hold;
+	start = now > start ? now : start;
 	end = start + c->lat[src] + extra;
-	l->busy_until = end;
+	if (lead)
+		*lead = ready > now ? (ready < end ? ready : end) - now : 0;
+	if (end > l->busy_until)
+		l->busy_until = end;
+	if (kind != VS_ACCESS_LOAD)
+		l->excl_until = end;
+	l->hold = c->lat[src] / 2;
+	c->cpus[cpu].hold_tag = l->tag;
+	c->cpus[cpu].hold_until = end + l->hold;
+	c->cpus[cpu].hold_excl = kind != VS_ACCESS_LOAD;
 	l->transfers++;
 	l->wait_cycles += start - now;
 	st->transfers++;

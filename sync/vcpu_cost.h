@@ -217,6 +217,29 @@ VS_EXTERN uint64_t vs_coherence_access(struct vs_coherence *c,
 				       enum vs_access kind, uint64_t now);
 
 /**
+ * vs_coherence_access_lead - vs_coherence_access(), and when the access
+ * takes effect
+ * @c: the directory
+ * @cpu: the vCPU, 0 to nr_vcpus - 1
+ * @addr: the address
+ * @kind: load, store, read-modify-write or fence
+ * @now: the vCPU's clock
+ * @lead: receives the cycles from @now to the moment the line is the
+ *	caller's to read or change (0 for a hit; for a miss queued behind
+ *	another transfer, the end of that one plus the time its receiver
+ *	keeps the line); may be NULL
+ *
+ * The engine runs every vCPU whose clock is earlier than @now + @lead
+ * before the access itself, so that it sees what they did.
+ * Context: as vs_coherence_access().
+ * Return: the cost, as vs_coherence_access(); @lead is at most it.
+ */
+VS_EXTERN uint64_t vs_coherence_access_lead(struct vs_coherence *c,
+					    unsigned int cpu, const void *addr,
+					    enum vs_access kind, uint64_t now,
+					    uint64_t *lead);
+
+/**
  * vs_coherence_charge_clear - charge vCPU @cpu's clearing of @bytes
  * @c: the directory
  * @cpu: the vCPU

@@ -363,6 +363,49 @@ START_TEST(test_rmw_serialize)
 }
 END_TEST
 
+/*
+ * Loads share a line: they queue only behind a transfer of ownership,
+ * not behind each other.  A transfer takes effect (the lead) once the
+ * last receiver has had the line for half its transfer, and until then
+ * that receiver still hits on it, though the directory gave it on.
+ */
+START_TEST(test_loads_share_and_hold)
+{
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "flat", 8);
+	uint64_t lead, x = p.other_socket;
+
+	/* vCPU 0 takes it from memory at 0: busy and exclusive until x,
+	 * kept for x / 2 after that. */
+	ck_assert_uint_eq(vs_coherence_access_lead(c, 0, buf, VS_ACCESS_RMW,
+						   0, &lead), p.memory + p.rmw);
+	ck_assert_uint_eq(lead, 0);
+	/* vCPU 1 asks at 10: its transfer queues until vCPU 0's ends, at
+	 * memory + rmw, and takes effect memory / 2 later, when its snoop
+	 * reaches vCPU 0. */
+	ck_assert_uint_eq(vs_coherence_access_lead(c, 1, buf, VS_ACCESS_RMW,
+						   10, &lead),
+			  p.memory + p.rmw + x + p.rmw - 10);
+	ck_assert_uint_eq(lead, p.memory + p.rmw + p.memory / 2 - 10);
+	/* vCPU 0 got it at memory + rmw and keeps it for memory / 2. */
+	ck_assert_uint_eq(vs_coherence_access(c, 0, buf, VS_ACCESS_RMW,
+					      p.memory + p.rmw + 1),
+			  p.hit + p.rmw);
+	/* Two loads at 1000, after every transfer: neither waits. */
+	ck_assert_uint_eq(vs_coherence_access(c, 2, buf, VS_ACCESS_LOAD, 1000),
+			  x);
+	ck_assert_uint_eq(vs_coherence_access(c, 3, buf, VS_ACCESS_LOAD, 1000),
+			  x);
+	/* A store then waits for both; a load after it waits for it. */
+	ck_assert_uint_eq(vs_coherence_access(c, 4, buf, VS_ACCESS_STORE,
+					      1000), 2 * x);
+	ck_assert_uint_eq(vs_coherence_access(c, 5, buf, VS_ACCESS_LOAD, 1000),
+			  3 * x);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
 /* Where a line comes from: the SMT sibling, the socket, the nearest
  * sharer for a load, the farthest copy for a store. */
 START_TEST(test_distances)
@@ -864,6 +907,7 @@ Suite *vcpu_cost_suite(void)
 		    test_parse_decimals, test_load, test_numbering);
 	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
+		    test_loads_share_and_hold,
 		    test_distances, test_clear, test_names_top, test_by_name,
 		    test_deterministic, test_names_neutral,
 		    test_names_off_heap, test_bad_args);
