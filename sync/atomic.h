@@ -61,6 +61,14 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);
 #define VS__SEAM(p, op, expr) (expr)
 #endif
 
+/*
+ * VS__TOUCH(p, op) - a plain access to *@p, one a lock protects (a free
+ * list's link), that the vCPU model must charge as it charges a shared
+ * access: an event of kind @op on a vCPU, nothing natively.  Put it just
+ * before the access.
+ */
+#define VS__TOUCH(p, op) VS__EV((p), (op))
+
 /**
  * VS_ATOMIC - the atomic version of @type, for a shared object
  * @type: a scalar or pointer type

@@ -85,6 +85,7 @@ static uint32_t pfn_of(struct vs_page_pool *pool, const struct vs_page *page)
 static void list_push(struct vs_page_pool *pool, uint32_t *head,
 		      struct vs_page *page)
 {
+	VS__TOUCH(&page->next_free, VS_VCPU_STORE);
 	page->next_free = *head;
 	*head = pfn_of(pool, page);
 }
@@ -99,6 +100,7 @@ static uint32_t pcp_refill(struct vs_page_pool *pool, struct pcp *pcp,
 	vs_spin_lock(&pool->lock);
 	while (moved < n && pool->free_head != PFN_NONE) {
 		page = &pool->pages[pool->free_head];
+		VS__TOUCH(&page->next_free, VS_VCPU_LOAD);
 		pool->free_head = page->next_free;
 		list_push(pool, &pcp->head, page);
 		moved++;
@@ -118,6 +120,7 @@ static void pcp_drain(struct vs_page_pool *pool, struct pcp *pcp, uint32_t n)
 	vs_spin_lock(&pool->lock);
 	while (moved < n && pcp->head != PFN_NONE) {
 		page = &pool->pages[pcp->head];
+		VS__TOUCH(&page->next_free, VS_VCPU_LOAD);
 		pcp->head = page->next_free;
 		list_push(pool, &pool->free_head, page);
 		moved++;
@@ -237,6 +240,7 @@ static uint32_t alloc_slow(struct vs_page_pool *pool)
 	vs_spin_lock(&pool->lock);
 	pfn = pool->free_head;
 	if (pfn != PFN_NONE) {
+		VS__TOUCH(&pool->pages[pfn].next_free, VS_VCPU_LOAD);
 		pool->free_head = pool->pages[pfn].next_free;
 		vs_write_once(&pool->nr_free, vs_read_once(&pool->nr_free) - 1);
 	}
@@ -248,6 +252,7 @@ static uint32_t pcp_pop(struct vs_page_pool *pool, struct pcp *pcp)
 {
 	uint32_t pfn = pcp->head;
 
+	VS__TOUCH(&pool->pages[pfn].next_free, VS_VCPU_LOAD);
 	pcp->head = pool->pages[pfn].next_free;
 	vs_write_once(&pcp->count, vs_read_once(&pcp->count) - 1);
 	return pfn;
