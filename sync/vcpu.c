@@ -593,10 +593,13 @@ void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
 		cost = (uint64_t)m->profile.fault_entry + m->profile.fault_exit;
 		break;
 	case VS_VCPU_SYSCALL:
-	default:
+	default:	/* VS_VCPU_WORK_NR: refused above */
 		cost = m->profile.syscall;
 		break;
 	}
+	if ((m->cfg.flags & VS_MACHINE_NO_TRAPS) &&
+	    (what == VS_VCPU_FAULT || what == VS_VCPU_SYSCALL))
+		cost = 0;
 	v->clock += cost;
 	m->cpus[v->cpu].st.cycles += cost;
 	m->cpus[v->cpu].st.work_cycles[what] += cost;

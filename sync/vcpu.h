@@ -69,6 +69,7 @@ struct vs_vcpu_sched_ops {
  * @seed: the PRNG seed (tie-breaks, the scheduler's choices)
  * @stack_size: bytes per vCPU stack, 0 for 256 KiB
  * @sched: the scheduler, NULL for the earliest clock
+ * @flags: 0, or VS_MACHINE_NO_TRAPS
  */
 struct vs_machine_config {
 	const struct vs_vcpu_profile *profile;
@@ -76,7 +77,16 @@ struct vs_machine_config {
 	uint64_t seed;
 	size_t stack_size;
 	const struct vs_vcpu_sched_ops *sched;
+	unsigned int flags;
 };
+
+/**
+ * VS_MACHINE_NO_TRAPS - vs_machine_config.flags: the simulated faults
+ * and VM calls take no trap or system call (charge VS_VCPU_FAULT and
+ * VS_VCPU_SYSCALL nothing), as when vmsim runs as a library on real
+ * threads; futex calls still pay theirs.
+ */
+#define VS_MACHINE_NO_TRAPS 0x1u
 
 /**
  * vs_machine_create - a machine of idle vCPUs
@@ -317,10 +327,16 @@ VS_EXTERN unsigned int vs_machine_nr_vcpus(struct vs_machine *m);
 /* ---- for the seams and the code that runs on vCPUs ---------------------- */
 
 /**
- * vs_vcpu_self - the number of the vCPU the caller runs on
+ * vs_vcpu_self - the context the caller runs on
+ *
+ * A context is a piece of work (its id is what vs_machine_spawn()
+ * returned; vs_machine_run()'s and vs_machine_enter()'s is 0) or the
+ * engine's own daemon: not the vCPU's number, which vs_machine_stats()
+ * and the cost model use.
  *
  * Context: any.
- * Return: 0..N-1, or -1 outside every machine (a host thread).
+ * Return: the context's id, or -1 outside every machine (a host
+ * thread).
  */
 VS_EXTERN int vs_vcpu_self(void);
 
@@ -355,7 +371,9 @@ VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
  * @bytes: its size, for VS_VCPU_CLEAR and VS_VCPU_COPY
  *
  * vm/ and fault/ call it through VS_VCPU_WORK(), which is nothing in
- * the native build.
+ * the native build.  A @what out of range is ignored; a machine made
+ * with VS_MACHINE_NO_TRAPS charges VS_VCPU_FAULT and VS_VCPU_SYSCALL
+ * nothing.
  * Context: any; nothing happens on a host thread or without a profile.
  */
 VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes);

@@ -49,18 +49,21 @@ enum mf_writer {
  * vCPUs asleep at the barriers, in a futex, or waiting for a line's
  * turn inside a charged access, which @lines counts) is @all less their
  * sum.  @zap is vCPU 0's elapsed cycles inside MADV_DONTNEED, a part of
- * the others.
+ * the others.  @named are the costliest lines of every vCPU's accesses
+ * (a writer's too), each repeat's first MF_NAMED_MAX added by name.
  */
 struct mf_cycles {
 	double all;
 	double lines;			/* shared-memory accesses, waits
 					 * for the line included */
-	double clear, fault, syscall;	/* vs_vcpu_work() charges */
+	double clear, fault, syscall;	/* vs_vcpu_work() charges; @clear
+					 * holds page copies too */
 	double futex;			/* futex calls' kernel paths */
+	double spin;			/* PAUSE in spin loops */
 	double zap;
 	double passes;
 	unsigned int nr_named;		/* the costliest named lines */
-	struct {
+	struct mf_named_line {
 		char name[48];
 		double cycles, transfers;
 	} named[MF_NAMED_MAX];

@@ -37,16 +37,30 @@ static const char *vcpu_path(char *buf, size_t len)
 	return buf;
 }
 
+/* Become multi-fault-vcpu; Return: only on failure, the errno. */
+static int exec_vcpu(char **argv, const char **path)
+{
+	static char buf[PATH_MAX];
+
+	*path = vcpu_path(buf, sizeof(buf));
+	fflush(NULL);
+	execvp(*path, argv);
+	return errno;
+}
+
+static void exec_failed(const char *path, int err)
+{
+	fprintf(stderr, "multi-fault: --vcpus: cannot run %s: %s (the vCPU "
+		"build of multi-fault; a TSan build has none)\n", path,
+		strerror(err));
+}
+
 void mf_exec_vcpu(char **argv)
 {
-	char path[PATH_MAX];
-	const char *p = vcpu_path(path, sizeof(path));
+	const char *path;
+	int err = exec_vcpu(argv, &path);
 
-	fflush(NULL);
-	execvp(p, argv);
-	fprintf(stderr, "multi-fault: --vcpus: cannot run %s: %s (the vCPU "
-		"build of multi-fault; a TSan build has none)\n", p,
-		strerror(errno));
+	exec_failed(path, err);
 	exit(1);
 }
 
@@ -62,23 +76,38 @@ static int predict(char **argv, char *out, size_t len)
 	for (argc = 0; argv[argc]; argc++)
 		;
 	args = calloc((size_t)argc + 2, sizeof(*args));
-	if (!args || pipe(fds)) {
-		free(args);
+	if (!args)
 		return -ENOMEM;
+	if (pipe(fds)) {
+		free(args);
+		return -errno;
 	}
 	memcpy(args, argv, (size_t)argc * sizeof(*args));
 	args[argc] = "--json";
 	fflush(NULL);
 	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		free(args);
+		return err;
+	}
 	if (pid == 0) {
+		const char *path;
+		int err;
+
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
 		close(fds[1]);
-		mf_exec_vcpu(args);
+		err = exec_vcpu(args, &path);
+		exec_failed(path, err);
+		_exit(127);	/* not exit(): the parent's atexit is its own */
 	}
 	close(fds[1]);
 	free(args);
-	while (pid > 0 && got + 1 < len &&
+	while (got + 1 < len &&
 	       (n = read(fds[0], out + got, len - 1 - got)) != 0) {
 		if (n > 0)
 			got += (size_t)n;
@@ -87,25 +116,38 @@ static int predict(char **argv, char *out, size_t len)
 	}
 	out[got] = '\0';
 	close(fds[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -ECHILD;
+	while (waitpid(pid, &status, 0) < 0)	/* Ctrl-C: wait still */
+		if (errno != EINTR)
+			return -ECHILD;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
-/* The "faults_per_s" of each JSON line of @json into @fps[0..n). */
-static int parse(const char *json, double *fps, int n)
+/*
+ * The "faults_per_s" of each JSON line of @json into @fps[0..n): line i
+ * must be @r[i]'s configuration (its strategy, lock and threads), and
+ * there must be @n of them.
+ */
+static int parse(const char *json, const struct mf_result *r, double *fps,
+		 int n)
 {
-	const char *key = "\"faults_per_s\":", *p = json;
+	const char *line = json, *end, *p;
+	char want[160];
 	int i;
 
-	for (i = 0; i < n; i++) {
-		p = strstr(p, key);
-		if (!p)
+	for (i = 0; i < n; i++, line = end + 1) {
+		end = strchr(line, '\n');
+		p = strstr(line, "\"faults_per_s\":");
+		if (!end || !p || p > end)
 			return -EINVAL;
-		p += strlen(key);
-		fps[i] = strtod(p, NULL);
+		snprintf(want, sizeof(want), "\"strategy\":\"%s\","
+			 "\"lock\":\"%s\",\"threads\":%u,",
+			 vs_fault_strategy_name(r[i].cfg.strategy),
+			 r[i].cfg.lock, r[i].cfg.threads);
+		if (!strstr(line, want) || strstr(line, want) > end)
+			return -EINVAL;
+		fps[i] = strtod(p + strlen("\"faults_per_s\":"), NULL);
 	}
-	return 0;
+	return *line ? -EINVAL : 0;
 }
 
 static void print_table(const struct mf_result *r, int n, const double *pred,
@@ -156,7 +198,7 @@ int mf_compare_real(struct mf_result *r, int n, const char *machine,
 	if (!err)
 		err = predict(argv, json, OUT_MAX);
 	if (!err)
-		err = parse(json, pred, n);
+		err = parse(json, r, pred, n);
 	if (err) {
 		fprintf(stderr, "multi-fault: --compare-real: the prediction "
 			"failed: %s\n", strerror(-err));

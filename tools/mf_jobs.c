@@ -17,6 +17,7 @@
  * child is forked from the same heap.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,33 @@ static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
 	return collect(&sl[i], status, &s[sl[i].job]);
 }
 
+/*
+ * Ctrl-C reaches the children through the terminal; a SIGINT sent to
+ * this process alone must too.  Return: 1.
+ */
+static int interrupt(struct job_slot *sl, unsigned int nsl)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsl; i++)
+		if (sl[i].pid)
+			(void)kill(sl[i].pid, SIGINT);
+	return 1;
+}
+
+/* waitpid() failed for good: close what is left. */
+static void forget(struct job_slot *sl, unsigned int nsl)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsl; i++) {
+		if (!sl[i].pid)
+			continue;
+		close(sl[i].fd);
+		sl[i].pid = 0;
+	}
+}
+
 /* Every sample in job order: round by round, as bench_rounds() does. */
 static void add_all(struct mf_result *r, int n, const struct mf_sample *s,
 		    const char *ok, unsigned int total)
@@ -274,7 +302,7 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 	struct job_parts tp;
 	struct mf_sample *s;
 	char *ok;
-	int err = 0, e;
+	int err = 0, e, signalled = 0;
 
 	if (n < 1 || !parallel)
 		return -EINVAL;
@@ -297,10 +325,17 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 		}
 		if (!running)
 			break;
+		if (atomic_load_explicit(stop, memory_order_relaxed) &&
+		    !signalled)
+			signalled = interrupt(sl, parallel);
 		job = total;
 		e = reap(sl, parallel, s, &finished, &job);
-		running--;
 		err = err ? err : e;
+		if (job == total) {	/* no child to wait for: give up */
+			forget(sl, parallel);
+			break;
+		}
+		running--;
 		if (tp.done && job < total)
 			tp.done[job] = 1;
 		add_parts(r, n, s, &tp, total);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mf.h"
@@ -104,6 +105,16 @@ static void named_add(struct mf_cycles *sum, const struct mf_cycles *x)
 	}
 }
 
+/* Most cycles first, then by name: the order of every repeat alike. */
+static int named_cmp(const void *a, const void *b)
+{
+	const struct mf_named_line *x = a, *y = b;
+
+	if (x->cycles != y->cycles)
+		return x->cycles < y->cycles ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
 void mf_cycles_add(struct mf_cycles *sum, const struct mf_cycles *x)
 {
 	sum->all += x->all;
@@ -112,9 +123,11 @@ void mf_cycles_add(struct mf_cycles *sum, const struct mf_cycles *x)
 	sum->fault += x->fault;
 	sum->syscall += x->syscall;
 	sum->futex += x->futex;
+	sum->spin += x->spin;
 	sum->zap += x->zap;
 	sum->passes += x->passes;
 	named_add(sum, x);
+	qsort(sum->named, sum->nr_named, sizeof(sum->named[0]), named_cmp);
 }
 
 int mf_add_sample(struct mf_result *r, unsigned int k,

@@ -75,7 +75,10 @@ static void machine_cycles(struct mf_cycles *c)
 		vs_machine_stats(v.m, (int)i, &s);
 		c->lines += (double)(s.access_cycles - v.ms0[i].access_cycles);
 		c->clear += (double)(s.work_cycles[VS_VCPU_CLEAR] -
-				     v.ms0[i].work_cycles[VS_VCPU_CLEAR]);
+				     v.ms0[i].work_cycles[VS_VCPU_CLEAR] +
+				     s.work_cycles[VS_VCPU_COPY] -
+				     v.ms0[i].work_cycles[VS_VCPU_COPY]);
+		c->spin += (double)(s.pause_cycles - v.ms0[i].pause_cycles);
 		c->fault += (double)(s.work_cycles[VS_VCPU_FAULT] -
 				     v.ms0[i].work_cycles[VS_VCPU_FAULT]);
 		c->syscall += (double)(s.work_cycles[VS_VCPU_SYSCALL] -
@@ -126,6 +129,7 @@ static void measure_end(void)
 	mf_stats_add(&s->st, &v.st0, &st1);
 	s->faults = (double)(st1.faults - v.st0.faults);
 	s->seconds = secs;
+	s->writer_ops = v.writer_ops;	/* those done in the measured time */
 	vs_coherence_stats(coh, VS_COHERENCE_ALL, &cs);
 	s->transfers = (double)cs.transfers;
 	s->cache_misses = (double)(cs.by_source[VS_XFER_REMOTE] +
@@ -279,8 +283,8 @@ static void writer(void *arg)
 		t1 = vs_vcpu_now_ns();
 		err = writer_op(i);
 		mf_trace_span(span, t1, vs_vcpu_now_ns());
+		v.writer_ops += !err;	/* the host's count: no event */
 	}
-	v.writer_ops = i;
 	if (err)
 		v.err = err;
 }
@@ -352,25 +356,20 @@ out:
 	mf_trace_span("teardown: munmap", t0, vs_vcpu_now_ns());
 }
 
-/* The profile, with the kernel's entry charges off for --compare-real. */
+/*
+ * The profile.  With --compare-real the machine takes no trap
+ * (VS_MACHINE_NO_TRAPS): vmsim's fault on real threads is a call, and
+ * its VM calls are calls, not system calls; its futex calls are real.
+ */
 static int load_profile(const struct mf_config *cfg)
 {
 	char msg[256];
 	int err = vs_vcpu_profile_load(&v.prof, cfg->machine, msg,
 				       sizeof(msg));
 
-	if (err) {
+	if (err)
 		fprintf(stderr, "multi-fault: --machine: %s\n", msg);
-		return err;
-	}
-	if (cfg->real_code) {
-		/* vmsim's fault on real threads is a call, not a trap, and
-		 * its VM calls are calls, not system calls. */
-		v.prof.fault_entry = 0;
-		v.prof.fault_exit = 0;
-		v.prof.syscall = 0;
-	}
-	return 0;
+	return err;
 }
 
 int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
@@ -386,12 +385,14 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 	v.out = out;
 	v.seed = (unsigned int)(cfg->seed + k);
 	v.tracing = mf_trace_on();
+	err = -EINVAL;
 	if (!cfg->machine || cfg->threads < 1 ||
 	    cfg->threads > MF_MAX_THREADS)
-		return -EINVAL;
+		goto out;
 	err = load_profile(cfg);
 	if (err)
-		return err;
+		goto out;
+	mc.flags = cfg->real_code ? VS_MACHINE_NO_TRAPS : 0;
 	mc.nr_vcpus = cfg->threads + (cfg->writer != MF_WRITER_NONE &&
 				      cfg->threads < v.prof.nr_cpus);
 	/* Repeats differ in the engine's seed only. */
@@ -400,7 +401,7 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 	if (err) {
 		fprintf(stderr, "multi-fault: %u vCPUs of %s: %s\n",
 			mc.nr_vcpus, v.prof.name, vs_strerror(err));
-		return err;
+		goto out;
 	}
 	if (vs_lockstat_enabled())
 		vs_lockstat_reset();
@@ -411,8 +412,8 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 		err = v.err;
 	if (!err && vs_lockstat_enabled())
 		out->has_lockstat = !mf_lockstat_collect(out->lockstat);
-	out->writer_ops = v.writer_ops;
 	vs_machine_destroy(v.m);
+out:
 	out->err = err;
 	return err;
 }

@@ -93,12 +93,13 @@ void mf_print_breakdown(FILE *out, const struct mf_result *r)
 			 c->named[i].transfers / faults);
 		part(out, c->named[i].cycles, faults, c->all, what);
 	}
-	part(out, c->clear, faults, c->all, "clearing pages");
+	part(out, c->clear, faults, c->all, "clearing and copying pages");
 	part(out, c->fault, faults, c->all, "fault entry and exit");
 	part(out, c->syscall, faults, c->all, "system calls (the zap)");
 	part(out, c->futex, faults, c->all, "futex calls (the barriers)");
+	part(out, c->spin, faults, c->all, "spinning (PAUSE in spin loops)");
 	rest = c->all - c->lines - c->clear - c->fault - c->syscall -
-	       c->futex;
+	       c->futex - c->spin;
 	part(out, rest, faults, c->all,
 	     "idle: asleep at a barrier, waking, switching");
 	/* vCPU 0's cycles in MADV_DONTNEED, of one vCPU's elapsed */
@@ -122,9 +123,9 @@ void mf_json_vcpu(FILE *out, const struct mf_result *r)
 		"\"line_transfers\":%.0f", r->cfg.threads, r->cfg.seconds_as,
 		cm, tr);
 	fprintf(out, ",\"cycles\":{\"all\":%.0f,\"lines\":%.0f,\"clear\":%.0f,"
-		"\"fault\":%.0f,\"syscall\":%.0f,\"futex\":%.0f,\"zap\":%.0f,"
-		"\"named\":{", c->all, c->lines, c->clear, c->fault,
-		c->syscall, c->futex, c->zap);
+		"\"fault\":%.0f,\"syscall\":%.0f,\"futex\":%.0f,\"spin\":%.0f,"
+		"\"zap\":%.0f,\"named\":{", c->all, c->lines, c->clear,
+		c->fault, c->syscall, c->futex, c->spin, c->zap);
 	for (i = 0; i < c->nr_named; i++) {
 		fputs(i ? "," : "", out);
 		mf_json_str(out, c->named[i].name);

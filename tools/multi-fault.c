@@ -110,8 +110,9 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_VCPUS, "run on N virtual CPUs of --machine, in virtual\n"
 			   "time (--sweep for several counts); sim only", NULL },
 	{ BENCH_OPT_MACHINE, "the vCPUs' machine profile by name or path\n"
-			     "(default ivb-ep-2x10x2); --duration is then\n"
-			     "virtual seconds (default 1)", NULL },
+			     "(default ivb-ep-2x10x2, host with\n"
+			     "--compare-real); --duration is then virtual\n"
+			     "seconds (default 1, 3 with --quick)", NULL },
 	{ BENCH_OPT_SECONDS_AS, "print page-faults scaled to this many\n"
 				"seconds, e.g. 60 as Zijlstra's table", NULL },
 	{ BENCH_OPT_COMPARE_REAL, "run real threads and the vCPUs of\n"
@@ -280,8 +281,6 @@ static void check_vcpu_mode(void)
 	char msg[256];
 	int i;
 
-	bench_refuse_with(BENCH_OPT_THREADS, BENCH_OPT_VCPUS,
-			  "the vCPU mode counts vCPUs");
 	bench_refuse_with(BENCH_OPT_SWEEP, BENCH_OPT_VCPUS,
 			  "give the vCPU counts once");
 	if (bench_given(BENCH_OPT_THREADS))
@@ -297,8 +296,12 @@ static void check_vcpu_mode(void)
 				  "runs");
 	if (opt.vcpus)
 		bench_add_threads(opt.vcpus);
+	/* Not the host's CPU count: the output is the same everywhere. */
+	if (!bench_std.nr_threads)
+		bench_usage_error("the vCPU mode needs --vcpus N or --sweep "
+				  "LIST");
 	if (!opt.machine)
-		opt.machine = "ivb-ep-2x10x2";
+		opt.machine = opt.compare ? "host" : "ivb-ep-2x10x2";
 	if (vs_vcpu_profile_load(&p, opt.machine, msg, sizeof(msg)))
 		bench_usage_error("--machine: %s", msg);
 	for (i = 0; i < bench_std.nr_threads; i++)
@@ -512,7 +515,12 @@ static void report(void)
 }
 
 #if !MF_VCPU
-/* A copy of @argv as given: parsing the lists writes into their text. */
+/*
+ * The arguments as given, for multi-fault-vcpu (parsing the lists
+ * writes into their text): kept for the process's life.
+ */
+static char **given_argv;
+
 static char **argv_copy(int argc, char **argv)
 {
 	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
@@ -520,7 +528,7 @@ static char **argv_copy(int argc, char **argv)
 
 	for (i = 0; copy && i < argc; i++)
 		if (!(copy[i] = strdup(argv[i])))
-			return NULL;
+			copy = NULL;	/* the rest is the process's to free */
 	if (!copy) {
 		fprintf(stderr, "multi-fault: out of memory\n");
 		exit(EXIT_SETUP);
@@ -534,13 +542,13 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int ret;
 #if !MF_VCPU
-	char **args = argv_copy(argc, argv);
+	given_argv = argv_copy(argc, argv);
 #endif
 
 	parse_options(argc, argv);
 #if !MF_VCPU
 	if (opt.vcpu_mode && !opt.compare)
-		mf_exec_vcpu(args);	/* does not return */
+		mf_exec_vcpu(given_argv);	/* does not return */
 #endif
 	if ((size_t)bench_std.nr_threads * opt.nr_locks * opt.nr_strategies >
 	    MAX_RESULTS)
@@ -559,8 +567,8 @@ int main(int argc, char **argv)
 	configure();
 #if !MF_VCPU
 	if (opt.compare)
-		return mf_compare_real(results, nr_results, opt.machine, args,
-				       run_all);
+		return mf_compare_real(results, nr_results, opt.machine,
+				       given_argv, run_all);
 #endif
 	ret = run_all();
 	if (opt.trace)

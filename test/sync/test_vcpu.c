@@ -234,6 +234,45 @@ START_TEST(vcpu_cas_retry_holds_the_line)
 }
 END_TEST
 
+/*
+ * VS_MACHINE_NO_TRAPS: a fault's entry and exit and a VM call's system
+ * call cost nothing (vmsim on real threads), a clear and a futex
+ * sleep's system call still do.
+ */
+static void no_traps_fn(void *arg)
+{
+	static vs_atomic32_t never;
+	struct vs_machine_stats st;
+	uint64_t c0 = vs_machine_clock(cur, 0);
+
+	(void)arg;
+	vs_vcpu_work(VS_VCPU_FAULT, 0);
+	vs_vcpu_work(VS_VCPU_SYSCALL, 0);
+	ck_assert_uint_eq(vs_machine_clock(cur, 0), c0);
+	vs_vcpu_work(VS_VCPU_CLEAR, 4096);
+	ck_assert_uint_gt(vs_machine_clock(cur, 0), c0);
+	ck_assert_int_eq(vs_futex_wait(&never, 0, 1000), -ETIMEDOUT);
+	ck_assert_int_eq(vs_machine_stats(cur, 0, &st), 0);
+	ck_assert_uint_eq(st.futex_cycles, ep.syscall);
+	ck_assert_uint_eq(st.work_cycles[VS_VCPU_FAULT], 0);
+	ck_assert_uint_eq(st.work_cycles[VS_VCPU_SYSCALL], 0);
+}
+
+START_TEST(vcpu_no_traps)
+{
+	struct vs_machine_config cfg = { .profile = &ep, .nr_vcpus = 1,
+					 .seed = 1,
+					 .flags = VS_MACHINE_NO_TRAPS };
+	char err[128];
+
+	ck_assert_int_eq(vs_vcpu_profile_load(&ep, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	ck_assert_int_eq(vs_machine_run(cur, no_traps_fn, NULL), 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
 /* ---- where the cycles went ------------------------------------------- */
 
 static vs_atomic32_t go;
@@ -461,6 +500,7 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_timeout);
 	tcase_add_test(tc, vcpu_costs);
 	tcase_add_test(tc, vcpu_cas_retry_holds_the_line);
+	tcase_add_test(tc, vcpu_no_traps);
 	tcase_add_test(tc, vcpu_cycle_partition);
 	tcase_add_test(tc, vcpu_cycles_are_the_clock);
 	tcase_add_test(tc, vcpu_rcu_grace_period);

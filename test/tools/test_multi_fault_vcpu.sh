@@ -30,7 +30,7 @@ cmp -s "$dir/a.txt" "$dir/b.txt" || fail "two runs differ"
 cmp -s "$dir/a.txt" "$dir/c.txt" || fail "one at a time differs from two at once"
 for want in "page-faults " "cache-misses" "line-transfers" \
 	"where a fault's virtual cycles went" "of which mmap_lock" \
-	"clearing pages" "the zap:" "seconds virtual time" "POST/PRE" \
+	"clearing and copying pages" "spinning" "the zap:" "seconds virtual time" "POST/PRE" \
 	"multi-fault --vcpus 4 --machine ivb-ep-2x10x2 --strategy pervma"; do
 	grep -q -- "$want" "$dir/a.txt" || fail "no '$want' in the output"
 done
@@ -123,5 +123,6 @@ refuse --machine --vcpus 2 --machine no-such-machine
 refuse --backing --vcpus 2 --backing native
 refuse --trace --machine host --compare-real --trace "$dir/t.json"
 refuse --threads --machine flat --threads 2
+refuse --vcpus --machine flat
 echo "PASS: deterministic, parallel-invariant, complete, traced," \
 	"refuses bad options"
