@@ -325,7 +325,11 @@ static void stats_add(struct vs_fault_stats *sum,
 	sum->oom += d->oom;
 }
 
-/* Add the results of one run to @rep. */
+/*
+ * Add the results of one run to @rep.  The counts of a thread left
+ * blocked (a stall) are left out: it never said it was done, so nothing
+ * orders its last writes before these reads.
+ */
 static void add_report(struct stress *r, struct vs_stress_report *rep)
 {
 	struct vs_fault_stats d;
@@ -336,13 +340,18 @@ static void add_report(struct stress *r, struct vs_stress_report *rep)
 	rep->seed = r->seed;
 	rep->runs++;
 	rep->faults += d.faults;
-	rep->ops += r->nops;
-	rep->forks += r->forks;
-	rep->traps += r->traps;
-	rep->move_traps += r->move_traps;
-	rep->downgrades += r->downgrades;
-	rep->checks += r->checks;
-	for (i = 0; i < NF; i++) {
+	/* Acquire: pairs with vs__stress_watch_done()'s release. */
+	if (!r->writer_started || vs_load_acquire(&r->writer_w.done)) {
+		rep->ops += r->nops;
+		rep->forks += r->forks;
+		rep->traps += r->traps;
+		rep->move_traps += r->move_traps;
+		rep->downgrades += r->downgrades;
+		rep->checks += r->checks;
+	}
+	for (i = 0; i < r->nthreads && i < NF; i++) {
+		if (!vs_load_acquire(&r->f[i].w.done))
+			continue;
 		rep->quiet += r->f[i].quiet;
 		rep->data_checks += r->f[i].data_checks;
 		rep->race_checks += r->f[i].race_checks;

@@ -181,7 +181,8 @@ struct vs_stress_config {
  * @stats: the change of vs_fault_stats_get() over the run
  * @violations: invariant violations found; a run stops at the first,
  *              so this counts those found before every thread stopped
- * @stuck: threads left blocked after the watchdog stopped a run
+ * @stuck: threads left blocked after the watchdog stopped a run (their
+ *	counts are left out of the fields above)
  * @first: the first violation of the failed run, "" if none
  */
 struct vs_stress_report {
