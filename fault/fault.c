@@ -322,7 +322,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
 	/* The exception's entry and exit on a virtual CPU (sync/vcpu.h). */
-	VS_VCPU_WORK(VS_VCPU_FAULT, 0);
+	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
 	vs_count_vm_event(VS_PGFAULT);
 	if (addr < mm->start || addr >= mm->end)
 		return fault_done(VS_VM_FAULT_SIGSEGV);

@@ -36,8 +36,11 @@
  * @VS_VCPU_LOAD: a load (vs_read_once, vs_load_acquire)
  * @VS_VCPU_STORE: a store (vs_write_once, vs_store_release)
  * @VS_VCPU_RMW: a read-modify-write, successful or not
- * @VS_VCPU_FENCE: a fence
+ * @VS_VCPU_FENCE: a full fence (vs_smp_mb)
  * @VS_VCPU_RELAX: vs_cpu_relax() in a spin loop
+ * @VS_VCPU_ORDER: a one-way fence (vs_smp_rmb, vs_smp_wmb): no
+ *	instruction on x86-64, whose loads are not reordered with loads
+ *	nor stores with stores, so the cost model charges it nothing
  */
 enum vs_vcpu_op {
 	VS_VCPU_LOAD,
@@ -45,6 +48,7 @@ enum vs_vcpu_op {
 	VS_VCPU_RMW,
 	VS_VCPU_FENCE,
 	VS_VCPU_RELAX,
+	VS_VCPU_ORDER,
 };
 
 /* Private: the running vCPU's number, -1 on a host thread (sync/vcpu.c). */
@@ -331,14 +335,14 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * An acquire fence: it also orders earlier loads before later stores.
  */
 #define vs_smp_rmb() \
-	VS__SEAM((void *)0, VS_VCPU_FENCE, atomic_thread_fence(memory_order_acquire))
+	VS__SEAM((void *)0, VS_VCPU_ORDER, atomic_thread_fence(memory_order_acquire))
 /**
  * vs_smp_wmb - order earlier stores before later stores (smp_wmb())
  *
  * A release fence: it also orders earlier loads before later stores.
  */
 #define vs_smp_wmb() \
-	VS__SEAM((void *)0, VS_VCPU_FENCE, atomic_thread_fence(memory_order_release))
+	VS__SEAM((void *)0, VS_VCPU_ORDER, atomic_thread_fence(memory_order_release))
 
 /**
  * vs_cpu_relax - pause inside a busy-wait loop (cpu_relax())

@@ -534,6 +534,8 @@ static uint64_t event_cost(struct vs_machine *m, struct vs__vcpu *v,
 		return 1;
 	if (op == VS_VCPU_RELAX)
 		return m->profile.pause;
+	if (op == VS_VCPU_ORDER)	/* no instruction on x86-64 */
+		return 0;
 	return vs_coherence_access_lead(m->coh, cost_cpu(m, v),
 					(const void *)addr, kind[op],
 					v->clock, lead);
@@ -571,7 +573,7 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	hash_event(m, v->id, op, v->clock);
 }
 
-void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
+void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
 {
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__vcpu *v = m ? m->cur : NULL;
@@ -582,8 +584,8 @@ void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes)
 	maybe_yield(m, v);
 	switch (what) {
 	case VS_VCPU_CLEAR:
-		cost = vs_coherence_charge_clear(m->coh, cost_cpu(m, v), bytes,
-						 v->clock);
+		cost = vs_coherence_charge_clear(m->coh, cost_cpu(m, v), addr,
+						 bytes, v->clock);
 		break;
 	case VS_VCPU_COPY:
 		cost = vs_coherence_charge_copy(m->coh, cost_cpu(m, v), bytes,
@@ -714,17 +716,19 @@ static int wake(struct vs_machine *m, const volatile void *word, int nr,
 int vs__vcpu_futex_wake(const volatile void *word, int nr)
 {
 	struct vs_machine *m = vs__vcpu_machine;
+	uint64_t cost;
 	int woken;
 
 	if (nr <= 0 || ((uintptr_t)word & 3))
 		return -EINVAL;
 	vs__vcpu_event(word, VS_VCPU_RMW);
-	if (m->coh) {		/* the waker's system call */
-		m->cur->clock += m->profile.futex_wake;
-		m->cpus[m->cur->cpu].st.cycles += m->profile.futex_wake;
-		m->cpus[m->cur->cpu].st.futex_cycles += m->profile.futex_wake;
-	}
-	woken = wake(m, word, nr, m->cur->clock);
+	cost = m->coh ? m->profile.futex_wake : 0;
+	woken = wake(m, word, nr, m->cur->clock + cost);
+	if (!woken && m->coh)	/* nobody asleep: a system call, no more */
+		cost = m->profile.syscall;
+	m->cur->clock += cost;
+	m->cpus[m->cur->cpu].st.cycles += cost;
+	m->cpus[m->cur->cpu].st.futex_cycles += cost;
 	hash_event(m, m->cur->id, 0x200 | (unsigned int)woken, m->cur->clock);
 	return woken;
 }

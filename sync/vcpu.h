@@ -368,6 +368,8 @@ VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
 /**
  * vs_vcpu_work - charge the calling vCPU for @what
  * @what: the kind of work
+ * @addr: the memory it clears, for VS_VCPU_CLEAR (NULL: unknown, taken
+ *	as not cached; see vs_coherence_charge_clear()); else ignored
  * @bytes: its size, for VS_VCPU_CLEAR and VS_VCPU_COPY
  *
  * vm/ and fault/ call it through VS_VCPU_WORK(), which is nothing in
@@ -376,17 +378,18 @@ VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
  * nothing.
  * Context: any; nothing happens on a host thread or without a profile.
  */
-VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, uint64_t bytes);
+VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, const void *addr,
+			   uint64_t bytes);
 
 /*
- * VS_VCPU_WORK(what, bytes) - vs_vcpu_work() on a vCPU of the vCPU
+ * VS_VCPU_WORK(what, addr, bytes) - vs_vcpu_work() on a vCPU of the vCPU
  * build, nothing at all natively.
  */
 #if VS_VCPU
-#define VS_VCPU_WORK(what, bytes) /* vs_vcpu_work() on a vCPU */ \
-	(vs__vcpu_cur >= 0 ? vs_vcpu_work((what), (bytes)) : (void)0)
+#define VS_VCPU_WORK(what, addr, bytes) /* vs_vcpu_work() on a vCPU */ \
+	(vs__vcpu_cur >= 0 ? vs_vcpu_work((what), (addr), (bytes)) : (void)0)
 #else
-#define VS_VCPU_WORK(what, bytes) ((void)0) /* nothing natively */
+#define VS_VCPU_WORK(what, addr, bytes) ((void)0) /* nothing natively */
 #endif
 
 /**

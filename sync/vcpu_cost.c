@@ -39,6 +39,11 @@ struct line {
 	uint32_t name;		/* the id of its name (vcpu_names.h); 0: none */
 	uint32_t name_line;	/* its index among the lines of that range */
 	int16_t owner;
+	/* For the first line of a cleared range: the socket that cleared
+	 * it last, + 1 (0: never cleared), and that socket's clear count
+	 * at the time, in bytes. */
+	int16_t clear_socket;
+	uint64_t clear_stamp;
 };
 
 /* Where a vCPU sits, precomputed for the access path. */
@@ -47,12 +52,17 @@ struct cpu_info {
 	uint64_t sibling_mask[WORDS];	/* the other threads of its core */
 	unsigned int socket;
 	unsigned int core_id;		/* socket * cores + core */
-	uint64_t clear_start, clear_end;	/* its current clear */
+	uint64_t clear_start, clear_end;	/* its current clear ... */
+	int clear_mem;				/* ... goes to memory */
 	/* The line it received last (its tag), kept until @hold_until
 	 * though the directory may have given it on: the next request's
 	 * snoop has not reached it yet.  @hold_excl: owned, not shared. */
 	uint64_t hold_tag, hold_until;
 	int hold_excl;
+	/* When its store buffer is empty: the end of its last store miss,
+	 * and that line's name id, which a wait for it is charged to. */
+	uint64_t sb_until;
+	uint32_t sb_name;
 };
 
 /* The totals of one name (index 0: the lines never named). */
@@ -79,6 +89,7 @@ struct vs_coherence {
 	uint32_t totals_cap;		/* entries of @totals */
 	struct cpu_info *cpus;
 	struct vs_coherence_stats *stats;
+	uint64_t socket_cleared[VS_VCPU_MAX];	/* bytes, by socket */
 };
 
 static inline int popcount64(uint64_t x)
@@ -410,9 +421,38 @@ uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 	return vs_coherence_access_lead(c, cpu, addr, kind, now, NULL);
 }
 
+static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
+			  const void *addr, enum vs_access kind, uint64_t now,
+			  uint64_t *lead);
+
+/*
+ * x86-64's store buffer: a store that misses retires at once, its line
+ * arriving in the background (access_at()); a fence or a locked
+ * read-modify-write waits until every store before it has its line.
+ */
 uint64_t vs_coherence_access_lead(struct vs_coherence *c, unsigned int cpu,
 				  const void *addr, enum vs_access kind,
 				  uint64_t now, uint64_t *lead)
+{
+	uint64_t drain = 0, cost;
+
+	if (c && cpu < c->nr &&
+	    (kind == VS_ACCESS_RMW || kind == VS_ACCESS_FENCE) &&
+	    c->cpus[cpu].sb_until > now) {
+		drain = c->cpus[cpu].sb_until - now;
+		c->stats[cpu].cycles += drain;
+		c->stats[cpu].drain_cycles += drain;
+		c->totals[c->cpus[cpu].sb_name].cycles += drain;
+	}
+	cost = access_at(c, cpu, addr, kind, now + drain, lead);
+	if (lead)	/* it takes effect after the wait, at the earliest */
+		*lead += drain;
+	return cost + drain;
+}
+
+static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
+			  const void *addr, enum vs_access kind, uint64_t now,
+			  uint64_t *lead)
 {
 	struct vs_coherence_stats *st;
 	enum vs_xfer_source src;
@@ -485,12 +525,23 @@ uint64_t vs_coherence_access_lead(struct vs_coherence *c, unsigned int cpu,
 	st->transfers++;
 	st->by_source[src]++;
 	st->invalidations += (uint64_t)inval;
+	if (kind == VS_ACCESS_STORE) {	/* into the store buffer */
+		if (end > c->cpus[cpu].sb_until) {
+			c->cpus[cpu].sb_until = end;
+			c->cpus[cpu].sb_name = l->name;
+		}
+		if (lead)
+			*lead = 0;
+		st->cycles += c->p.hit;
+		return tally(c, l->name, c->p.hit, 0, 1, kind);
+	}
 	st->wait_cycles += start - now;
 	st->cycles += end - now;
 	return tally(c, l->name, end - now, start - now, 1, kind);
 }
 
-/* How many vCPUs of @cpu's socket, itself included, clear at @now. */
+/* How many vCPUs of @cpu's socket, itself included, clear to memory at
+ * @now. */
 static unsigned int clearing_now(const struct vs_coherence *c,
 				 unsigned int cpu, uint64_t now)
 {
@@ -500,23 +551,52 @@ static unsigned int clearing_now(const struct vs_coherence *c,
 		const struct cpu_info *o = &c->cpus[j];
 
 		if (j != cpu && o->socket == c->cpus[cpu].socket &&
-		    o->clear_start <= now && now < o->clear_end)
+		    o->clear_mem && o->clear_start <= now && now < o->clear_end)
 			k++;
 	}
 	return k;
 }
 
+/*
+ * Is [@addr, @addr + @bytes) still in the last-level cache of @cpu's
+ * socket?  Yes if that socket cleared it last and has cleared fewer than
+ * llc_kib since (its reuse distance in clears; other traffic is left
+ * out).  Records this clear either way.
+ */
+static int clear_cached(struct vs_coherence *c, unsigned int cpu,
+			const void *addr, uint64_t bytes)
+{
+	unsigned int s = c->cpus[cpu].socket;
+	uint64_t *cleared = &c->socket_cleared[s];
+	struct line *l;
+	int hit;
+
+	if (!addr || !c->p.llc_kib || !c->p.clear_cached_mbpc)
+		return 0;
+	l = table_get(c, (uintptr_t)addr >> LINE_SHIFT);
+	if (!l)
+		return 0;
+	hit = l->clear_socket == (int)s + 1 &&
+	      *cleared - l->clear_stamp + bytes <= (uint64_t)c->p.llc_kib * 1024;
+	*cleared += bytes;
+	l->clear_socket = (int16_t)(s + 1);
+	l->clear_stamp = *cleared;
+	return hit;
+}
+
 static uint64_t charge_bytes(struct vs_coherence *c, unsigned int cpu,
-			     uint64_t bytes, uint64_t now)
+			     uint64_t bytes, int cached, uint64_t now)
 {
 	struct vs_coherence_stats *st;
 	uint64_t rate, cycles;
 
-	if (!c || cpu >= c->nr || !bytes)
-		return 0;
-	rate = c->p.clear_socket_mbpc / clearing_now(c, cpu, now);
-	if (rate > c->p.clear_core_mbpc)
-		rate = c->p.clear_core_mbpc;
+	if (cached) {
+		rate = c->p.clear_cached_mbpc;
+	} else {
+		rate = c->p.clear_socket_mbpc / clearing_now(c, cpu, now);
+		if (rate > c->p.clear_core_mbpc)
+			rate = c->p.clear_core_mbpc;
+	}
 	if (!rate)
 		rate = 1;
 	if (bytes > UINT64_MAX / 1000)
@@ -524,8 +604,10 @@ static uint64_t charge_bytes(struct vs_coherence *c, unsigned int cpu,
 	cycles = (bytes * 1000 + rate - 1) / rate;
 	c->cpus[cpu].clear_start = now;
 	c->cpus[cpu].clear_end = now + cycles;
+	c->cpus[cpu].clear_mem = !cached;
 	st = &c->stats[cpu];
 	st->clears++;
+	st->cached_clears += (uint64_t)cached;
 	st->clear_bytes += bytes;
 	st->clear_cycles += cycles;
 	st->cycles += cycles;
@@ -533,17 +615,23 @@ static uint64_t charge_bytes(struct vs_coherence *c, unsigned int cpu,
 }
 
 uint64_t vs_coherence_charge_clear(struct vs_coherence *c, unsigned int cpu,
-				   uint64_t bytes, uint64_t now)
+				   const void *addr, uint64_t bytes,
+				   uint64_t now)
 {
-	return charge_bytes(c, cpu, bytes, now);
+	if (!c || cpu >= c->nr || !bytes)
+		return 0;
+	return charge_bytes(c, cpu, bytes, clear_cached(c, cpu, addr, bytes),
+			    now);
 }
 
 uint64_t vs_coherence_charge_copy(struct vs_coherence *c, unsigned int cpu,
 				  uint64_t bytes, uint64_t now)
 {
+	if (!c || cpu >= c->nr || !bytes)
+		return 0;
 	if (bytes > UINT64_MAX / 2)
 		bytes = UINT64_MAX / 2;
-	return charge_bytes(c, cpu, bytes * 2, now);
+	return charge_bytes(c, cpu, bytes * 2, 0, now);
 }
 
 int vs_coherence_name(struct vs_coherence *c, const void *addr, size_t len,
@@ -697,7 +785,9 @@ int vs_coherence_stats(const struct vs_coherence *c, unsigned int cpu,
 		out->invalidations += s->invalidations;
 		out->rmws += s->rmws;
 		out->fences += s->fences;
+		out->drain_cycles += s->drain_cycles;
 		out->clears += s->clears;
+		out->cached_clears += s->cached_clears;
 		out->clear_bytes += s->clear_bytes;
 		out->clear_cycles += s->clear_cycles;
 	}

@@ -18,7 +18,10 @@
  * - a read-modify-write adds the profile's rmw, hit or not;
  * - a transfer starts at max(@now, the line's busy-until) and the line is
  *   busy until it ends, so that requests for a hot line queue behind
- *   each other: contention is not a formula, it comes out of the queue.
+ *   each other: contention is not a formula, it comes out of the queue;
+ * - a store that misses costs the CPU a hit (x86-64's store buffer) while
+ *   its line moves; a fence or read-modify-write first waits until the
+ *   CPU's earlier stores have their lines.
  *
  * A load that finds no copy anywhere makes its CPU the owner (the E state
  * of MESI), so a private line pays memory once and hits afterwards.
@@ -94,7 +97,10 @@ enum vs_xfer_source {
  * @invalidations: copies invalidated by this vCPU's stores and RMWs
  * @rmws: read-modify-writes
  * @fences: fences
+ * @drain_cycles: the part of @cycles that fences and RMWs waited for
+ *	the vCPU's earlier store misses (its store buffer) to complete
  * @clears: page clears and copies charged
+ * @cached_clears: of @clears, those served by the last-level cache
  * @clear_bytes: bytes cleared (a copy counts its bytes twice)
  * @clear_cycles: cycles charged for them
  */
@@ -108,7 +114,9 @@ struct vs_coherence_stats {
 	uint64_t invalidations;
 	uint64_t rmws;
 	uint64_t fences;
+	uint64_t drain_cycles;
 	uint64_t clears;
+	uint64_t cached_clears;
 	uint64_t clear_bytes;
 	uint64_t clear_cycles;
 };
@@ -210,7 +218,7 @@ vs_coherence_profile(const struct vs_coherence *c);
  *
  * Context: one call on @c at a time.
  * Return: the cycles the access takes from @now, a wait in the line's
- * queue included.
+ * queue (or for the store buffer) included.
  */
 VS_EXTERN uint64_t vs_coherence_access(struct vs_coherence *c,
 				       unsigned int cpu, const void *addr,
@@ -225,9 +233,10 @@ VS_EXTERN uint64_t vs_coherence_access(struct vs_coherence *c,
  * @kind: load, store, read-modify-write or fence
  * @now: the vCPU's clock
  * @lead: receives the cycles from @now to the moment the line is the
- *	caller's to read or change (0 for a hit; for a miss queued behind
- *	another transfer, the end of that one plus the time its receiver
- *	keeps the line); may be NULL
+ *	caller's to read or change (0 for a hit or a store; for a miss
+ *	queued behind another transfer, the end of that one plus the time
+ *	its receiver keeps the line; for a fence or an RMW, the wait for
+ *	the vCPU's earlier stores comes first); may be NULL
  *
  * The engine runs every vCPU whose clock is earlier than @now + @lead
  * before the access itself, so that it sees what they did.
@@ -240,26 +249,31 @@ VS_EXTERN uint64_t vs_coherence_access_lead(struct vs_coherence *c,
 					    uint64_t *lead);
 
 /**
- * vs_coherence_charge_clear - charge vCPU @cpu's clearing of @bytes
+ * vs_coherence_charge_clear - charge vCPU @cpu's clearing of @bytes at @addr
  * @c: the directory
  * @cpu: the vCPU
+ * @addr: the first byte (a page); NULL: unknown, the bytes go to memory
  * @bytes: how many bytes it clears (a page: 4096)
  * @now: @cpu's virtual time, in cycles
  *
- * The bytes go at the profile's per-core rate, or at the socket's memory
- * rate divided by the number of vCPUs of that socket clearing at @now
- * (this one included), whichever is slower.  The clear occupies its
- * share until it ends; clears already under way keep the rate they
- * started with.  Calls are expected in nondecreasing @now per socket, as
- * an engine that runs the earliest vCPU first makes them.
+ * A range that a vCPU of the same socket cleared last, with fewer than
+ * the profile's llc_kib of clears by that socket since, is still in the
+ * socket's last-level cache: its bytes go at the profile's cached rate.
+ * Any other clear goes to memory: at the profile's per-core rate, or at
+ * the socket's memory rate divided by the number of vCPUs of that
+ * socket clearing to memory at @now (this one included), whichever is
+ * slower.  The clear occupies its share until it ends; clears already
+ * under way keep the rate they started with.  Calls are expected in
+ * nondecreasing @now per socket, as an engine that runs the earliest
+ * vCPU first makes them.
  *
  * Context: one call on @c at a time.
  * Return: the cycles the clear takes from @now; 0 for a bad @cpu or no
  * bytes.
  */
 VS_EXTERN uint64_t vs_coherence_charge_clear(struct vs_coherence *c,
-					     unsigned int cpu, uint64_t bytes,
-					     uint64_t now);
+					     unsigned int cpu, const void *addr,
+					     uint64_t bytes, uint64_t now);
 
 /**
  * vs_coherence_charge_copy - charge vCPU @cpu's copy of @bytes
@@ -268,7 +282,8 @@ VS_EXTERN uint64_t vs_coherence_charge_clear(struct vs_coherence *c,
  * @bytes: how many bytes it copies (a page: 4096)
  * @now: @cpu's virtual time, in cycles
  *
- * A copy reads and writes: it is charged as clearing 2 * @bytes.
+ * A copy reads and writes: it is charged as clearing 2 * @bytes of
+ * memory, cache or not.
  *
  * Context: one call on @c at a time.
  * Return: the cycles the copy takes from @now; 0 for a bad @cpu or no

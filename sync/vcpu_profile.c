@@ -23,7 +23,7 @@
 #define CYCLES_MAX 1000000000u	/* a larger cost is surely a typo */
 #define BW_MAX_MILLI 1000000000u	/* a million bytes per cycle */
 
-enum key_type { T_NAME, T_GHZ, T_COUNT, T_CYCLES, T_BW, T_NUMBERING };
+enum key_type { T_NAME, T_GHZ, T_COUNT, T_CYCLES, T_KIB, T_BW, T_NUMBERING };
 
 struct key {
 	const char *name;
@@ -52,6 +52,9 @@ static const struct key keys[] = {
 	KEY("pause", T_CYCLES, pause),
 	KEY("clear_core_bytes_per_cycle", T_BW, clear_core_mbpc),
 	KEY("clear_socket_bytes_per_cycle", T_BW, clear_socket_mbpc),
+	{ "clear_cached_bytes_per_cycle", T_BW,
+	  offsetof(struct vs_vcpu_profile, clear_cached_mbpc), 1 },
+	{ "llc_kib", T_KIB, offsetof(struct vs_vcpu_profile, llc_kib), 1 },
 	KEY("fault_entry", T_CYCLES, fault_entry),
 	KEY("fault_exit", T_CYCLES, fault_exit),
 	KEY("syscall", T_CYCLES, syscall),
@@ -196,6 +199,8 @@ static const char *type_what(enum key_type t)
 		return "a whole number from 1 to 256";
 	case T_CYCLES:
 		return "a whole number of cycles, at most 1000000000";
+	case T_KIB:
+		return "a whole number of KiB, at most 1000000000";
 	case T_BW:
 		return "a decimal number of bytes per cycle, at least 0.001";
 	case T_NUMBERING:
@@ -229,6 +234,7 @@ static int set_value(struct vs_vcpu_profile *p, const struct key *k,
 			*(unsigned int *)field = u;
 		break;
 	case T_CYCLES:
+	case T_KIB:
 		ret = parse_uint(val, CYCLES_MAX, field);
 		break;
 	case T_BW:

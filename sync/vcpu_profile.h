@@ -12,7 +12,8 @@
  *
  * The text format is one "key = value" per line; "#" starts a comment
  * that runs to the end of the line; blank lines are ignored.  Every key
- * is required once, except "numbering" (default socket-major):
+ * is required once, except "numbering" (default socket-major),
+ * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache):
  *
  *	name = ivb-ep-2x10x2
  *	ghz = 2.8
@@ -96,6 +97,11 @@ enum vs_cpu_distance {
  * @clear_socket_mbpc: bytes a socket's memory takes per cycle while its
  *	cores clear pages, in thousandths, shared by the cores clearing at
  *	the moment (key "clear_socket_bytes_per_cycle", a decimal number)
+ * @clear_cached_mbpc: bytes one core clears per cycle when the page is
+ *	still in its socket's last-level cache, in thousandths (optional key
+ *	"clear_cached_bytes_per_cycle"; 0: every clear goes to memory)
+ * @llc_kib: the last-level cache of a socket, in KiB (optional key
+ *	"llc_kib"; 0: every clear goes to memory)
  * @fault_entry: a page fault exception, up to the fault handler (key
  *	"fault_entry")
  * @fault_exit: the return from a page fault to the faulting instruction
@@ -128,6 +134,8 @@ struct vs_vcpu_profile {
 	uint32_t pause;
 	uint32_t clear_core_mbpc;
 	uint32_t clear_socket_mbpc;
+	uint32_t clear_cached_mbpc;
+	uint32_t llc_kib;
 	uint32_t fault_entry;
 	uint32_t fault_exit;
 	uint32_t syscall;

@@ -49,10 +49,10 @@ static const char *dist_key[CALIB_NR_DIST] = {
 /* What the probes found, and what the comments say of how. */
 struct result {
 	double ghz, hit, memory, store, rmw, store_fence, syscall;
-	double clear_core, clear_socket, fault_write, fault_read;
+	double clear_core, clear_socket, clear_cached, fault_write, fault_read;
 	double futex_wake, wake_latency, ctxsw, add, pause;
 	int futex_samples, waker, sleeper, first, socket_cores;
-	size_t memory_bytes, clear_bytes, socket_clear_bytes;
+	size_t memory_bytes, clear_bytes, socket_clear_bytes, cached_bytes;
 	/* per distance: the median, range, pairs measured and found */
 	struct bench_range dist[CALIB_NR_DIST];
 	int dist_done[CALIB_NR_DIST], dist_found[CALIB_NR_DIST];
@@ -197,6 +197,10 @@ static void measure_clear(void)
 	res.clear_core = calib_clear(&res.first, 1, res.clear_bytes);
 	calib_progress("clear_page, 1 core: %.2f bytes/cycle",
 		       res.clear_core);
+	res.cached_bytes = llc / 4;
+	res.clear_cached = calib_clear(&res.first, 1, res.cached_bytes);
+	calib_progress("clear_page, 1 core, cached: %.2f bytes/cycle",
+		       res.clear_cached);
 	nr = socket_cores(res.first, cpus);
 	res.socket_cores = nr;
 	res.socket_clear_bytes = buffer_size(4 * llc / (size_t)nr <
@@ -386,8 +390,10 @@ static void print_distance(FILE *f, int d)
 	int s = stand_in(d);
 
 	if (res.dist_done[d]) {
-		comment(f, "%s: one line transfer between %s: half the round "
-			"trip of a line written in turn by a thread on each; "
+		comment(f, "%s: one line transfer between %s: a quarter of "
+			"the round trip of a line written in turn by a thread "
+			"on each (each half is a store's invalidation and the "
+			"other's load miss, two transfers to the model); "
 			"median of %d pair%s (of %d), range %.1f to %.1f.",
 			dist_key[d], what[d], res.dist_done[d],
 			res.dist_done[d] > 1 ? "s" : "", res.dist_found[d],
@@ -450,6 +456,15 @@ static void print_clear(FILE *f)
 		res.socket_cores, res.socket_cores > 1 ? "s" : "",
 		topo.cpu[res.first].socket, res.socket_clear_bytes / MIB);
 	fprintf(f, "clear_socket_bytes_per_cycle = %.3f\n", res.clear_socket);
+	comment(f, "clear_cached_bytes_per_cycle: the same as the core's, "
+		"cycling over %.0f MiB, a quarter of the LLC: the pages stay "
+		"in the cache.", res.cached_bytes / MIB);
+	fprintf(f, "clear_cached_bytes_per_cycle = %.3f\n", res.clear_cached);
+	comment(f, "llc_kib: %s.", topo.llc_bytes ?
+		"the largest cache of the CPU's in sysfs" :
+		"unknown to sysfs, 32 MiB assumed");
+	fprintf(f, "llc_kib = %zu\n", (topo.llc_bytes ? topo.llc_bytes :
+					LLC_GUESS) / 1024);
 }
 
 static void print_kernel(FILE *f)

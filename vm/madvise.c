@@ -64,7 +64,7 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 	unsigned long end, alen;
 	int err;
 	/* A system call on a virtual CPU (sync/vcpu.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || !madvise_valid(advice) || (addr & ~VS_PAGE_MASK))
 		return -EINVAL;

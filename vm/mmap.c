@@ -122,7 +122,7 @@ int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 {
 	int err;
 	/* A system call on a virtual CPU (sync/vcpu.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || (addr & ~VS_PAGE_MASK) || addr > mm->end ||
 	    len > mm->end - addr)
@@ -336,7 +336,7 @@ long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
 	unsigned long vm_flags, pgoff, uoff = (unsigned long)off;
 	long ret;
 	/* A system call on a virtual CPU (sync/vcpu.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || (uoff & ~VS_PAGE_MASK))
 		return -EINVAL;

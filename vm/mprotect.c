@@ -125,7 +125,7 @@ int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len, int prot)
 	int err, grows = prot & (PROT_GROWSDOWN | PROT_GROWSUP);
 	unsigned long end, bits;
 	/* A system call on a virtual CPU (sync/vcpu.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	prot &= ~grows;
 	if (!mm || grows == (PROT_GROWSDOWN | PROT_GROWSUP) ||

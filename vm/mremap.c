@@ -270,7 +270,7 @@ long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 {
 	long ret;
 	/* A system call on a virtual CPU (sync/vcpu.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, 0);
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	old_len = VS__PAGE_ALIGN(old_len);
 	new_len = VS__PAGE_ALIGN(new_len);

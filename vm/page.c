@@ -319,13 +319,13 @@ void vs_put_page(struct vs_page_pool *pool, struct vs_page *page)
 
 void vs_clear_page(struct vs_page *page)
 {
-	VS_VCPU_WORK(VS_VCPU_CLEAR, VS_PAGE_SIZE);
+	VS_VCPU_WORK(VS_VCPU_CLEAR, page->data, VS_PAGE_SIZE);
 	memset(page->data, 0, VS_PAGE_SIZE);
 }
 
 void vs_copy_page(struct vs_page *dst, const struct vs_page *src)
 {
-	VS_VCPU_WORK(VS_VCPU_COPY, VS_PAGE_SIZE);
+	VS_VCPU_WORK(VS_VCPU_COPY, dst->data, VS_PAGE_SIZE);
 	memcpy(dst->data, src->data, VS_PAGE_SIZE);
 }
 

@@ -65,6 +65,22 @@ static struct vs_coherence *make(struct vs_vcpu_profile *p,
 	return c;
 }
 
+/*
+ * A store by @cpu at @t retires at once (a hit's cost: the store buffer)
+ * and a fence right after it waits until the line is there.  Return: the
+ * store's cost until then, the fence left out.
+ */
+static uint64_t store_done(struct vs_coherence *c,
+			   const struct vs_vcpu_profile *p, unsigned int cpu,
+			   const void *addr, uint64_t t)
+{
+	uint64_t cost = vs_coherence_access(c, cpu, addr, VS_ACCESS_STORE, t);
+
+	ck_assert_uint_eq(cost, p->hit);
+	return cost + vs_coherence_access(c, cpu, NULL, VS_ACCESS_FENCE,
+					  t + cost) - p->fence;
+}
+
 /* @src with the first @from replaced by @to, into @out. */
 static void subst(char *out, size_t size, const char *src, const char *from,
 		  const char *to)
@@ -135,6 +151,10 @@ START_TEST(test_parse_errors)
 	parse_fails("clear_core_bytes_per_cycle = 3.7",
 		    "clear_core_bytes_per_cycle = 3.",
 		    "clear_core_bytes_per_cycle: '3.' is not");
+	parse_fails("hit = 4", "hit = 4\nllc_kib = 1.5",
+		    "llc_kib: '1.5' is not a whole number of KiB");
+	parse_fails("hit = 4", "hit = 4\nclear_cached_bytes_per_cycle = 0",
+		    "clear_cached_bytes_per_cycle: '0' is not");
 	parse_fails("hit = 4", "numbering = zigzag",
 		    "numbering: 'zigzag' is not socket-major or interleaved");
 }
@@ -242,22 +262,26 @@ START_TEST(test_ping_pong)
 	int i;
 
 	ck_assert_int_eq(vs_vcpu_cpu_distance(&p, 0, 10), VS_DIST_REMOTE);
-	cost = vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, t);
+	cost = store_done(c, &p, 0, buf, t);
 	ck_assert_uint_eq(cost, p.memory);
-	t += cost;
+	t += cost + p.fence;
 	for (i = 1; i <= 1000; i++) {
-		enum vs_access kind = i % 2 ? VS_ACCESS_STORE : VS_ACCESS_LOAD;
+		int store = i % 2;
 
-		cost = vs_coherence_access(c, cpu[i % 2], buf, kind, t);
+		if (store) {
+			cost = store_done(c, &p, cpu[i % 2], buf, t);
+			t += p.fence;
+		} else {
+			cost = vs_coherence_access(c, cpu[i % 2], buf,
+						   VS_ACCESS_LOAD, t);
+		}
 		ck_assert_uint_eq(cost, p.other_socket);
 		t += cost;
 		/* The load left the line shared by both: the next store
 		 * invalidates the other copy, over the same distance. */
-		cost = vs_coherence_access(c, cpu[i % 2], buf,
-					   VS_ACCESS_STORE, t);
-		ck_assert_uint_eq(cost, kind == VS_ACCESS_STORE ? p.hit :
-				  p.other_socket);
-		t += cost;
+		cost = store_done(c, &p, cpu[i % 2], buf, t);
+		ck_assert_uint_eq(cost, store ? p.hit : p.other_socket);
+		t += cost + p.fence;
 	}
 	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
 	ck_assert_uint_eq(st.by_source[VS_XFER_MEMORY], 1);
@@ -319,8 +343,7 @@ START_TEST(test_private_line)
 	ck_assert_int_eq(vs_coherence_stats(c, 4, &st), 0);
 	ck_assert_uint_eq(st.accesses, 0);
 	/* Another vCPU's line next to it is another line. */
-	ck_assert_uint_eq(vs_coherence_access(c, 4, buf + LINE,
-					      VS_ACCESS_STORE, 0), p.memory);
+	ck_assert_uint_eq(store_done(c, &p, 4, buf + LINE, 0), p.memory);
 	ck_assert_uint_eq(vs_coherence_access(c, 4, buf + LINE,
 					      VS_ACCESS_STORE, 0), p.hit);
 	ck_assert_uint_eq(vs_coherence_access(c, 3, NULL, VS_ACCESS_FENCE, 0),
@@ -341,8 +364,7 @@ START_TEST(test_rmw_serialize)
 	uint64_t t0 = 1000, xfer, wait = 0;
 	unsigned int k;
 
-	ck_assert_uint_eq(vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, 0),
-			  p.memory);
+	ck_assert_uint_eq(store_done(c, &p, 0, buf, 0), p.memory);
 	xfer = p.other_socket;	/* flat: every distance the same */
 	for (k = 1; k <= n; k++) {
 		unsigned int cpu = k * 3 % 256;	/* any mix of distances */
@@ -369,6 +391,52 @@ END_TEST
  * last receiver has had the line for half its transfer, and until then
  * that receiver still hits on it, though the directory gave it on.
  */
+/*
+ * x86-64's store buffer: a store that misses costs the vCPU a hit and
+ * goes on; its line arrives in the background.  Loads do not wait for
+ * it; an RMW or a fence waits until every earlier store has its line.
+ * Others see the line move as if the store had waited.
+ */
+START_TEST(test_store_buffer)
+{
+	static char buf[8 * LINE] __attribute__((aligned(LINE)));
+	char *a = buf, *b = buf + LINE, *cc = buf + 2 * LINE,
+	     *d = buf + 3 * LINE, *e = buf + 4 * LINE;
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "flat", 4);
+	const uint64_t m = p.memory;
+
+	ck_assert_uint_eq(vs_coherence_access(c, 0, a, VS_ACCESS_STORE, 0),
+			  p.hit);
+	/* Its own line is forwarded; another line does not wait. */
+	ck_assert_uint_eq(vs_coherence_access(c, 0, a, VS_ACCESS_LOAD, 1),
+			  p.hit);
+	ck_assert_uint_eq(vs_coherence_access(c, 0, b, VS_ACCESS_LOAD, 2), m);
+	/* Drained long ago: an RMW pays only itself. */
+	ck_assert_uint_eq(vs_coherence_access(c, 0, b, VS_ACCESS_RMW, 200),
+			  p.hit + p.rmw);
+	/* Two stores in flight; the RMW waits for the later one. */
+	vs_coherence_access(c, 0, cc, VS_ACCESS_STORE, 300);
+	vs_coherence_access(c, 0, d, VS_ACCESS_STORE, 301);
+	ck_assert_uint_eq(vs_coherence_access(c, 0, b, VS_ACCESS_RMW, 302),
+			  301 + m - 302 + p.hit + p.rmw);
+	/* A fence waits too. */
+	vs_coherence_access(c, 0, e, VS_ACCESS_STORE, 499);
+	ck_assert_uint_eq(vs_coherence_access(c, 0, NULL, VS_ACCESS_FENCE,
+					      500), 499 + m - 500 + p.fence);
+	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
+	ck_assert_uint_eq(st.drain_cycles, (301 + m - 302) + (499 + m - 500));
+	ck_assert_uint_eq(st.transfers, 5);
+	/* Another vCPU's load of a stored line waits for its transfer. */
+	vs_coherence_access(c, 0, buf + 5 * LINE, VS_ACCESS_STORE, 1000);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf + 5 * LINE,
+					      VS_ACCESS_LOAD, 1000),
+			  m + p.same_socket);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
 START_TEST(test_loads_share_and_hold)
 {
 	static char buf[LINE] __attribute__((aligned(LINE)));
@@ -398,8 +466,7 @@ START_TEST(test_loads_share_and_hold)
 	ck_assert_uint_eq(vs_coherence_access(c, 3, buf, VS_ACCESS_LOAD, 1000),
 			  x);
 	/* A store then waits for both; a load after it waits for it. */
-	ck_assert_uint_eq(vs_coherence_access(c, 4, buf, VS_ACCESS_STORE,
-					      1000), 2 * x);
+	ck_assert_uint_eq(store_done(c, &p, 4, buf, 1000), 2 * x);
 	ck_assert_uint_eq(vs_coherence_access(c, 5, buf, VS_ACCESS_LOAD, 1000),
 			  3 * x);
 	vs_coherence_destroy(c);
@@ -433,7 +500,7 @@ START_TEST(test_distances)
 	vs_coherence_access(c, 1, s, VS_ACCESS_LOAD, 2000);	/* remote */
 	ck_assert_uint_eq(vs_coherence_access(c, 0, s, VS_ACCESS_LOAD, 3000),
 			  p.same_socket);			/* nearest */
-	ck_assert_uint_eq(vs_coherence_access(c, 0, s, VS_ACCESS_STORE, 4000),
+	ck_assert_uint_eq(store_done(c, &p, 0, s, 4000),
 			  p.other_socket);			/* farthest */
 	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
 	ck_assert_uint_eq(st.invalidations, 2);
@@ -453,19 +520,19 @@ START_TEST(test_clear)
 
 	/* flat: 8 B/cycle a core, 32 B/cycle a socket (CPUs 0-63 and
 	 * 128-191 are socket 0). */
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, 4096, 0), 512);
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, 4096, 10), 512);
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 2, 4096, 20), 512);
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 128, 4096, 30), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, NULL, 4096, 0), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, NULL, 4096, 10), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 2, NULL, 4096, 20), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 128, NULL, 4096, 30), 512);
 	/* The fifth at once: 32 / 5 = 6.4 B/cycle. */
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, 4096, 40), 640);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, NULL, 4096, 40), 640);
 	/* The other socket is not shared. */
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 64, 4096, 40), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 64, NULL, 4096, 40), 512);
 	/* Once the first ones ended, the rate is the core's again. */
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, 4096, 700), 512);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, NULL, 4096, 700), 512);
 	ck_assert_uint_eq(vs_coherence_charge_copy(c, 5, 4096, 5000), 1024);
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 5, 0, 9000), 0);
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 256, 4096, 9000), 0);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 5, NULL, 0, 9000), 0);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 256, NULL, 4096, 9000), 0);
 	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
 	ck_assert_uint_eq(st.clears, 8);
 	ck_assert_uint_eq(st.clear_bytes, 9 * 4096);
@@ -474,9 +541,88 @@ START_TEST(test_clear)
 	/* Eleven at once on one socket: 32 / 11 B/cycle, rounded down in
 	 * thousandths (2909), the cycles rounded up. */
 	for (k = 10; k < 20; k++)
-		vs_coherence_charge_clear(c, k, 4096, 100000);
-	ck_assert_uint_eq(vs_coherence_charge_clear(c, 20, 4096, 100000),
+		vs_coherence_charge_clear(c, k, NULL, 4096, 100000);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 20, NULL, 4096, 100000),
 			  (4096 * 1000 + 2908) / 2909);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+START_TEST(test_clear_cached)
+{
+	static char pages[8][4096] __attribute__((aligned(4096)));
+	char text[sizeof(small_text) + 128];
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = NULL;
+	const uint64_t mem = (4096 * 1000 + 3699) / 3700, hit = 4096 / 16;
+	static const unsigned int s0[] = { 0, 1, 4, 5 };	/* socket 0 */
+	struct vs_cpu_place place;
+	int k;
+
+	/* small: 3.7 B/cycle a core to memory, 12 a socket; CPUs 0, 1, 4,
+	 * 5 on socket 0, 2, 3, 6, 7 on socket 1.  An LLC of two pages,
+	 * cleared at 16 B/cycle. */
+	snprintf(text, sizeof(text), "%sclear_cached_bytes_per_cycle = 16\n"
+		 "llc_kib = 8\n", small_text);
+	ck_assert_int_eq(vs_vcpu_profile_parse(&p, text, NULL, 0), 0);
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 8), 0);
+	for (k = 0; k < 4; k++) {
+		ck_assert_int_eq(vs_vcpu_cpu_place(&p, s0[k], &place), 0);
+		ck_assert_uint_eq(place.socket, 0);
+		ck_assert_int_eq(vs_vcpu_cpu_place(&p, (unsigned)k + 2 +
+						   (k > 1) * 2, &place), 0);
+		ck_assert_uint_eq(place.socket, 1);
+	}
+	/* First clear: memory; again on the socket: cache; the other
+	 * socket's first: memory, its second: cache. */
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[0], 4096, 0),
+			  mem);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, pages[0], 4096,
+						    5000), hit);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 2, pages[0], 4096,
+						    10000), mem);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, pages[0], 4096,
+						    15000), hit);
+	/* One other page cleared between: still cached; two: gone. */
+	vs_coherence_charge_clear(c, 3, pages[1], 4096, 20000);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, pages[0], 4096,
+						    25000), hit);
+	vs_coherence_charge_clear(c, 3, pages[2], 4096, 30000);
+	vs_coherence_charge_clear(c, 3, pages[3], 4096, 35000);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, pages[0], 4096,
+						    40000), mem);
+	/* No address: memory, and the socket's count does not move. */
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, NULL, 4096, 45000),
+			  mem);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 3, pages[0], 4096,
+						    50000), hit);
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
+	ck_assert_uint_eq(st.clears, 11);
+	ck_assert_uint_eq(st.cached_clears, 4);
+	/* Cached clears leave the socket's memory to the others: with
+	 * three under way the fourth clear still gets the core's rate. */
+	for (k = 0; k < 3; k++)
+		ck_assert_uint_eq(vs_coherence_charge_clear(c, s0[k],
+							    pages[4 + k], 4096,
+							    100000), mem);
+	for (k = 0; k < 3; k++)	/* the page cleared last, thrice */
+		ck_assert_uint_eq(vs_coherence_charge_clear(c, s0[k],
+							    pages[6], 4096,
+							    200000), hit);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 5, NULL, 4096, 200000),
+			  mem);
+	/* Four to memory at once: 12 / 4 = 3 B/cycle for the fourth. */
+	for (k = 0; k < 3; k++)
+		vs_coherence_charge_clear(c, s0[k], NULL, 4096, 300000);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 5, NULL, 4096, 300000),
+			  (4096 * 1000 + 2999) / 3000);
+	vs_coherence_destroy(c);
+	/* Without the keys every clear goes to memory. */
+	c = make(&p, "flat", 4);
+	vs_coherence_charge_clear(c, 0, pages[0], 4096, 0);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[0], 4096,
+						    1000), 512);
 	vs_coherence_destroy(c);
 }
 END_TEST
@@ -496,14 +642,14 @@ START_TEST(test_names_top)
 	/* Unnamed line 5 first, 3 transfers; "pool"+64 2 transfers, then
 	 * line 6 (unnamed) 2 transfers; mmap_lock 10; line 7 never used. */
 	for (i = 0; i < 3; i++)
-		t += vs_coherence_access(c, i % 2, buf + 5 * LINE,
-					 VS_ACCESS_STORE, t);
+		t += store_done(c, &p, (unsigned int)i % 2, buf + 5 * LINE, t) +
+		     p.fence;
 	for (i = 0; i < 2; i++)
 		t += vs_coherence_access(c, i % 2, buf + 6 * LINE,
 					 VS_ACCESS_RMW, t);
 	for (i = 0; i < 2; i++)
-		t += vs_coherence_access(c, i % 2, buf + 3 * LINE,
-					 VS_ACCESS_STORE, t);
+		t += store_done(c, &p, (unsigned int)i % 2, buf + 3 * LINE, t) +
+		     p.fence;
 	for (i = 0; i < 10; i++)
 		t += vs_coherence_access(c, i % 2, buf, VS_ACCESS_RMW, t);
 	ck_assert_int_eq(vs_coherence_top(c, hot, 8), 4);
@@ -560,8 +706,9 @@ START_TEST(test_by_name)
 					   "pool"), 0);
 	ck_assert_int_eq(vs_coherence_name(c, buf + 7 * LINE, LINE, "idle"),
 			 0);
-	/* lock: a store from memory, an RMW queued behind it, a hit. */
-	t = vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, 0);
+	/* lock: a store from memory (its fence's wait for the line is the
+	 * lock's), an RMW queued behind it, a hit. */
+	t = store_done(c, &p, 0, buf, 0);
 	ck_assert_uint_eq(t, p.memory);
 	ck_assert_uint_eq(vs_coherence_access(c, 1, buf + 8, VS_ACCESS_RMW, 0),
 			  p.memory + lat + p.rmw);
@@ -591,10 +738,11 @@ START_TEST(test_by_name)
 	ck_assert_uint_eq(out[2].transfers, 1);
 	ck_assert_uint_eq(out[2].rmws, 1);
 	ck_assert_uint_eq(out[2].accesses, 1);
-	/* The names' cycles are every access's but the fence's. */
+	/* The names' cycles are every access's but the two fences'. */
 	sum = out[0].cycles + out[1].cycles + out[2].cycles;
 	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &all), 0);
-	ck_assert_uint_eq(sum + p.fence, all.cycles);
+	ck_assert_uint_eq(sum + 2 * p.fence, all.cycles);
+	ck_assert_uint_eq(all.drain_cycles, p.memory - p.hit);
 	/* A short array keeps the first. */
 	ck_assert_int_eq(vs_coherence_by_name(c, out, 1), 1);
 	ck_assert_str_eq(out[0].name, "lock");
@@ -654,7 +802,7 @@ static uint64_t workload(const char *base, unsigned int skew)
 		uint64_t cost;
 
 		if ((r >> 42 & 63) == 0)
-			cost = vs_coherence_charge_clear(c, cpu, 4096,
+			cost = vs_coherence_charge_clear(c, cpu, NULL, 4096,
 							 clock[cpu]);
 		else
 			cost = vs_coherence_access(c, cpu, base + line * LINE,
@@ -908,7 +1056,9 @@ Suite *vcpu_cost_suite(void)
 	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
 		    test_loads_share_and_hold,
-		    test_distances, test_clear, test_names_top, test_by_name,
+		    test_distances, test_store_buffer, test_clear,
+		    test_clear_cached,
+		    test_names_top, test_by_name,
 		    test_deterministic, test_names_neutral,
 		    test_names_off_heap, test_bad_args);
 	return s;

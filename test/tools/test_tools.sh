@@ -122,19 +122,25 @@ expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 
 # vcpu-calibrate: the keys of the profile format, as the parser reads
 # them: the ones it requires are the KEY() rows of sync/vcpu_profile.c's
-# table, "numbering" the one it takes optionally.  The tool reads its
+# table; "numbering" and the cache's two it takes optionally.  The tool reads its
 # profile back with that parser before writing it and exits 1 if the
 # parser refuses it, so exit 0 is the check that the file loads; here,
-# each required key once with a number (name: host), numbering once with
+# each required key and each optional number (the cache's) once with a
+# number (name: host), numbering once with
 # one of its two values or left out with a comment saying why, and no
 # other line but comments.  The profile in the file, progress on stderr.
 # Then on one CPU, where no pair can ping-pong.
 keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
 	"$(dirname "$0")/../../sync/vcpu_profile.c")
+# The optional numeric keys (the cache's), which the tool writes too.
+keys="$keys
+$(sed -n 's/^[[:space:]]*{ "\([a-z_]*\)", T_\(BW\|KIB\|CYCLES\),.*/\1/p' \
+	"$(dirname "$0")/../../sync/vcpu_profile.c")"
 nkeys=$(echo "$keys" | grep -c .)
-expect '[ "$nkeys" -ge 20 ] &&
-	echo "$keys" | grep -qx clear_core_bytes_per_cycle' \
-	"the parser's $nkeys required keys are read from sync/vcpu_profile.c"
+expect '[ "$nkeys" -ge 22 ] &&
+	echo "$keys" | grep -qx clear_core_bytes_per_cycle &&
+	echo "$keys" | grep -qx llc_kib' \
+	"the parser's $nkeys numeric and name keys are read from sync/vcpu_profile.c"
 # profile_ok FILE: the test above, on FILE.
 profile_ok() {
 	lines=$nkeys
