@@ -246,6 +246,16 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
  */
 void mf_print_stat(FILE *out, const struct mf_result *r);
 
+/* The mean of @v[0..n) and (in *@sd) its sample standard deviation. */
+double mf_mean_sd(const double *v, unsigned int n, double *sd);
+/* perf stat's "( +- x% )": @sd's standard error relative to @mean, in
+ * percent; 0 for fewer than 2 samples or a mean not above 0. */
+double mf_rel_sd_mean(double sd, double mean, unsigned int n);
+/* One perf-stat line: "   1,234   name   mean of 3   ( +- 0.12% )",
+ * the spread only when @spread and @n > 1. */
+void mf_stat_line(FILE *out, double v, const char *name, double rel,
+		  unsigned int n, bool spread);
+
 /*
  * mf_ratio - the ratio of @post's faults/s to @pre's, round by round
  * @out: its median, lowest and highest over the rounds both completed

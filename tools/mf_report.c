@@ -124,7 +124,7 @@ const char *mf_fmt_count(char *buf, size_t size, double v)
  * perf stat's "( +- x% )": the standard deviation of the mean relative
  * to the mean, in percent.  @sd is the sample standard deviation.
  */
-static double rel_sd_mean(double sd, double mean, unsigned int n)
+double mf_rel_sd_mean(double sd, double mean, unsigned int n)
 {
 	if (n < 2 || !(mean > 0))
 		return 0;
@@ -138,20 +138,27 @@ static unsigned int nr_times(const struct mf_result *r)
 						 MF_MAX_REPEAT;
 }
 
+double mf_mean_sd(const double *v, unsigned int n, double *sd)
+{
+	double m = 0, q = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		m += v[i];
+	m = n ? m / n : 0;
+	for (i = 0; i < n; i++)
+		q += (v[i] - m) * (v[i] - m);
+	*sd = n > 1 ? sqrt(q / (n - 1)) : 0;
+	return m;
+}
+
 /* The sample standard deviation of the repeats' elapsed times. */
 static double seconds_sd(const struct mf_result *r)
 {
-	unsigned int i, n = nr_times(r);
-	double m = 0, v = 0;
+	double sd;
 
-	if (n < 2)
-		return 0;
-	for (i = 0; i < n; i++)
-		m += r->seconds[i];
-	m /= n;
-	for (i = 0; i < n; i++)
-		v += (r->seconds[i] - m) * (r->seconds[i] - m);
-	return sqrt(v / (n - 1));
+	(void)mf_mean_sd(r->seconds, nr_times(r), &sd);
+	return sd;
 }
 
 static double seconds_sum(const struct mf_result *r)
@@ -218,8 +225,8 @@ static const char *how(char *buf, size_t size, enum bench_agg agg,
 	return buf;
 }
 
-static void stat_line(FILE *out, double v, const char *name, double rel,
-		      unsigned int n, bool spread)
+void mf_stat_line(FILE *out, double v, const char *name, double rel,
+		  unsigned int n, bool spread)
 {
 	char num[32], h[32];
 
@@ -380,7 +387,7 @@ static void stat_elapsed(FILE *out, const struct mf_result *r)
 	if (n > 1)
 		fprintf(out, "%*s( +-%6.2f%% )",
 			STAT_HOW_W - (int)strlen(h), "",
-			rel_sd_mean(seconds_sd(r), r->elapsed_s, n));
+			mf_rel_sd_mean(seconds_sd(r), r->elapsed_s, n));
 	fputs("\n\n", out);
 }
 
@@ -396,15 +403,15 @@ void mf_print_stat(FILE *out, const struct mf_result *r)
 		return;
 	}
 	if (r->cfg.seconds_as > 0)	/* --seconds-as: the rate's spread */
-		stat_line(out, fps * r->cfg.seconds_as, "page-faults",
-			  rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
+		mf_stat_line(out, fps * r->cfg.seconds_as, "page-faults",
+			  mf_rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
 	else
-		stat_line(out, r->faults_mean, "page-faults",
-			  rel_sd_mean(r->faults_stddev, r->faults_mean, n), n,
+		mf_stat_line(out, r->faults_mean, "page-faults",
+			  mf_rel_sd_mean(r->faults_stddev, r->faults_mean, n), n,
 			  true);
-	stat_line(out, fps, "page-faults/s",
-		  rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
-	stat_line(out, r->cfg.threads ? fps / r->cfg.threads : 0,
+	mf_stat_line(out, fps, "page-faults/s",
+		  mf_rel_sd_mean(r->faults_per_s_stddev, fps, n), n, true);
+	mf_stat_line(out, r->cfg.threads ? fps / r->cfg.threads : 0,
 		  "page-faults/s/thread", 0, n, false);
 	if (r->cfg.machine)
 		mf_print_vcpu_counts(out, r);
@@ -517,7 +524,7 @@ static void summary_row(const struct mf_result *x,
 		mf_fmt_count(s, sizeof(s), fps));
 	if (x->repeats_done > 1)
 		fprintf(out, "  ( +-%6.2f%% )",
-			rel_sd_mean(x->faults_per_s_stddev, fps,
+			mf_rel_sd_mean(x->faults_per_s_stddev, fps,
 				    x->repeats_done));
 	else
 		fputs("  " SUM_SPREAD_GAP, out);

@@ -4,26 +4,10 @@
  * besides what every run prints (mf_report.c): the cache-miss and line
  * transfer counts, and where the virtual cycles of a fault went.
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mf.h"
-
-/* The mean of @v[0..n) and its sample standard deviation. */
-static double mean_sd(const double *v, unsigned int n, double *sd)
-{
-	double m = 0, q = 0;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		m += v[i];
-	m = n ? m / n : 0;
-	for (i = 0; i < n; i++)
-		q += (v[i] - m) * (v[i] - m);
-	*sd = n > 1 ? sqrt(q / (n - 1)) : 0;
-	return m;
-}
 
 /* @v[k] per second of repeat k, times @secs: a count scaled to @secs. */
 static void scaled(const struct mf_result *r, const double *v, double *out)
@@ -35,22 +19,16 @@ static void scaled(const struct mf_result *r, const double *v, double *out)
 			 v[k] / r->seconds[k] * r->cfg.seconds_as : v[k];
 }
 
-/* One perf-stat line: "   1,234   name   mean of 3   ( +- 0.12% )". */
+/* One perf-stat line of the scaled counts @v, as mf_print_stat()'s. */
 static void count_line(FILE *out, const struct mf_result *r, const double *v,
 		       const char *name)
 {
 	double x[MF_MAX_REPEAT] = { 0 }, m, sd;
 	unsigned int n = r->repeats_done;
-	char num[32];
 
 	scaled(r, v, x);
-	m = mean_sd(x, n, &sd);
-	mf_fmt_count(num, sizeof(num), m);
-	fprintf(out, "%18s      %-21s mean of %u", num, name, n);
-	if (n > 1 && m > 0)
-		fprintf(out, "%*s( +-%6.2f%% )", n < 10 ? 3 : 2, "",
-			sd / sqrt((double)n) / m * 100);
-	fputc('\n', out);
+	m = mf_mean_sd(x, n, &sd);
+	mf_stat_line(out, m, name, mf_rel_sd_mean(sd, m, n), n, m > 0);
 }
 
 void mf_print_vcpu_counts(FILE *out, const struct mf_result *r)
@@ -115,8 +93,8 @@ void mf_json_vcpu(FILE *out, const struct mf_result *r)
 	double cm, tr, sd;
 	unsigned int i;
 
-	cm = mean_sd(r->cache_misses, r->repeats_done, &sd);
-	tr = mean_sd(r->transfers, r->repeats_done, &sd);
+	cm = mf_mean_sd(r->cache_misses, r->repeats_done, &sd);
+	tr = mf_mean_sd(r->transfers, r->repeats_done, &sd);
 	fputs(",\"machine\":", out);
 	mf_json_str(out, r->cfg.machine);
 	fprintf(out, ",\"vcpus\":%u,\"seconds_as\":%g,\"cache_misses\":%.0f,"
