@@ -30,7 +30,8 @@ struct line {
 	uint64_t tag;
 	uint64_t busy_until;	/* the end of its last transfer */
 	uint64_t excl_until;	/* ... of its last one for ownership */
-	uint32_t hold;		/* ... and how long its receiver keeps it */
+	uint32_t busy_hold;	/* how long the receiver of the first keeps */
+	uint32_t excl_hold;	/* it, and of the second */
 	uint64_t sharers[WORDS];
 	uint64_t transfers;
 	uint64_t rmws;
@@ -457,6 +458,7 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	struct vs_coherence_stats *st;
 	enum vs_xfer_source src;
 	uint64_t extra = 0, start, end, ready;
+	uint32_t hold;
 	struct line *l;
 	int inval = 0;
 
@@ -503,22 +505,31 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	 * ownership, and one for ownership waits for every transfer.  One
 	 * starts when the last ends, as a queue; it takes effect (@lead
 	 * from @now) only once the vCPU that received the last has had
-	 * it for l->hold, the time the request's snoop takes to reach it
+	 * it for its hold, the time the request's snoop takes to reach it
 	 * behind the data (half a transfer, an estimate: docs/vcpu.md).
 	 */
-	start = kind == VS_ACCESS_LOAD ? l->excl_until : l->busy_until;
-	ready = start + l->hold;
+	if (kind == VS_ACCESS_LOAD) {
+		start = l->excl_until;
+		ready = start + l->excl_hold;
+	} else {
+		start = l->busy_until;
+		ready = start + l->busy_hold;
+	}
 	start = now > start ? now : start;
 	end = start + c->lat[src] + extra;
+	hold = c->lat[src] / 2;
 	if (lead)
 		*lead = ready > now ? (ready < end ? ready : end) - now : 0;
-	if (end > l->busy_until)
+	if (end >= l->busy_until) {
 		l->busy_until = end;
-	if (kind != VS_ACCESS_LOAD)
+		l->busy_hold = hold;
+	}
+	if (kind != VS_ACCESS_LOAD) {
 		l->excl_until = end;
-	l->hold = c->lat[src] / 2;
+		l->excl_hold = hold;
+	}
 	c->cpus[cpu].hold_tag = l->tag;
-	c->cpus[cpu].hold_until = end + l->hold;
+	c->cpus[cpu].hold_until = end + hold;
 	c->cpus[cpu].hold_excl = kind != VS_ACCESS_LOAD;
 	l->transfers++;
 	l->wait_cycles += start - now;

@@ -437,6 +437,34 @@ START_TEST(test_store_buffer)
 }
 END_TEST
 
+/*
+ * A load waits for the last transfer of ownership and for the hold of
+ * that transfer's receiver, not for the hold of a load in between: on
+ * the EP, vCPU 0 takes the line from socket 1 (held 196 / 2 after),
+ * vCPU 1 of its socket then loads it (held 79 / 2), and a load from
+ * socket 1 takes effect only when vCPU 0's hold ends.
+ */
+START_TEST(test_load_waits_for_owner_hold)
+{
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ep-2x10x2", 40);
+	uint64_t lead, own;
+
+	ck_assert_uint_eq(vs_coherence_access(c, 10, buf, VS_ACCESS_RMW, 0),
+			  p.memory + p.rmw);
+	own = vs_coherence_access(c, 0, buf, VS_ACCESS_RMW, 0);
+	ck_assert_uint_eq(own, p.memory + p.rmw + p.other_socket + p.rmw);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf, VS_ACCESS_LOAD,
+					      own + 1), p.same_socket);
+	ck_assert_uint_eq(vs_coherence_access_lead(c, 11, buf, VS_ACCESS_LOAD,
+						   own + 2, &lead),
+			  p.other_socket);
+	ck_assert_uint_eq(lead, own + p.other_socket / 2 - (own + 2));
+	vs_coherence_destroy(c);
+}
+END_TEST
+
 START_TEST(test_loads_share_and_hold)
 {
 	static char buf[LINE] __attribute__((aligned(LINE)));
@@ -1055,7 +1083,7 @@ Suite *vcpu_cost_suite(void)
 		    test_parse_decimals, test_load, test_numbering);
 	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
-		    test_loads_share_and_hold,
+		    test_loads_share_and_hold, test_load_waits_for_owner_hold,
 		    test_distances, test_store_buffer, test_clear,
 		    test_clear_cached,
 		    test_names_top, test_by_name,
