@@ -20,6 +20,7 @@
 #define LINE_SHIFT 6
 #define NO_OWNER (-1)
 #define TOTALS_MIN 64			/* first room of the per-name totals */
+#define BYTES_MAX (UINT64_MAX / 2000)	/* a clear's bytes are cut to this */
 
 /*
  * One line.  @tag is the line number + 1 (0: a free slot).  Either
@@ -511,9 +512,11 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	if (kind == VS_ACCESS_LOAD) {
 		start = l->excl_until;
 		ready = start + l->excl_hold;
-	} else {
+	} else {	/* after every transfer, and every receiver's hold */
 		start = l->busy_until;
 		ready = start + l->busy_hold;
+		if (l->excl_until + l->excl_hold > ready)
+			ready = l->excl_until + l->excl_hold;
 	}
 	start = now > start ? now : start;
 	end = start + c->lat[src] + extra;
@@ -532,20 +535,26 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	c->cpus[cpu].hold_until = end + hold;
 	c->cpus[cpu].hold_excl = kind != VS_ACCESS_LOAD;
 	l->transfers++;
-	l->wait_cycles += start - now;
 	st->transfers++;
 	st->by_source[src]++;
 	st->invalidations += (uint64_t)inval;
-	if (kind == VS_ACCESS_STORE) {	/* into the store buffer */
+	if (kind == VS_ACCESS_STORE) {
+		/* Into the store buffer once the line is its turn (the
+		 * lead: before that the engine must not let it land). */
+		uint64_t turn = ready > now ? (ready < end ? ready : end) - now
+					    : 0;
+		uint64_t wait = start - now < turn ? start - now : turn;
+
 		if (end > c->cpus[cpu].sb_until) {
 			c->cpus[cpu].sb_until = end;
 			c->cpus[cpu].sb_name = l->name;
 		}
-		if (lead)
-			*lead = 0;
-		st->cycles += c->p.hit;
-		return tally(c, l->name, c->p.hit, 0, 1, kind);
+		l->wait_cycles += wait;
+		st->wait_cycles += wait;
+		st->cycles += turn + c->p.hit;
+		return tally(c, l->name, turn + c->p.hit, wait, 1, kind);
 	}
+	l->wait_cycles += start - now;
 	st->wait_cycles += start - now;
 	st->cycles += end - now;
 	return tally(c, l->name, end - now, start - now, 1, kind);
@@ -570,15 +579,16 @@ static unsigned int clearing_now(const struct vs_coherence *c,
 
 /*
  * Is [@addr, @addr + @bytes) still in the last-level cache of @cpu's
- * socket?  Yes if that socket cleared it last and has cleared fewer than
- * llc_kib since (its reuse distance in clears; other traffic is left
- * out).  Records this clear either way.
+ * socket?  Yes if that socket cleared it last and has cleared at most
+ * llc_kib since, this range included (its reuse distance in clears;
+ * other traffic is left out).  Records this clear either way.
  */
 static int clear_cached(struct vs_coherence *c, unsigned int cpu,
 			const void *addr, uint64_t bytes)
 {
 	unsigned int s = c->cpus[cpu].socket;
-	uint64_t *cleared = &c->socket_cleared[s];
+	uint64_t *cleared = &c->socket_cleared[s], since;
+	uint64_t llc = (uint64_t)c->p.llc_kib * 1024;
 	struct line *l;
 	int hit;
 
@@ -587,8 +597,9 @@ static int clear_cached(struct vs_coherence *c, unsigned int cpu,
 	l = table_get(c, (uintptr_t)addr >> LINE_SHIFT);
 	if (!l)
 		return 0;
-	hit = l->clear_socket == (int)s + 1 &&
-	      *cleared - l->clear_stamp + bytes <= (uint64_t)c->p.llc_kib * 1024;
+	since = *cleared - l->clear_stamp;
+	hit = l->clear_socket == (int)s + 1 && since <= llc &&
+	      bytes <= llc - since;
 	*cleared += bytes;
 	l->clear_socket = (int16_t)(s + 1);
 	l->clear_stamp = *cleared;
@@ -610,9 +621,9 @@ static uint64_t charge_bytes(struct vs_coherence *c, unsigned int cpu,
 	}
 	if (!rate)
 		rate = 1;
-	if (bytes > UINT64_MAX / 1000)
-		bytes = UINT64_MAX / 1000;
-	cycles = (bytes * 1000 + rate - 1) / rate;
+	/* bytes * 1000 / rate, rounded up, without overflow (bytes is at
+	 * most BYTES_MAX) */
+	cycles = bytes / rate * 1000 + ((bytes % rate) * 1000 + rate - 1) / rate;
 	c->cpus[cpu].clear_start = now;
 	c->cpus[cpu].clear_end = now + cycles;
 	c->cpus[cpu].clear_mem = !cached;
@@ -631,6 +642,8 @@ uint64_t vs_coherence_charge_clear(struct vs_coherence *c, unsigned int cpu,
 {
 	if (!c || cpu >= c->nr || !bytes)
 		return 0;
+	if (bytes > BYTES_MAX)
+		bytes = BYTES_MAX;
 	return charge_bytes(c, cpu, bytes, clear_cached(c, cpu, addr, bytes),
 			    now);
 }
@@ -640,8 +653,8 @@ uint64_t vs_coherence_charge_copy(struct vs_coherence *c, unsigned int cpu,
 {
 	if (!c || cpu >= c->nr || !bytes)
 		return 0;
-	if (bytes > UINT64_MAX / 2)
-		bytes = UINT64_MAX / 2;
+	if (bytes > BYTES_MAX / 2)
+		bytes = BYTES_MAX / 2;
 	return charge_bytes(c, cpu, bytes * 2, 0, now);
 }
 

@@ -20,8 +20,9 @@
  *   busy until it ends, so that requests for a hot line queue behind
  *   each other: contention is not a formula, it comes out of the queue;
  * - a store that misses costs the CPU a hit (x86-64's store buffer) while
- *   its line moves; a fence or read-modify-write first waits until the
- *   CPU's earlier stores have their lines.
+ *   its line moves, after waiting for its turn if others are queued for
+ *   the line; a fence or read-modify-write first waits until the CPU's
+ *   earlier stores have their lines.
  *
  * A load that finds no copy anywhere makes its CPU the owner (the E state
  * of MESI), so a private line pays memory once and hits afterwards.
@@ -256,9 +257,10 @@ VS_EXTERN uint64_t vs_coherence_access_lead(struct vs_coherence *c,
  * @bytes: how many bytes it clears (a page: 4096)
  * @now: @cpu's virtual time, in cycles
  *
- * A range that a vCPU of the same socket cleared last, with fewer than
- * the profile's llc_kib of clears by that socket since, is still in the
- * socket's last-level cache: its bytes go at the profile's cached rate.
+ * A range that a vCPU of the same socket cleared last, with at most the
+ * profile's llc_kib of clears by that socket since (this one included),
+ * is still in the socket's last-level cache: its bytes go at the
+ * profile's cached rate.
  * Any other clear goes to memory: at the profile's per-core rate, or at
  * the socket's memory rate divided by the number of vCPUs of that
  * socket clearing to memory at @now (this one included), whichever is
@@ -367,7 +369,8 @@ VS_EXTERN int vs_coherence_stats(const struct vs_coherence *c,
  *
  * Zeroes the per-vCPU counters, the per-line transfer, RMW and wait
  * counts and the per-name totals (after a warm-up, say); owners,
- * sharers, busy-until, names and first-touch order stay.
+ * sharers, busy-until, names, first-touch order, the store buffers and
+ * the clear history stay.
  *
  * Context: one call on @c at a time.
  */

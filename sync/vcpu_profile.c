@@ -305,6 +305,11 @@ static int check_profile(struct vs_vcpu_profile *p, const unsigned char *seen,
 			return -EINVAL;
 		}
 	}
+	if (!p->clear_cached_mbpc != !p->llc_kib) {
+		set_err(err, errlen, "clear_cached_bytes_per_cycle and llc_kib "
+			"go together: set both or neither");
+		return -EINVAL;
+	}
 	n = (unsigned long)p->sockets * p->cores_per_socket *
 	    p->threads_per_core;
 	if (n > VS_VCPU_MAX) {
