@@ -458,7 +458,7 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 {
 	struct vs_coherence_stats *st;
 	enum vs_xfer_source src;
-	uint64_t extra = 0, start, end, ready;
+	uint64_t extra = 0, start, end, ready, effect;
 	uint32_t hold;
 	struct line *l;
 	int inval = 0;
@@ -521,8 +521,9 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	start = now > start ? now : start;
 	end = start + c->lat[src] + extra;
 	hold = c->lat[src] / 2;
+	effect = ready > now ? (ready < end ? ready : end) - now : 0;
 	if (lead)
-		*lead = ready > now ? (ready < end ? ready : end) - now : 0;
+		*lead = effect;
 	if (end >= l->busy_until) {
 		l->busy_until = end;
 		l->busy_hold = hold;
@@ -541,9 +542,7 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	if (kind == VS_ACCESS_STORE) {
 		/* Into the store buffer once the line is its turn (the
 		 * lead: before that the engine must not let it land). */
-		uint64_t turn = ready > now ? (ready < end ? ready : end) - now
-					    : 0;
-		uint64_t wait = start - now < turn ? start - now : turn;
+		uint64_t wait = start - now < effect ? start - now : effect;
 
 		if (end > c->cpus[cpu].sb_until) {
 			c->cpus[cpu].sb_until = end;
@@ -551,8 +550,8 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 		}
 		l->wait_cycles += wait;
 		st->wait_cycles += wait;
-		st->cycles += turn + c->p.hit;
-		return tally(c, l->name, turn + c->p.hit, wait, 1, kind);
+		st->cycles += effect + c->p.hit;
+		return tally(c, l->name, effect + c->p.hit, wait, 1, kind);
 	}
 	l->wait_cycles += start - now;
 	st->wait_cycles += start - now;

@@ -33,6 +33,8 @@ struct key {
 };
 
 #define KEY(n, t, field) { n, t, offsetof(struct vs_vcpu_profile, field), 0 }
+#define OPT_KEY(n, t, field) \
+	{ n, t, offsetof(struct vs_vcpu_profile, field), 1 }
 
 static const struct key keys[] = {
 	KEY("name", T_NAME, name),
@@ -40,8 +42,7 @@ static const struct key keys[] = {
 	KEY("sockets", T_COUNT, sockets),
 	KEY("cores_per_socket", T_COUNT, cores_per_socket),
 	KEY("threads_per_core", T_COUNT, threads_per_core),
-	{ "numbering", T_NUMBERING,
-	  offsetof(struct vs_vcpu_profile, numbering), 1 },
+	OPT_KEY("numbering", T_NUMBERING, numbering),
 	KEY("hit", T_CYCLES, hit),
 	KEY("smt_sibling", T_CYCLES, smt_sibling),
 	KEY("same_socket", T_CYCLES, same_socket),
@@ -52,9 +53,8 @@ static const struct key keys[] = {
 	KEY("pause", T_CYCLES, pause),
 	KEY("clear_core_bytes_per_cycle", T_BW, clear_core_mbpc),
 	KEY("clear_socket_bytes_per_cycle", T_BW, clear_socket_mbpc),
-	{ "clear_cached_bytes_per_cycle", T_BW,
-	  offsetof(struct vs_vcpu_profile, clear_cached_mbpc), 1 },
-	{ "llc_kib", T_KIB, offsetof(struct vs_vcpu_profile, llc_kib), 1 },
+	OPT_KEY("clear_cached_bytes_per_cycle", T_BW, clear_cached_mbpc),
+	OPT_KEY("llc_kib", T_KIB, llc_kib),
 	KEY("fault_entry", T_CYCLES, fault_entry),
 	KEY("fault_exit", T_CYCLES, fault_exit),
 	KEY("syscall", T_CYCLES, syscall),

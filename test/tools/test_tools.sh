@@ -134,7 +134,7 @@ keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
 	"$(dirname "$0")/../../sync/vcpu_profile.c")
 # The optional numeric keys (the cache's), which the tool writes too.
 keys="$keys
-$(sed -n 's/^[[:space:]]*{ "\([a-z_]*\)", T_\(BW\|KIB\|CYCLES\),.*/\1/p' \
+$(sed -n 's/^[[:space:]]*OPT_KEY("\([a-z_]*\)", T_\(BW\|KIB\|CYCLES\),.*/\1/p' \
 	"$(dirname "$0")/../../sync/vcpu_profile.c")"
 nkeys=$(echo "$keys" | grep -c .)
 expect '[ "$nkeys" -ge 22 ] &&
