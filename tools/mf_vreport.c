@@ -78,6 +78,8 @@ void mf_print_breakdown(FILE *out, const struct mf_result *r)
 	part(out, c->spin, faults, c->all, "spinning (PAUSE in spin loops)");
 	rest = c->all - c->lines - c->clear - c->fault - c->syscall -
 	       c->futex - c->spin;
+	if (rest < 0)	/* a charge the end of the run cut: counted whole */
+		rest = 0;
 	part(out, rest, faults, c->all,
 	     "idle: asleep at a barrier, waking, switching");
 	/* vCPU 0's cycles in MADV_DONTNEED, of one vCPU's elapsed */
