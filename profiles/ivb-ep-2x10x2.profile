@@ -25,6 +25,7 @@ clear_core_bytes_per_cycle = 3.7    # 10 fill buffers x 64 B / 61.7 ns (estimate
 clear_socket_bytes_per_cycle = 7.2  # MLC 1:1 read-write, halved for RFO (estimate)
 clear_cached_bytes_per_cycle = 8.1   # 10 fill buffers x 64 B / same_socket (estimate)
 llc_kib = 25600          # 25 MiB L3 a socket (Intel ARK)
+prefetch_streams = 32    # the L2 streamer's streams (Intel optimization manual)
 
 # Kernel paths (estimates).
 fault_entry = 300

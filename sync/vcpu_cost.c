@@ -21,6 +21,7 @@
 #define NO_OWNER (-1)
 #define TOTALS_MIN 64			/* first room of the per-name totals */
 #define BYTES_MAX (UINT64_MAX / 2000)	/* a clear's bytes are cut to this */
+#define PAGE_LINES 64			/* lines of a 4 KiB page */
 
 /*
  * One line.  @tag is the line number + 1 (0: a free slot).  Either
@@ -48,6 +49,19 @@ struct line {
 	uint64_t clear_stamp;
 };
 
+/*
+ * One stream of the prefetcher: the last line a vCPU missed on in a 4
+ * KiB page, at what time, whether that miss was for ownership, and the
+ * direction of the walk (+1, -1; 0: none seen yet).
+ */
+struct stream {
+	uint64_t page;		/* page number + 1 (0: free) */
+	uint64_t line;
+	uint64_t time;
+	int dir;
+	int excl;
+};
+
 /* Where a vCPU sits, precomputed for the access path. */
 struct cpu_info {
 	uint64_t socket_mask[WORDS];	/* vCPUs of its socket, itself too */
@@ -65,6 +79,8 @@ struct cpu_info {
 	 * and that line's name id, which a wait for it is charged to. */
 	uint64_t sb_until;
 	uint32_t sb_name;
+	struct stream streams[VS_PREFETCH_STREAMS_MAX];
+	unsigned int stream_next;	/* the slot a new stream replaces */
 };
 
 /* The totals of one name (index 0: the lines never named). */
@@ -416,6 +432,53 @@ static int held(const struct vs_coherence *c, const struct line *l,
 	       (ci->hold_excl || kind == VS_ACCESS_LOAD);
 }
 
+/*
+ * The hardware prefetcher (Intel's L2 streamer, and its like): each of a
+ * core's last prefetch_streams pages of 4 KiB that it missed on is a
+ * stream, and two misses on neighbouring lines give it a direction.  A
+ * miss of @cpu on line @lineno that is the next line of a stream in its
+ * direction was prefetched: requested when the stream's last miss was
+ * (*@issued), for ownership if that miss was (*@own), one line ahead (the
+ * streamer runs further ahead; one line is the least it does).  Returns
+ * whether it was; trains the stream either way.
+ */
+static int stream_miss(struct vs_coherence *c, unsigned int cpu,
+		       uint64_t lineno, int excl, uint64_t now,
+		       uint64_t *issued, int *own)
+{
+	struct cpu_info *ci = &c->cpus[cpu];
+	uint64_t page = lineno / PAGE_LINES + 1;
+	unsigned int i, n = c->p.prefetch_streams;
+	struct stream *s = NULL;
+	int64_t d;
+	int hit;
+
+	for (i = 0; i < n && !s; i++)
+		if (ci->streams[i].page == page)
+			s = &ci->streams[i];
+	if (!s) {		/* a new stream replaces the oldest */
+		if (!n)
+			return 0;
+		s = &ci->streams[ci->stream_next];
+		ci->stream_next = (ci->stream_next + 1) % n;
+		*s = (struct stream){ page, lineno, now, 0, excl };
+		return 0;
+	}
+	d = (int64_t)(lineno - s->line);
+	hit = s->dir && d == s->dir;
+	*issued = s->time;
+	*own = s->excl;
+	if (d == 0) {		/* the same line again: an upgrade */
+		s->excl |= excl;
+	} else {
+		s->dir = d == 1 || d == -1 ? (int)d : 0;
+		s->excl = excl;
+	}
+	s->line = lineno;
+	s->time = now;
+	return hit;
+}
+
 uint64_t vs_coherence_access(struct vs_coherence *c, unsigned int cpu,
 			     const void *addr, enum vs_access kind,
 			     uint64_t now)
@@ -458,10 +521,10 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 {
 	struct vs_coherence_stats *st;
 	enum vs_xfer_source src;
-	uint64_t extra = 0, start, end, ready, effect;
+	uint64_t extra = 0, start, end, ready, effect, wait, issued = 0;
 	uint32_t hold;
 	struct line *l;
-	int inval = 0;
+	int inval = 0, pf, own = 0;
 
 	if (lead)
 		*lead = 0;
@@ -494,7 +557,11 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	    held(c, l, cpu, kind, now))
 		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
 			     kind);
-	if (kind == VS_ACCESS_LOAD)
+	pf = stream_miss(c, cpu, l->tag - 1, kind != VS_ACCESS_LOAD, now,
+			 &issued, &own);
+	pf = pf && l->busy_until <= issued;	/* not taken since */
+	own = kind != VS_ACCESS_LOAD || (pf && own);
+	if (!own)
 		src = load_miss(c, l, cpu);
 	else
 		src = write_miss(c, l, cpu, &inval);
@@ -509,7 +576,7 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	 * it for its hold, the time the request's snoop takes to reach it
 	 * behind the data (half a transfer, an estimate: docs/vcpu.md).
 	 */
-	if (kind == VS_ACCESS_LOAD) {
+	if (!own) {
 		start = l->excl_until;
 		ready = start + l->excl_hold;
 	} else {	/* after every transfer, and every receiver's hold */
@@ -518,8 +585,15 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 		if (l->excl_until + l->excl_hold > ready)
 			ready = l->excl_until + l->excl_hold;
 	}
-	start = now > start ? now : start;
-	end = start + c->lat[src] + extra;
+	if (pf)		/* requested at @issued, after the line's last */
+		start = issued > start ? issued : start;
+	else
+		start = now > start ? now : start;
+	wait = start > now ? start - now : 0;
+	end = start + c->lat[src];
+	if (end < now + c->p.hit)	/* prefetched and there: a hit */
+		end = now + c->p.hit;
+	end += extra;
 	hold = c->lat[src] / 2;
 	effect = ready > now ? (ready < end ? ready : end) - now : 0;
 	if (lead)
@@ -528,22 +602,23 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 		l->busy_until = end;
 		l->busy_hold = hold;
 	}
-	if (kind != VS_ACCESS_LOAD) {
+	if (own) {
 		l->excl_until = end;
 		l->excl_hold = hold;
 	}
 	c->cpus[cpu].hold_tag = l->tag;
 	c->cpus[cpu].hold_until = end + hold;
-	c->cpus[cpu].hold_excl = kind != VS_ACCESS_LOAD;
+	c->cpus[cpu].hold_excl = own;
 	l->transfers++;
 	st->transfers++;
+	st->prefetched += (uint64_t)pf;
 	st->by_source[src]++;
 	st->invalidations += (uint64_t)inval;
 	if (kind == VS_ACCESS_STORE) {
 		/* Into the store buffer once the line is its turn (the
 		 * lead: before that the engine must not let it land). */
-		uint64_t wait = start - now < effect ? start - now : effect;
-
+		if (wait > effect)
+			wait = effect;
 		if (end > c->cpus[cpu].sb_until) {
 			c->cpus[cpu].sb_until = end;
 			c->cpus[cpu].sb_name = l->name;
@@ -553,10 +628,10 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 		st->cycles += effect + c->p.hit;
 		return tally(c, l->name, effect + c->p.hit, wait, 1, kind);
 	}
-	l->wait_cycles += start - now;
-	st->wait_cycles += start - now;
+	l->wait_cycles += wait;
+	st->wait_cycles += wait;
 	st->cycles += end - now;
-	return tally(c, l->name, end - now, start - now, 1, kind);
+	return tally(c, l->name, end - now, wait, 1, kind);
 }
 
 /* How many vCPUs of @cpu's socket, itself included, clear to memory at
@@ -805,6 +880,7 @@ int vs_coherence_stats(const struct vs_coherence *c, unsigned int cpu,
 		out->transfers += s->transfers;
 		for (j = 0; j < VS_XFER_NR; j++)
 			out->by_source[j] += s->by_source[j];
+		out->prefetched += s->prefetched;
 		out->invalidations += s->invalidations;
 		out->rmws += s->rmws;
 		out->fences += s->fences;

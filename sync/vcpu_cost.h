@@ -22,7 +22,14 @@
  * - a store that misses costs the CPU a hit (x86-64's store buffer) while
  *   its line moves, after waiting for its turn if others are queued for
  *   the line; a fence or read-modify-write first waits until the CPU's
- *   earlier stores have their lines.
+ *   earlier stores have their lines;
+ * - with the profile's prefetch_streams, a miss on the line after the
+ *   last two a CPU missed on in one 4 KiB page, in their direction, was
+ *   requested by the hardware prefetcher at the last miss: its transfer
+ *   starts then, for ownership if that miss was for ownership, unless
+ *   the line moved since.  A walk over other CPUs' lines costs what the
+ *   first two lines of each page cost, once the work between misses
+ *   covers the latency.
  *
  * A load that finds no copy anywhere makes its CPU the owner (the E state
  * of MESI), so a private line pays memory once and hits afterwards.
@@ -95,6 +102,8 @@ enum vs_xfer_source {
  *	@by_source entries VS_XFER_REMOTE and VS_XFER_MEMORY
  * @by_source: @transfers by where the line came from (enum
  *	vs_xfer_source)
+ * @prefetched: of @transfers, those the prefetcher asked for ahead of
+ *	the access (the profile's prefetch_streams)
  * @invalidations: copies invalidated by this vCPU's stores and RMWs
  * @rmws: read-modify-writes
  * @fences: fences
@@ -112,6 +121,7 @@ struct vs_coherence_stats {
 	uint64_t hits;
 	uint64_t transfers;
 	uint64_t by_source[VS_XFER_NR];
+	uint64_t prefetched;
 	uint64_t invalidations;
 	uint64_t rmws;
 	uint64_t fences;

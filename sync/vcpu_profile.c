@@ -23,7 +23,8 @@
 #define CYCLES_MAX 1000000000u	/* a larger cost is surely a typo */
 #define BW_MAX_MILLI 1000000000u	/* a million bytes per cycle */
 
-enum key_type { T_NAME, T_GHZ, T_COUNT, T_CYCLES, T_KIB, T_BW, T_NUMBERING };
+enum key_type { T_NAME, T_GHZ, T_COUNT, T_CYCLES, T_KIB, T_BW, T_NUMBERING,
+		T_STREAMS };
 
 struct key {
 	const char *name;
@@ -55,6 +56,7 @@ static const struct key keys[] = {
 	KEY("clear_socket_bytes_per_cycle", T_BW, clear_socket_mbpc),
 	OPT_KEY("clear_cached_bytes_per_cycle", T_BW, clear_cached_mbpc),
 	OPT_KEY("llc_kib", T_KIB, llc_kib),
+	OPT_KEY("prefetch_streams", T_STREAMS, prefetch_streams),
 	KEY("fault_entry", T_CYCLES, fault_entry),
 	KEY("fault_exit", T_CYCLES, fault_exit),
 	KEY("syscall", T_CYCLES, syscall),
@@ -62,6 +64,8 @@ static const struct key keys[] = {
 	KEY("wake_latency", T_CYCLES, wake_latency),
 	KEY("context_switch", T_CYCLES, context_switch),
 };
+
+_Static_assert(VS_PREFETCH_STREAMS_MAX == 32, "type_what() says 32");
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -205,6 +209,8 @@ static const char *type_what(enum key_type t)
 		return "a decimal number of bytes per cycle, at least 0.001";
 	case T_NUMBERING:
 		return "socket-major or interleaved";
+	case T_STREAMS:
+		return "a whole number from 0 to 32";
 	}
 	return "?";
 }
@@ -236,6 +242,9 @@ static int set_value(struct vs_vcpu_profile *p, const struct key *k,
 	case T_CYCLES:
 	case T_KIB:
 		ret = parse_uint(val, CYCLES_MAX, field);
+		break;
+	case T_STREAMS:
+		ret = parse_uint(val, VS_PREFETCH_STREAMS_MAX, field);
 		break;
 	case T_BW:
 		ret = parse_milli(val, BW_MAX_MILLI, &u);

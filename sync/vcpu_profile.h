@@ -13,7 +13,8 @@
  * The text format is one "key = value" per line; "#" starts a comment
  * that runs to the end of the line; blank lines are ignored.  Every key
  * is required once, except "numbering" (default socket-major),
- * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache):
+ * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache)
+ * and "prefetch_streams" (default 0, no prefetcher):
  *
  *	name = ivb-ep-2x10x2
  *	ghz = 2.8
@@ -37,6 +38,7 @@
 
 #define VS_VCPU_MAX 256	/* most CPUs a profile (and a machine) can have */
 #define VS_PROFILE_NAME_MAX 63	/* longest profile name, in bytes */
+#define VS_PREFETCH_STREAMS_MAX 32	/* most streams a prefetcher tracks */
 
 /**
  * enum vs_cpu_numbering - how Linux numbers the CPUs of a machine
@@ -102,6 +104,9 @@ enum vs_cpu_distance {
  *	"clear_cached_bytes_per_cycle"; 0: every clear goes to memory)
  * @llc_kib: the last-level cache of a socket, in KiB (optional key
  *	"llc_kib"; 0: every clear goes to memory)
+ * @prefetch_streams: how many 4 KiB pages a core's hardware prefetcher
+ *	follows a walk in at once, at most VS_PREFETCH_STREAMS_MAX (optional
+ *	key "prefetch_streams"; 0: no prefetcher)
  * @fault_entry: a page fault exception, up to the fault handler (key
  *	"fault_entry")
  * @fault_exit: the return from a page fault to the faulting instruction
@@ -136,6 +141,7 @@ struct vs_vcpu_profile {
 	uint32_t clear_socket_mbpc;
 	uint32_t clear_cached_mbpc;
 	uint32_t llc_kib;
+	uint32_t prefetch_streams;
 	uint32_t fault_entry;
 	uint32_t fault_exit;
 	uint32_t syscall;

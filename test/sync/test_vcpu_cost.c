@@ -65,6 +65,20 @@ static struct vs_coherence *make(struct vs_vcpu_profile *p,
 	return c;
 }
 
+/* A machine of @nr vCPUs of small_text with @extra lines added. */
+static struct vs_coherence *make_small(struct vs_vcpu_profile *p,
+				       const char *extra, unsigned int nr)
+{
+	char text[sizeof(small_text) + 128];
+	struct vs_coherence *c = NULL;
+
+	ck_assert_uint_lt(strlen(extra), 128);
+	snprintf(text, sizeof(text), "%s%s", small_text, extra);
+	ck_assert_int_eq(vs_vcpu_profile_parse(p, text, NULL, 0), 0);
+	ck_assert_int_eq(vs_coherence_create(&c, p, nr), 0);
+	return c;
+}
+
 /*
  * A store by @cpu at @t retires into the store buffer (a hit's cost,
  * after the line's turn comes if others are queued for it) and a fence
@@ -158,6 +172,8 @@ START_TEST(test_parse_errors)
 		    "clear_cached_bytes_per_cycle: '0' is not");
 	parse_fails("hit = 4", "hit = 4\nllc_kib = 8",
 		    "clear_cached_bytes_per_cycle and llc_kib go together");
+	parse_fails("hit = 4", "hit = 4\nprefetch_streams = 33",
+		    "prefetch_streams: '33' is not a whole number from 0 to 32");
 	parse_fails("hit = 4", "numbering = zigzag",
 		    "numbering: 'zigzag' is not socket-major or interleaved");
 }
@@ -604,10 +620,9 @@ END_TEST
 START_TEST(test_clear_cached)
 {
 	static char pages[8][4096] __attribute__((aligned(4096)));
-	char text[sizeof(small_text) + 128];
 	struct vs_coherence_stats st;
 	struct vs_vcpu_profile p;
-	struct vs_coherence *c = NULL;
+	struct vs_coherence *c;
 	const uint64_t mem = (4096 * 1000 + 3699) / 3700, hit = 4096 / 16;
 	static const unsigned int s0[] = { 0, 1, 4, 5 };	/* socket 0 */
 	struct vs_cpu_place place;
@@ -616,10 +631,8 @@ START_TEST(test_clear_cached)
 	/* small: 3.7 B/cycle a core to memory, 12 a socket; CPUs 0, 1, 4,
 	 * 5 on socket 0, 2, 3, 6, 7 on socket 1.  An LLC of two pages,
 	 * cleared at 16 B/cycle. */
-	snprintf(text, sizeof(text), "%sclear_cached_bytes_per_cycle = 16\n"
-		 "llc_kib = 8\n", small_text);
-	ck_assert_int_eq(vs_vcpu_profile_parse(&p, text, NULL, 0), 0);
-	ck_assert_int_eq(vs_coherence_create(&c, &p, 8), 0);
+	c = make_small(&p, "clear_cached_bytes_per_cycle = 16\n"
+		       "llc_kib = 8\n", 8);
 	for (k = 0; k < 4; k++) {
 		ck_assert_int_eq(vs_vcpu_cpu_place(&p, s0[k], &place), 0);
 		ck_assert_uint_eq(place.socket, 0);
@@ -682,6 +695,76 @@ START_TEST(test_clear_cached)
 	vs_coherence_charge_clear(c, 0, pages[0], 4096, 0);
 	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[0], 4096,
 						    1000), 512);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/* The cost of @cpu's load of line @i of @page at @t. */
+static uint64_t load_at(struct vs_coherence *c, unsigned int cpu,
+			char *page, int i, uint64_t t)
+{
+	return vs_coherence_access(c, cpu, page + i * LINE, VS_ACCESS_LOAD, t);
+}
+
+START_TEST(test_prefetch)
+{
+	static char pg[5][4096] __attribute__((aligned(4096)));
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c;
+	const uint64_t t = 100000;
+	int i, k;
+
+	/* small: a transfer within socket 0 (CPUs 0 and 1) costs 50, from
+	 * socket 1 (CPU 2) 200, a hit 4, an RMW 20 more.  Two streams. */
+	c = make_small(&p, "prefetch_streams = 2\n", 8);
+	ck_assert_uint_eq(p.prefetch_streams, 2);
+	for (k = 0; k < 5; k++)		/* CPU 1 owns every line */
+		for (i = 0; i < 12; i++)
+			store_done(c, &p, 1, pg[k] + i * LINE, (uint64_t)i);
+	/* CPU 0 walks up page 0: two misses give the direction; the third
+	 * line was asked for at the second miss and is there; the fourth,
+	 * 10 cycles after its request, is 40 cycles away. */
+	ck_assert_uint_eq(load_at(c, 0, pg[0], 0, t), 50);
+	ck_assert_uint_eq(load_at(c, 0, pg[0], 1, t + 1000), 50);
+	ck_assert_uint_eq(load_at(c, 0, pg[0], 2, t + 2000), 4);
+	ck_assert_uint_eq(load_at(c, 0, pg[0], 3, t + 2010), 40);
+	/* A line another CPU took since the request is fetched anew: from
+	 * the nearest sharer, CPU 1. */
+	ck_assert_uint_eq(load_at(c, 2, pg[0], 4, t + 2020), 200);
+	ck_assert_uint_eq(load_at(c, 0, pg[0], 4, t + 3000), 50);
+	/* Down page 1, by RMWs: the prefetch is for ownership, so CPU 0's
+	 * load of the third line takes it, and its store then hits. */
+	ck_assert_uint_eq(vs_coherence_access(c, 0, pg[1] + 9 * LINE,
+					      VS_ACCESS_RMW, t), 70);
+	ck_assert_uint_eq(vs_coherence_access(c, 0, pg[1] + 8 * LINE,
+					      VS_ACCESS_RMW, t + 1000), 70);
+	ck_assert_uint_eq(load_at(c, 0, pg[1], 7, t + 2000), 4);
+	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
+	ck_assert_uint_eq(st.prefetched, 3);
+	ck_assert_uint_eq(vs_coherence_access(c, 0, pg[1] + 7 * LINE,
+					      VS_ACCESS_STORE, t + 2100), 4);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, pg[1] + 7 * LINE,
+					      VS_ACCESS_LOAD, t + 3000), 50);
+	/* Three pages in turn, two streams: each evicts the oldest, and
+	 * nothing is prefetched.  A step of two lines is no stream. */
+	for (i = 0; i < 6; i++)
+		for (k = 2; k < 5; k++)
+			ck_assert_uint_eq(load_at(c, 4, pg[k], i,
+						  t + 10000 * (uint64_t)i +
+						  1000 * (uint64_t)k), 50);
+	for (i = 6; i < 12; i += 2)
+		ck_assert_uint_eq(load_at(c, 4, pg[2], i, t + 100000 * i), 50);
+	ck_assert_int_eq(vs_coherence_stats(c, 4, &st), 0);
+	ck_assert_uint_eq(st.prefetched, 0);
+	vs_coherence_destroy(c);
+	/* Without the key, no prefetcher: every miss pays. */
+	c = make(&p, "flat", 4);
+	for (i = 0; i < 4; i++)
+		store_done(c, &p, 1, pg[0] + i * LINE, (uint64_t)i);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(load_at(c, 0, pg[0], i, t + 1000 * i),
+				  p.same_socket);
 	vs_coherence_destroy(c);
 }
 END_TEST
@@ -1116,7 +1199,7 @@ Suite *vcpu_cost_suite(void)
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
 		    test_loads_share_and_hold, test_load_waits_for_owner_hold,
 		    test_distances, test_store_buffer, test_clear,
-		    test_clear_cached,
+		    test_clear_cached, test_prefetch,
 		    test_names_top, test_by_name,
 		    test_deterministic, test_names_neutral,
 		    test_names_off_heap, test_bad_args);
