@@ -358,3 +358,123 @@ double calib_clear(const int *cpus, int nr, size_t bytes)
 	return bench_median(rate, CLEAR_WINDOWS) /
 	       calib_clock.cycles_per_tick;
 }
+
+/* ---- the prefetcher ---------------------------------------------------- */
+
+#define WALK_PAGES 64		/* pages a walk covers: 256 KiB */
+#define WALK_LINES (WALK_PAGES * (CALIB_PAGE / CALIB_LINE))
+
+/*
+ * A chase over lines another CPU wrote: @next[i] is the line read after
+ * line i, stored in line i itself by the writer before each pass.
+ * @go and @done: the pass the writer is asked for, and the last it did.
+ */
+static struct walk {
+	uint64_t *buf;
+	uint32_t next[WALK_LINES];
+	uint32_t first;
+	_Alignas(128) _Atomic uint64_t go;
+	_Alignas(128) _Atomic uint64_t done;
+} walk;
+
+/* The writer: on each request, every line gets its successor. */
+static void *walk_writer_main(void *arg)
+{
+	uint64_t k, want = 1;
+	uint32_t i;
+
+	(void)arg;
+	for (;; want++) {
+		while ((k = atomic_load_explicit(&walk.go,
+						 memory_order_acquire)) < want)
+			calib_pause();
+		if (k == STOP)
+			return NULL;
+		for (i = 0; i < WALK_LINES; i++)
+			walk.buf[i * (CALIB_LINE / 8)] = walk.next[i];
+		atomic_store_explicit(&walk.done, want, memory_order_release);
+	}
+}
+
+/* @n lines chased, in passes of at most WALK_LINES, each after the
+ * writer has written every line anew; only the chase is timed. */
+static uint64_t walk_batch(void *arg, uint64_t n)
+{
+	volatile uint64_t *buf = walk.buf;
+	uint64_t total = 0, t0, k, m, i;
+	uint32_t at;
+
+	(void)arg;
+	for (; n; n -= m) {
+		m = n < WALK_LINES ? n : WALK_LINES;
+		k = atomic_load(&walk.done) + 1;
+		atomic_store_explicit(&walk.go, k, memory_order_release);
+		while (atomic_load_explicit(&walk.done,
+					    memory_order_acquire) < k)
+			calib_pause();
+		at = walk.first;
+		t0 = calib_ticks();
+		for (i = 0; i < m; i++)
+			at = (uint32_t)buf[(uint64_t)at * (CALIB_LINE / 8)];
+		total += calib_ticks() - t0;
+		calib_barrier();
+		if (at >= WALK_LINES)
+			calib_die("walk: line %u out of range", at);
+	}
+	return total;
+}
+
+/* @v[0..@n) in a random order (xorshift from *@r). */
+static void shuffle(uint32_t *v, uint32_t n, uint64_t *r)
+{
+	uint32_t i, j, x;
+
+	for (i = n - 1; i > 0 && n; i--) {
+		*r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+		j = (uint32_t)(*r % (i + 1));
+		x = v[i], v[i] = v[j], v[j] = x;
+	}
+}
+
+/* The order of the chase: @pages pages at a time, each walked up a line
+ * per turn, the pages of a turn in a random order (no constant stride
+ * for a stride prefetcher to follow); 0: every line in random order. */
+static void walk_order(int pages)
+{
+	static uint32_t seq[WALK_LINES];
+	uint32_t i, j, p, n = 0, lines = CALIB_PAGE / CALIB_LINE;
+	uint64_t r = 88172645463325252ull;
+
+	if (pages) {
+		for (i = 0; i < WALK_PAGES; i += (uint32_t)pages)
+			for (j = 0; j < lines; j++, n += (uint32_t)pages) {
+				for (p = 0; p < (uint32_t)pages; p++)
+					seq[n + p] = (i + p) * lines + j;
+				shuffle(seq + n, (uint32_t)pages, &r);
+			}
+	} else {
+		for (i = 0; i < WALK_LINES; i++)
+			seq[i] = i;
+		shuffle(seq, WALK_LINES, &r);
+	}
+	for (i = 0; i < WALK_LINES; i++)
+		walk.next[seq[i]] = seq[(i + 1) % WALK_LINES];
+	walk.first = seq[0];
+}
+
+double calib_walk(int a, int b, int pages)
+{
+	pthread_t writer;
+	double x;
+
+	if (!walk.buf)
+		walk.buf = calib_map(WALK_LINES * CALIB_LINE, false, true);
+	walk_order(pages);
+	atomic_store(&walk.go, 0);
+	atomic_store(&walk.done, 0);
+	calib_start_on_cpu(b, walk_writer_main, NULL, &writer);
+	x = calib_measure_on(a, walk_batch, NULL);
+	atomic_store(&walk.go, STOP);
+	pthread_join(writer, NULL);
+	return x;
+}

@@ -41,6 +41,7 @@
 #define MAX_PAIRS 32		/* pairs measured per distance, at most */
 #define MIB (1024.0 * 1024.0)
 #define LLC_GUESS (32ul << 20)	/* the LLC when sysfs does not say */
+#define WALK_STEPS 6		/* walks of 1, 2, 4, ... 32 pages at once */
 
 static const char *dist_key[CALIB_NR_DIST] = {
 	"smt_sibling", "same_socket", "other_socket",
@@ -52,6 +53,10 @@ struct result {
 	double clear_core, clear_socket, clear_cached, fault_write, fault_read;
 	double futex_wake, wake_latency, ctxsw, add, pause;
 	int futex_samples, waker, sleeper, first, socket_cores;
+	/* the chase over another CPU's lines: random, and up 1, 2, 4, ...
+	 * pages at a time (calib_walk()); -1: no other CPU to write them */
+	double walk_random, walk[WALK_STEPS];
+	int walk_writer, streams, walk_done;
 	size_t memory_bytes, clear_bytes, socket_clear_bytes, cached_bytes;
 	/* per distance: the median, range, pairs measured and found */
 	struct bench_range dist[CALIB_NR_DIST];
@@ -233,6 +238,32 @@ static void measure_kernel(void)
 		       res.sleeper);
 	res.ctxsw = calib_switch(cpu);
 	calib_progress("context switch: %.0f cycles", res.ctxsw);
+}
+
+/*
+ * How many walks the prefetcher follows at once: the most pages (1, 2,
+ * 4, ... 32) walked at a time for which a chase over lines another CPU
+ * wrote costs under half the random chase, and for every fewer too.
+ */
+static void measure_prefetch(void)
+{
+	int k, pages;
+
+	res.walk_writer = calib_first_allowed(&topo, res.first);
+	if (res.walk_writer < 0)
+		return;
+	res.walk_random = calib_walk(res.first, res.walk_writer, 0);
+	calib_progress("chase over cpu%d's lines, random: %.1f cycles a line",
+		       res.walk_writer, res.walk_random);
+	for (k = 0, pages = 1; k < WALK_STEPS; k++, pages *= 2) {
+		res.walk[k] = calib_walk(res.first, res.walk_writer, pages);
+		res.walk_done = k + 1;
+		calib_progress("... up %d page(s) at a time: %.1f cycles a "
+			       "line", pages, res.walk[k]);
+		if (res.walk[k] >= res.walk_random / 2)
+			break;
+		res.streams = pages;
+	}
 }
 
 /* ---- the profile ------------------------------------------------------- */
@@ -467,6 +498,30 @@ static void print_clear(FILE *f)
 					LLC_GUESS) / 1024);
 }
 
+static void print_prefetch(FILE *f)
+{
+	char steps[256] = "";
+	size_t n = 0;
+	int k;
+
+	if (res.walk_writer < 0) {
+		comment(f, "prefetch_streams: not measured, no second CPU to "
+			"write the lines a chase reads: absent, no "
+			"prefetcher.");
+		return;
+	}
+	for (k = 0; k < res.walk_done && n < sizeof(steps); k++)
+		n += (size_t)snprintf(steps + n, sizeof(steps) - n, "%s%d: %.0f",
+				      k ? ", " : "", 1 << k, res.walk[k]);
+	comment(f, "prefetch_streams: a dependent chase on cpu%d over 256 "
+		"KiB of lines cpu%d has just written costs %.0f cycles a line "
+		"in random order; up N pages of 4 KiB at a time, a line of each "
+		"in turn, N: cycles a line: %s.  The most N under half the "
+		"random cost, for every smaller N too (up to 32).",
+		res.first, res.walk_writer, res.walk_random, steps);
+	fprintf(f, "prefetch_streams = %d\n", res.streams);
+}
+
 static void print_kernel(FILE *f)
 {
 	double clear = CALIB_PAGE / res.clear_core;
@@ -512,6 +567,7 @@ static void print_profile(FILE *f)
 		print_distance(f, d);
 	print_memory(f);
 	print_clear(f);
+	print_prefetch(f);
 	print_kernel(f);
 }
 
@@ -537,8 +593,8 @@ static const char about[] =
 "Measure this machine and write the `host` profile of the virtual\n"
 "CPUs' cost model: the cycle rate, the topology, a line passed between\n"
 "each pair of CPUs, a cache hit, memory, an RMW, a fence, a PAUSE,\n"
-"clear_page bandwidth, a system call, a page fault, a futex wake-up and\n"
-"a context switch.  Progress goes to stderr, the profile, once vmsim's\n"
+"clear_page bandwidth, the prefetcher, a system call, a page fault, a\n"
+"futex wake-up and a context switch.  Progress goes to stderr, the profile, once vmsim's\n"
 "parser has read it back, to stdout or FILE.\n";
 
 static const struct bench_opt opts[] = {
@@ -604,6 +660,7 @@ int main(int argc, char **argv)
 	measure_clear();
 	measure_kernel();
 	measure_pairs();
+	measure_prefetch();
 	write_profile();
 	return 0;
 }

@@ -127,7 +127,8 @@ expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 # parser refuses it, so exit 0 is the check that the file loads; here,
 # each required key and each optional number (the cache's) once with a
 # number (name: host), numbering once with
-# one of its two values or left out with a comment saying why, and no
+# one of its two values or left out with a comment saying why,
+# prefetch_streams once or, with one CPU, left out likewise, and no
 # other line but comments.  The profile in the file, progress on stderr.
 # Then on one CPU, where no pair can ping-pong.
 keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
@@ -158,6 +159,12 @@ profile_ok() {
 		lines=$((lines + 1)) ;;
 	*) return 1 ;;
 	esac
+	case $(grep -c "^prefetch_streams = " "$1") in
+	0) grep -q "^# prefetch_streams: not measured" "$1" || return 1 ;;
+	1) grep -Eqx "prefetch_streams = [0-9]+" "$1" || return 1
+		lines=$((lines + 1)) ;;
+	*) return 1 ;;
+	esac
 	[ "$(grep -vc '^#' "$1")" -eq "$lines" ]
 }
 profile=$tmp/host.profile
@@ -172,7 +179,8 @@ if command -v taskset >/dev/null; then
 		>"$out" 2>"$err"
 	rc=$?
 	expect '[ $rc -eq 0 ] && profile_ok "$out" &&
-		grep -q "^# same_socket: no pair of allowed CPUs" "$out"' \
+		grep -q "^# same_socket: no pair of allowed CPUs" "$out" &&
+		! grep -q "^prefetch_streams" "$out"' \
 		"vcpu-calibrate on one CPU says no pair was measured"
 fi
 
