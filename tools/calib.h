@@ -310,7 +310,8 @@ double calib_clear(const int *cpus, int nr, size_t bytes);
  * calib_walk - cycles a line of a dependent chase by a thread on @a over
  * 256 KiB of lines that a thread on @b has just written
  * @pages:	the chase goes up @pages pages of 4 KiB at a time, a line
- *		of each in turn; 0: every line in random order
+ *		of each in turn (1, 2, 4, ... 64); 0: every line in random
+ *		order
  *
  * A hardware prefetcher that follows @pages walks at once makes the
  * ordered chase much cheaper than the random one.

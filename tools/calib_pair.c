@@ -429,22 +429,27 @@ static void shuffle(uint32_t *v, uint32_t n, uint64_t *r)
 {
 	uint32_t i, j, x;
 
-	for (i = n - 1; i > 0 && n; i--) {
+	for (i = n; i-- > 1;) {
 		*r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
 		j = (uint32_t)(*r % (i + 1));
 		x = v[i], v[i] = v[j], v[j] = x;
 	}
 }
 
-/* The order of the chase: @pages pages at a time, each walked up a line
- * per turn, the pages of a turn in a random order (no constant stride
- * for a stride prefetcher to follow); 0: every line in random order. */
+/* The order of the chase: @pages pages at a time (a divisor of
+ * WALK_PAGES), each walked up a line per turn, the pages of a turn in a
+ * random order (with two or more, no constant stride for a stride
+ * prefetcher to follow; one is a plain sequential sweep); 0: every line
+ * in random order. */
 static void walk_order(int pages)
 {
 	static uint32_t seq[WALK_LINES];
 	uint32_t i, j, p, n = 0, lines = CALIB_PAGE / CALIB_LINE;
 	uint64_t r = 88172645463325252ull;
 
+	if (pages < 0 || (pages && WALK_PAGES % pages))
+		calib_die("walk: %d pages at a time do not divide %d", pages,
+			  WALK_PAGES);
 	if (pages) {
 		for (i = 0; i < WALK_PAGES; i += (uint32_t)pages)
 			for (j = 0; j < lines; j++, n += (uint32_t)pages) {

@@ -41,7 +41,7 @@
 #define MAX_PAIRS 32		/* pairs measured per distance, at most */
 #define MIB (1024.0 * 1024.0)
 #define LLC_GUESS (32ul << 20)	/* the LLC when sysfs does not say */
-#define WALK_STEPS 6		/* walks of 1, 2, 4, ... 32 pages at once */
+#define WALK_STEPS 7		/* walks of 1, 2, 4, ... 64 pages at once */
 
 static const char *dist_key[CALIB_NR_DIST] = {
 	"smt_sibling", "same_socket", "other_socket",
@@ -148,8 +148,9 @@ static int socket_cores(int cpu, int *cpus)
 	return nr;
 }
 
-/* The sleeper of the futex probe: another core of @waker's socket if
- * there is one allowed, else any other allowed CPU, else @waker. */
+/* The other CPU of a two-CPU probe (the futex's sleeper, the chase's
+ * writer): another core of @waker's socket if there is one allowed, else
+ * any other allowed CPU, else @waker. */
 static int sleeper_for(int waker)
 {
 	int c, other = -1;
@@ -242,16 +243,19 @@ static void measure_kernel(void)
 
 /*
  * How many walks the prefetcher follows at once: the most pages (1, 2,
- * 4, ... 32) walked at a time for which a chase over lines another CPU
- * wrote costs under half the random chase, and for every fewer too.
+ * 4, ... 64) walked at a time for which a chase over lines another core
+ * wrote costs under half the random chase, and for every fewer too; the
+ * key takes at most VS_PREFETCH_STREAMS_MAX of them.
  */
 static void measure_prefetch(void)
 {
 	int k, pages;
 
-	res.walk_writer = calib_first_allowed(&topo, res.first);
-	if (res.walk_writer < 0)
+	res.walk_writer = sleeper_for(res.first);
+	if (res.walk_writer == res.first) {
+		res.walk_writer = -1;
 		return;
+	}
 	res.walk_random = calib_walk(res.first, res.walk_writer, 0);
 	calib_progress("chase over cpu%d's lines, random: %.1f cycles a line",
 		       res.walk_writer, res.walk_random);
@@ -445,6 +449,7 @@ static void print_distance(FILE *f, int d)
 	}
 }
 
+/* memory, rmw, fence and pause, each with how it was measured. */
 static void print_memory(FILE *f)
 {
 	char llc[64] = "LLC size unknown to sysfs, 32 MiB assumed";
@@ -498,6 +503,7 @@ static void print_clear(FILE *f)
 					LLC_GUESS) / 1024);
 }
 
+/* prefetch_streams, with each chase's cost; left out on one CPU. */
 static void print_prefetch(FILE *f)
 {
 	char steps[256] = "";
@@ -511,15 +517,19 @@ static void print_prefetch(FILE *f)
 		return;
 	}
 	for (k = 0; k < res.walk_done && n < sizeof(steps); k++)
-		n += (size_t)snprintf(steps + n, sizeof(steps) - n, "%s%d: %.0f",
-				      k ? ", " : "", 1 << k, res.walk[k]);
+		n += (size_t)snprintf(steps + n, sizeof(steps) - n,
+				      "%s%d: %.0f", k ? ", " : "", 1 << k,
+				      res.walk[k]);
 	comment(f, "prefetch_streams: a dependent chase on cpu%d over 256 "
 		"KiB of lines cpu%d has just written costs %.0f cycles a line "
-		"in random order; up N pages of 4 KiB at a time, a line of each "
-		"in turn, N: cycles a line: %s.  The most N under half the "
-		"random cost, for every smaller N too (up to 32).",
-		res.first, res.walk_writer, res.walk_random, steps);
-	fprintf(f, "prefetch_streams = %d\n", res.streams);
+		"in random order; up N pages of 4 KiB at a time, a line of "
+		"each in turn, N: cycles a line: %s.  The most N under half "
+		"the random cost, for every smaller N too, at most %d.",
+		res.first, res.walk_writer, res.walk_random, steps,
+		VS_PREFETCH_STREAMS_MAX);
+	fprintf(f, "prefetch_streams = %d\n",
+		res.streams < VS_PREFETCH_STREAMS_MAX ?
+		res.streams : VS_PREFETCH_STREAMS_MAX);
 }
 
 static void print_kernel(FILE *f)
@@ -593,9 +603,9 @@ static const char about[] =
 "Measure this machine and write the `host` profile of the virtual\n"
 "CPUs' cost model: the cycle rate, the topology, a line passed between\n"
 "each pair of CPUs, a cache hit, memory, an RMW, a fence, a PAUSE,\n"
-"clear_page bandwidth, the prefetcher, a system call, a page fault, a\n"
-"futex wake-up and a context switch.  Progress goes to stderr, the profile, once vmsim's\n"
-"parser has read it back, to stdout or FILE.\n";
+"clear_page bandwidth, the prefetcher, a system call, a page fault,\n"
+"a futex wake-up and a context switch.  Progress goes to stderr, the\n"
+"profile, once vmsim's parser has read it back, to stdout or FILE.\n";
 
 static const struct bench_opt opts[] = {
 	{ BENCH_OPT_DURATION, NULL, NULL },
