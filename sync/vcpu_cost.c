@@ -31,6 +31,7 @@
 struct line {
 	uint64_t tag;
 	uint64_t busy_until;	/* the end of its last transfer */
+	uint64_t written;	/* when a store or RMW last reached it */
 	uint64_t excl_until;	/* ... of its last one for ownership */
 	uint32_t busy_hold;	/* how long the receiver of the first keeps */
 	uint32_t excl_hold;	/* it, and of the second */
@@ -51,8 +52,9 @@ struct line {
 
 /*
  * One stream of the prefetcher: the last line a vCPU missed on in a 4
- * KiB page, at what time, whether that miss was for ownership, and the
- * direction of the walk (+1, -1; 0: none seen yet).
+ * KiB page, at what time (also its age: the least recently used stream
+ * makes room for a new one), whether that miss was for ownership, and
+ * the direction of the walk (+1, -1; 0: none seen yet).
  */
 struct stream {
 	uint64_t page;		/* page number + 1 (0: free) */
@@ -80,7 +82,6 @@ struct cpu_info {
 	uint64_t sb_until;
 	uint32_t sb_name;
 	struct stream streams[VS_PREFETCH_STREAMS_MAX];
-	unsigned int stream_next;	/* the slot a new stream replaces */
 };
 
 /* The totals of one name (index 0: the lines never named). */
@@ -252,7 +253,8 @@ int vs_coherence_create(struct vs_coherence **cp,
 	struct vs_coherence *c;
 
 	if (!cp || !p || !nr_vcpus || nr_vcpus > p->nr_cpus ||
-	    p->nr_cpus > VS_VCPU_MAX)
+	    p->nr_cpus > VS_VCPU_MAX ||
+	    p->prefetch_streams > VS_PREFETCH_STREAMS_MAX)
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -433,10 +435,10 @@ static int held(const struct vs_coherence *c, const struct line *l,
 }
 
 /*
- * The hardware prefetcher (Intel's L2 streamer, and its like): each of a
- * core's last prefetch_streams pages of 4 KiB that it missed on is a
- * stream, and two misses on neighbouring lines give it a direction.  A
- * miss of @cpu on line @lineno that is the next line of a stream in its
+ * The hardware prefetcher (Intel's L2 streamer, and its like): each of
+ * the prefetch_streams pages of 4 KiB that a core missed in most recently
+ * is a stream, and two misses on neighbouring lines give it a direction.
+ * A miss of @cpu on line @lineno that is the next line of a stream in its
  * direction was prefetched: requested when the stream's last miss was
  * (*@issued), for ownership if that miss was (*@own), one line ahead (the
  * streamer runs further ahead; one line is the least it does).  Returns
@@ -449,19 +451,20 @@ static int stream_miss(struct vs_coherence *c, unsigned int cpu,
 	struct cpu_info *ci = &c->cpus[cpu];
 	uint64_t page = lineno / PAGE_LINES + 1;
 	unsigned int i, n = c->p.prefetch_streams;
-	struct stream *s = NULL;
+	struct stream *s = NULL, *old = ci->streams;
 	int64_t d;
 	int hit;
 
-	for (i = 0; i < n && !s; i++)
+	if (!n)
+		return 0;
+	for (i = 0; i < n && !s; i++) {
 		if (ci->streams[i].page == page)
 			s = &ci->streams[i];
-	if (!s) {		/* a new stream replaces the oldest */
-		if (!n)
-			return 0;
-		s = &ci->streams[ci->stream_next];
-		ci->stream_next = (ci->stream_next + 1) % n;
-		*s = (struct stream){ page, lineno, now, 0, excl };
+		else if (ci->streams[i].time < old->time)
+			old = &ci->streams[i];
+	}
+	if (!s) {	/* a new stream replaces the least recently used */
+		*old = (struct stream){ page, lineno, now, 0, excl };
 		return 0;
 	}
 	d = (int64_t)(lineno - s->line);
@@ -554,13 +557,19 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 		l->rmws++;
 	if (l->owner == (int)cpu ||
 	    (kind == VS_ACCESS_LOAD && has_cpu(l->sharers, cpu)) ||
-	    held(c, l, cpu, kind, now))
+	    held(c, l, cpu, kind, now)) {
+		if (kind != VS_ACCESS_LOAD)
+			l->written = now;
 		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
 			     kind);
+	}
 	pf = stream_miss(c, cpu, l->tag - 1, kind != VS_ACCESS_LOAD, now,
 			 &issued, &own);
-	pf = pf && l->busy_until <= issued;	/* not taken since */
+	/* Not moved nor written since the request: still the copy it got. */
+	pf = pf && l->busy_until <= issued && l->written <= issued;
 	own = kind != VS_ACCESS_LOAD || (pf && own);
+	if (kind != VS_ACCESS_LOAD)
+		l->written = now;
 	if (!own)
 		src = load_miss(c, l, cpu);
 	else

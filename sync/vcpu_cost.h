@@ -27,7 +27,7 @@
  *   last two a CPU missed on in one 4 KiB page, in their direction, was
  *   requested by the hardware prefetcher at the last miss: its transfer
  *   starts then, for ownership if that miss was for ownership, unless
- *   the line moved since.  A walk over other CPUs' lines costs what the
+ *   the line moved or was written since.  A walk over other CPUs' lines costs what the
  *   first two lines of each page cost, once the work between misses
  *   covers the latency.
  *
@@ -104,7 +104,8 @@ enum vs_xfer_source {
  *	vs_xfer_source)
  * @prefetched: of @transfers, those the prefetcher asked for ahead of
  *	the access (the profile's prefetch_streams)
- * @invalidations: copies invalidated by this vCPU's stores and RMWs
+ * @invalidations: copies invalidated by this vCPU's stores and RMWs,
+ *	and by its loads that the prefetcher took for ownership
  * @rmws: read-modify-writes
  * @fences: fences
  * @drain_cycles: the part of @cycles that fences and RMWs waited for

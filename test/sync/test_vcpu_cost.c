@@ -712,7 +712,7 @@ START_TEST(test_prefetch)
 	struct vs_coherence_stats st;
 	struct vs_vcpu_profile p;
 	struct vs_coherence *c;
-	const uint64_t t = 100000;
+	const uint64_t t = 100000, u = 10000000;
 	int i, k;
 
 	/* small: a transfer within socket 0 (CPUs 0 and 1) costs 50, from
@@ -720,7 +720,7 @@ START_TEST(test_prefetch)
 	c = make_small(&p, "prefetch_streams = 2\n", 8);
 	ck_assert_uint_eq(p.prefetch_streams, 2);
 	for (k = 0; k < 5; k++)		/* CPU 1 owns every line */
-		for (i = 0; i < 12; i++)
+		for (i = 0; i < 40; i++)
 			store_done(c, &p, 1, pg[k] + i * LINE, (uint64_t)i);
 	/* CPU 0 walks up page 0: two misses give the direction; the third
 	 * line was asked for at the second miss and is there; the fourth,
@@ -757,7 +757,40 @@ START_TEST(test_prefetch)
 		ck_assert_uint_eq(load_at(c, 4, pg[2], i, t + 100000 * i), 50);
 	ck_assert_int_eq(vs_coherence_stats(c, 4, &st), 0);
 	ck_assert_uint_eq(st.prefetched, 0);
+	/* CPU 6 up page 3, a load then an RMW a line (an upgrade): the
+	 * third line's load takes it for ownership, so the RMW hits. */
+	for (i = 20; i < 22; i++) {
+		uint64_t at = u + 1000 * (uint64_t)i;
+
+		ck_assert_uint_eq(load_at(c, 6, pg[3], i, at), 200);
+		ck_assert_uint_eq(vs_coherence_access(c, 6, pg[3] + i * LINE,
+						      VS_ACCESS_RMW, at + 500),
+				  220);
+	}
+	ck_assert_uint_eq(load_at(c, 6, pg[3], 22, u + 23000), 4);
+	ck_assert_uint_eq(vs_coherence_access(c, 6, pg[3] + 22 * LINE,
+					      VS_ACCESS_RMW, u + 23500), 24);
+	/* Least recently used out: CPU 7 walks pages 2 and 3, goes back
+	 * to 2, then misses in 4: page 3's stream goes, page 2's stays. */
+	load_at(c, 7, pg[2], 30, u);
+	load_at(c, 7, pg[3], 30, u + 100);
+	load_at(c, 7, pg[2], 31, u + 200);
+	load_at(c, 7, pg[4], 20, u + 300);
+	ck_assert_uint_eq(load_at(c, 7, pg[2], 32, u + 5000), 4);
+	load_at(c, 7, pg[3], 31, u + 6000);
+	ck_assert_uint_eq(load_at(c, 7, pg[3], 32, u + 9000), 200);
+	/* The owner writes the line after the request: no prefetch. */
+	load_at(c, 0, pg[4], 30, u);
+	load_at(c, 0, pg[4], 31, u + 1000);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, pg[4] + 32 * LINE,
+					      VS_ACCESS_STORE, u + 1500), 4);
+	ck_assert_uint_eq(load_at(c, 0, pg[4], 32, u + 3000), 50);
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
+	ck_assert_uint_ge(st.prefetched, 6);
 	vs_coherence_destroy(c);
+	/* More streams than a core can have: refused. */
+	p.prefetch_streams = VS_PREFETCH_STREAMS_MAX + 1;
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 8), -EINVAL);
 	/* Without the key, no prefetcher: every miss pays. */
 	c = make(&p, "flat", 4);
 	for (i = 0; i < 4; i++)
