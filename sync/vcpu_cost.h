@@ -36,7 +36,9 @@
  *
  * Everything is a function of the sequence of calls: lines are told
  * apart by address but nothing depends on the address's value (the hash
- * table's layout is invisible), so the same calls give the same figures,
+ * table's layout is invisible) beyond which lines share a 4 KiB page (the
+ * prefetcher's streams stop at page boundaries, and ASLR keeps an
+ * address's offset in its page), so the same calls give the same figures,
  * bit for bit, in any process.  The model allocates nothing from the
  * heap after vs_coherence_create(): a name or a new line never moves
  * what the code it measures allocates next (which objects share a line).
