@@ -525,9 +525,10 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	struct vs_coherence_stats *st;
 	enum vs_xfer_source src;
 	uint64_t extra = 0, start, end, ready, effect, wait, issued = 0;
+	uint64_t written;
 	uint32_t hold;
 	struct line *l;
-	int inval = 0, pf, own = 0;
+	int inval = 0, pf, own = 0, write = kind != VS_ACCESS_LOAD;
 
 	if (lead)
 		*lead = 0;
@@ -555,21 +556,17 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 		l->first_touch = ++c->touches;
 	if (kind == VS_ACCESS_RMW)
 		l->rmws++;
-	if (l->owner == (int)cpu ||
-	    (kind == VS_ACCESS_LOAD && has_cpu(l->sharers, cpu)) ||
-	    held(c, l, cpu, kind, now)) {
-		if (kind != VS_ACCESS_LOAD)
-			l->written = now;
+	written = l->written;
+	if (write)
+		l->written = now;
+	if (l->owner == (int)cpu || (!write && has_cpu(l->sharers, cpu)) ||
+	    held(c, l, cpu, kind, now))
 		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
 			     kind);
-	}
-	pf = stream_miss(c, cpu, l->tag - 1, kind != VS_ACCESS_LOAD, now,
-			 &issued, &own);
+	pf = stream_miss(c, cpu, l->tag - 1, write, now, &issued, &own);
 	/* Not moved nor written since the request: still the copy it got. */
-	pf = pf && l->busy_until <= issued && l->written <= issued;
-	own = kind != VS_ACCESS_LOAD || (pf && own);
-	if (kind != VS_ACCESS_LOAD)
-		l->written = now;
+	pf = pf && l->busy_until <= issued && written <= issued;
+	own = write || (pf && own);
 	if (!own)
 		src = load_miss(c, l, cpu);
 	else

@@ -27,9 +27,9 @@
  *   last two a CPU missed on in one 4 KiB page, in their direction, was
  *   requested by the hardware prefetcher at the last miss: its transfer
  *   starts then, for ownership if that miss was for ownership, unless
- *   the line moved or was written since.  A walk over other CPUs' lines costs what the
- *   first two lines of each page cost, once the work between misses
- *   covers the latency.
+ *   the line moved or was written since.  A walk over other CPUs' lines
+ *   costs what the first two lines of each page cost, once the work
+ *   between misses covers the latency.
  *
  * A load that finds no copy anywhere makes its CPU the owner (the E state
  * of MESI), so a private line pays memory once and hits afterwards.

@@ -266,7 +266,8 @@ static void measure_prefetch(void)
 			       "line", pages, res.walk[k]);
 		if (res.walk[k] >= res.walk_random / 2)
 			break;
-		res.streams = pages;
+		if (pages <= VS_PREFETCH_STREAMS_MAX)
+			res.streams = pages;
 	}
 }
 
@@ -527,9 +528,7 @@ static void print_prefetch(FILE *f)
 		"the random cost, for every smaller N too, at most %d.",
 		res.first, res.walk_writer, res.walk_random, steps,
 		VS_PREFETCH_STREAMS_MAX);
-	fprintf(f, "prefetch_streams = %d\n",
-		res.streams < VS_PREFETCH_STREAMS_MAX ?
-		res.streams : VS_PREFETCH_STREAMS_MAX);
+	fprintf(f, "prefetch_streams = %d\n", res.streams);
 }
 
 static void print_kernel(FILE *f)
