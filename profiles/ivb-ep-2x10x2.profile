@@ -26,6 +26,7 @@ clear_socket_bytes_per_cycle = 7.2  # MLC 1:1 read-write, halved for RFO (estima
 clear_cached_bytes_per_cycle = 8.1   # 10 fill buffers x 64 B / same_socket (estimate)
 llc_kib = 25600          # 25 MiB L3 a socket (Intel ARK)
 prefetch_streams = 32    # the L2 streamer's streams (Intel optimization manual)
+prefetch_distance = 20   # lines the streamer runs ahead (Intel optimization manual)
 
 # Kernel paths (estimates).
 fault_entry = 300

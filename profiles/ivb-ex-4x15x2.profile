@@ -26,6 +26,7 @@ clear_socket_bytes_per_cycle = 6.2  # EP's x 51.2/59.7 peak GB/s (estimate)
 clear_cached_bytes_per_cycle = 7.3   # 10 fill buffers x 64 B / same_socket (estimate)
 llc_kib = 38400          # 37.5 MiB L3 a socket (Intel ARK)
 prefetch_streams = 32    # the L2 streamer's streams (Intel optimization manual)
+prefetch_distance = 20   # lines the streamer runs ahead (Intel optimization manual)
 
 # Kernel paths (estimates, as the EP's).
 fault_entry = 300

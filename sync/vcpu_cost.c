@@ -51,17 +51,25 @@ struct line {
 };
 
 /*
- * One stream of the prefetcher: the last line a vCPU missed on in a 4
- * KiB page, at what time (also its age: the least recently used stream
- * makes room for a new one), whether that miss was for ownership, and
- * the direction of the walk (+1, -1; 0: none seen yet).
+ * One stream of the prefetcher: the 4 KiB page it is in (@tags holds
+ * the page and when the stream was used last, its age: the least
+ * recently used stream makes room for a new one), the last line missed
+ * on, the direction of the walk (+1, -1; 0: none seen yet), and its run:
+ * the misses in that direction since it was set, numbered from 0, with
+ * the time of each and whether it was for ownership, the last
+ * VS_PREFETCH_DISTANCE_MAX of them by number modulo that.
  */
-struct stream {
+struct stream_tag {
 	uint64_t page;		/* page number + 1 (0: free) */
-	uint64_t line;
 	uint64_t time;
+};
+
+struct stream {
+	uint64_t line;
+	uint32_t run;		/* the number of the last miss */
 	int dir;
-	int excl;
+	uint64_t time[VS_PREFETCH_DISTANCE_MAX];
+	uint8_t excl[VS_PREFETCH_DISTANCE_MAX];
 };
 
 /* Where a vCPU sits, precomputed for the access path. */
@@ -81,6 +89,7 @@ struct cpu_info {
 	 * and that line's name id, which a wait for it is charged to. */
 	uint64_t sb_until;
 	uint32_t sb_name;
+	struct stream_tag tags[VS_PREFETCH_STREAMS_MAX];
 	struct stream streams[VS_PREFETCH_STREAMS_MAX];
 };
 
@@ -254,7 +263,9 @@ int vs_coherence_create(struct vs_coherence **cp,
 
 	if (!cp || !p || !nr_vcpus || nr_vcpus > p->nr_cpus ||
 	    p->nr_cpus > VS_VCPU_MAX ||
-	    p->prefetch_streams > VS_PREFETCH_STREAMS_MAX)
+	    p->prefetch_streams > VS_PREFETCH_STREAMS_MAX ||
+	    (p->prefetch_streams && (!p->prefetch_distance ||
+	     p->prefetch_distance > VS_PREFETCH_DISTANCE_MAX)))
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -438,47 +449,76 @@ static int held(const struct vs_coherence *c, const struct line *l,
  * The hardware prefetcher (Intel's L2 streamer, and its like): each of
  * the prefetch_streams pages of 4 KiB that a core missed in most recently
  * is a stream, and two misses on neighbouring lines give it a direction.
- * A miss of @cpu on line @lineno that is the next line of a stream in its
- * direction was prefetched: requested when the stream's last miss was
- * (*@issued), for ownership if that miss was (*@own), one line ahead (the
- * streamer runs further ahead; one line is the least it does).  Returns
- * whether it was; trains the stream either way.
+ * From then on each miss in that direction (miss m of the run, the
+ * first two being 0 and 1) asks for the lines ahead of it, two more a
+ * miss until it runs prefetch_distance lines ahead: for m >= 2, miss m's
+ * line was first asked for by miss max(m - distance, m / 2).  A request
+ * made before the line last moved or was written (@changed) fetched a
+ * copy that is gone; the model takes it that each later miss asks for
+ * its window again and fetches what is missing (an estimate: Intel
+ * does not say).  So a miss of @cpu on line @lineno that continues a
+ * stream was prefetched if one of the misses from that first requester
+ * on came at or after @changed: the earliest such one asked for it
+ * (*@issued), for ownership if that miss was (*@own; a line taken for
+ * ownership by a prefetch, or upgraded by a later miss, counts as a miss
+ * for ownership).  Returns whether it was; trains the stream either way.
  */
 static int stream_miss(struct vs_coherence *c, unsigned int cpu,
 		       uint64_t lineno, int excl, uint64_t now,
-		       uint64_t *issued, int *own)
+		       uint64_t changed, uint64_t *issued, int *own)
 {
 	struct cpu_info *ci = &c->cpus[cpu];
 	uint64_t page = lineno / PAGE_LINES + 1;
-	unsigned int i, n = c->p.prefetch_streams;
-	struct stream *s = NULL, *old = ci->streams;
-	int64_t d;
-	int hit;
+	unsigned int i, n = c->p.prefetch_streams, d = c->p.prefetch_distance;
+	unsigned int old = 0, j, m, slot;
+	struct stream *s;
+	int64_t step;
+	int hit = 0;
 
 	if (!n)
 		return 0;
-	for (i = 0; i < n && !s; i++) {
-		if (ci->streams[i].page == page)
-			s = &ci->streams[i];
-		else if (ci->streams[i].time < old->time)
-			old = &ci->streams[i];
-	}
-	if (!s) {	/* a new stream replaces the least recently used */
-		*old = (struct stream){ page, lineno, now, 0, excl };
+	for (i = 0; i < n && ci->tags[i].page != page; i++)
+		if (ci->tags[i].time < ci->tags[old].time)
+			old = i;
+	if (i == n) {	/* a new stream replaces the least recently used */
+		ci->tags[old] = (struct stream_tag){ page, now };
+		s = &ci->streams[old];
+		s->line = lineno;
+		s->dir = 0;
+		s->run = 0;
+		s->time[0] = now;
+		s->excl[0] = (uint8_t)excl;
 		return 0;
 	}
-	d = (int64_t)(lineno - s->line);
-	hit = s->dir && d == s->dir;
-	*issued = s->time;
-	*own = s->excl;
-	if (d == 0) {		/* the same line again: an upgrade */
-		s->excl |= excl;
-	} else {
-		s->dir = d == 1 || d == -1 ? (int)d : 0;
-		s->excl = excl;
+	ci->tags[i].time = now;
+	s = &ci->streams[i];
+	step = (int64_t)(lineno - s->line);
+	slot = s->run % VS_PREFETCH_DISTANCE_MAX;
+	if (step == 0) {	/* the same line again (an upgrade): asked now */
+		s->time[slot] = now;
+		s->excl[slot] |= (uint8_t)excl;
+		return 0;
 	}
+	if (step != 1 && step != -1) {	/* not a walk: start again */
+		m = 0;
+	} else if (step != s->dir) {	/* a new run's second miss */
+		m = 1;
+	} else {
+		m = s->run + 1;
+		j = m > 2 * d ? m - d : m / 2;
+		for (; j < m && !hit; j++) {
+			slot = j % VS_PREFETCH_DISTANCE_MAX;
+			hit = s->time[slot] >= changed;
+		}
+		*issued = s->time[slot];
+		*own = s->excl[slot];
+		excl |= hit && *own;	/* it gets the line for ownership */
+	}
+	s->dir = m ? (int)step : 0;
+	s->run = m;
 	s->line = lineno;
-	s->time = now;
+	s->time[m % VS_PREFETCH_DISTANCE_MAX] = now;
+	s->excl[m % VS_PREFETCH_DISTANCE_MAX] = (uint8_t)excl;
 	return hit;
 }
 
@@ -563,9 +603,9 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	    held(c, l, cpu, kind, now))
 		return tally(c, l->name, charge_hit(c, cpu, extra), 0, 0,
 			     kind);
-	pf = stream_miss(c, cpu, l->tag - 1, write, now, &issued, &own);
-	/* Not moved nor written since the request: still the copy it got. */
-	pf = pf && l->busy_until <= issued && written <= issued;
+	pf = stream_miss(c, cpu, l->tag - 1, write, now,
+			 written > l->busy_until ? written : l->busy_until,
+			 &issued, &own);
 	own = write || (pf && own);
 	if (!own)
 		src = load_miss(c, l, cpu);

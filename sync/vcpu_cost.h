@@ -23,13 +23,17 @@
  *   its line moves, after waiting for its turn if others are queued for
  *   the line; a fence or read-modify-write first waits until the CPU's
  *   earlier stores have their lines;
- * - with the profile's prefetch_streams, a miss on the line after the
- *   last two a CPU missed on in one 4 KiB page, in their direction, was
- *   requested by the hardware prefetcher at the last miss: its transfer
- *   starts then, for ownership if that miss was for ownership, unless
- *   the line moved or was written since.  A walk over other CPUs' lines
- *   costs what the first two lines of each page cost, once the work
- *   between misses covers the latency.
+ * - with the profile's prefetch_streams, a miss that continues a walk
+ *   (misses on neighbouring lines of one 4 KiB page, in one direction)
+ *   was requested by the hardware prefetcher at an earlier miss of the
+ *   walk, up to prefetch_distance misses back (fewer at the start of a
+ *   walk, as the prefetcher asks for two lines a miss until it is that
+ *   far ahead): its transfer starts then, for ownership if that miss
+ *   was for ownership.  A request made before the line last moved or
+ *   was written does not count, and a later miss of the walk asks
+ *   again.  A walk over other CPUs' lines pays the first two lines of
+ *   each page in full, and then each line's transfer less the time
+ *   since its request.
  *
  * A load that finds no copy anywhere makes its CPU the owner (the E state
  * of MESI), so a private line pays memory once and hits afterwards.
@@ -193,8 +197,10 @@ struct vs_coherence_named {
  * @nr_vcpus: 1 to @p->nr_cpus
  *
  * Context: any; allocates.
- * Return: 0; -EINVAL for a NULL argument, no vCPU or more vCPUs than the
- * profile has CPUs; -ENOMEM.
+ * Return: 0; -EINVAL for a NULL argument, no vCPU, more vCPUs than the
+ * profile has CPUs, or a prefetcher out of range (more streams than
+ * VS_PREFETCH_STREAMS_MAX; with streams, a distance of 0 or more than
+ * VS_PREFETCH_DISTANCE_MAX); -ENOMEM.
  */
 VS_EXTERN int vs_coherence_create(struct vs_coherence **c,
 				  const struct vs_vcpu_profile *p,

@@ -24,7 +24,7 @@
 #define BW_MAX_MILLI 1000000000u	/* a million bytes per cycle */
 
 enum key_type { T_NAME, T_GHZ, T_COUNT, T_CYCLES, T_KIB, T_BW, T_NUMBERING,
-		T_STREAMS };
+		T_STREAMS, T_DISTANCE };
 
 struct key {
 	const char *name;
@@ -57,6 +57,7 @@ static const struct key keys[] = {
 	OPT_KEY("clear_cached_bytes_per_cycle", T_BW, clear_cached_mbpc),
 	OPT_KEY("llc_kib", T_KIB, llc_kib),
 	OPT_KEY("prefetch_streams", T_STREAMS, prefetch_streams),
+	OPT_KEY("prefetch_distance", T_DISTANCE, prefetch_distance),
 	KEY("fault_entry", T_CYCLES, fault_entry),
 	KEY("fault_exit", T_CYCLES, fault_exit),
 	KEY("syscall", T_CYCLES, syscall),
@@ -65,7 +66,8 @@ static const struct key keys[] = {
 	KEY("context_switch", T_CYCLES, context_switch),
 };
 
-_Static_assert(VS_PREFETCH_STREAMS_MAX == 32, "type_what() says 32");
+_Static_assert(VS_PREFETCH_STREAMS_MAX == 32 &&
+	       VS_PREFETCH_DISTANCE_MAX == 32, "type_what() says 32");
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -115,6 +117,14 @@ static int parse_uint(const char *s, uint32_t max, uint32_t *out)
 	}
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* A whole number from 1 to @max, digits only. */
+static int parse_count(const char *s, uint32_t max, uint32_t *out)
+{
+	int ret = parse_uint(s, max, out);
+
+	return !ret && !*out ? -ERANGE : ret;
 }
 
 /*
@@ -211,6 +221,8 @@ static const char *type_what(enum key_type t)
 		return "socket-major or interleaved";
 	case T_STREAMS:
 		return "a whole number from 0 to 32";
+	case T_DISTANCE:
+		return "a whole number from 1 to 32";
 	}
 	return "?";
 }
@@ -233,9 +245,7 @@ static int set_value(struct vs_vcpu_profile *p, const struct key *k,
 		ret = parse_ghz(val, field);
 		break;
 	case T_COUNT:
-		ret = parse_uint(val, VS_VCPU_MAX, &u);
-		if (!ret && !u)
-			ret = -ERANGE;
+		ret = parse_count(val, VS_VCPU_MAX, &u);
 		if (!ret)
 			*(unsigned int *)field = u;
 		break;
@@ -245,6 +255,9 @@ static int set_value(struct vs_vcpu_profile *p, const struct key *k,
 		break;
 	case T_STREAMS:
 		ret = parse_uint(val, VS_PREFETCH_STREAMS_MAX, field);
+		break;
+	case T_DISTANCE:
+		ret = parse_count(val, VS_PREFETCH_DISTANCE_MAX, field);
 		break;
 	case T_BW:
 		ret = parse_milli(val, BW_MAX_MILLI, &u);
@@ -335,7 +348,8 @@ int vs_vcpu_profile_parse(struct vs_vcpu_profile *p, const char *text,
 			  char *err, size_t errlen)
 {
 	unsigned char seen[VS_ARRAY_SIZE(keys)] = { 0 };
-	struct vs_vcpu_profile tmp = { .numbering = VS_NUMBERING_SOCKET_MAJOR };
+	struct vs_vcpu_profile tmp = { .numbering = VS_NUMBERING_SOCKET_MAJOR,
+				       .prefetch_distance = 1 };
 	char line[512];
 	int lineno = 0, ret;
 

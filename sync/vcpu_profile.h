@@ -13,8 +13,9 @@
  * The text format is one "key = value" per line; "#" starts a comment
  * that runs to the end of the line; blank lines are ignored.  Every key
  * is required once, except "numbering" (default socket-major),
- * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache)
- * and "prefetch_streams" (default 0, no prefetcher):
+ * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache),
+ * "prefetch_streams" (default 0, no prefetcher) and "prefetch_distance"
+ * (default 1):
  *
  *	name = ivb-ep-2x10x2
  *	ghz = 2.8
@@ -39,6 +40,7 @@
 #define VS_VCPU_MAX 256	/* most CPUs a profile (and a machine) can have */
 #define VS_PROFILE_NAME_MAX 63	/* longest profile name, in bytes */
 #define VS_PREFETCH_STREAMS_MAX 32	/* most streams a prefetcher tracks */
+#define VS_PREFETCH_DISTANCE_MAX 32	/* most lines it runs ahead */
 
 /**
  * enum vs_cpu_numbering - how Linux numbers the CPUs of a machine
@@ -107,6 +109,9 @@ enum vs_cpu_distance {
  * @prefetch_streams: how many 4 KiB pages a core's hardware prefetcher
  *	follows a walk in at once, at most VS_PREFETCH_STREAMS_MAX (optional
  *	key "prefetch_streams"; 0: no prefetcher)
+ * @prefetch_distance: how many lines ahead of a walk that prefetcher
+ *	runs, 1 to VS_PREFETCH_DISTANCE_MAX (optional key
+ *	"prefetch_distance"; default 1; unused without streams)
  * @fault_entry: a page fault exception, up to the fault handler (key
  *	"fault_entry")
  * @fault_exit: the return from a page fault to the faulting instruction
@@ -142,6 +147,7 @@ struct vs_vcpu_profile {
 	uint32_t clear_cached_mbpc;
 	uint32_t llc_kib;
 	uint32_t prefetch_streams;
+	uint32_t prefetch_distance;
 	uint32_t fault_entry;
 	uint32_t fault_exit;
 	uint32_t syscall;

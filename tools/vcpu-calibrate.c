@@ -56,7 +56,7 @@ struct result {
 	/* the chase over another CPU's lines: random, and up 1, 2, 4, ...
 	 * pages at a time (calib_walk()); -1: no other CPU to write them */
 	double walk_random, walk[WALK_STEPS];
-	int walk_writer, streams, walk_done;
+	int walk_writer, streams, distance, walk_done;
 	size_t memory_bytes, clear_bytes, socket_clear_bytes, cached_bytes;
 	/* per distance: the median, range, pairs measured and found */
 	struct bench_range dist[CALIB_NR_DIST];
@@ -245,10 +245,15 @@ static void measure_kernel(void)
  * How many walks the prefetcher follows at once: the most pages (1, 2,
  * 4, ... 64) walked at a time for which a chase over lines another core
  * wrote costs under half the random chase, and for every fewer too; the
- * key takes at most VS_PREFETCH_STREAMS_MAX of them.
+ * key takes at most VS_PREFETCH_STREAMS_MAX of them.  How far ahead it
+ * runs: once a walk is under way, a line's transfer is spread over the
+ * lines in flight, the distance and itself, so the random cost over the
+ * cost up one page, less one, is how many lines the streamer kept in
+ * flight (1 to VS_PREFETCH_DISTANCE_MAX).
  */
 static void measure_prefetch(void)
 {
+	double ahead;
 	int k, pages;
 
 	res.walk_writer = sleeper_for(res.first);
@@ -269,6 +274,11 @@ static void measure_prefetch(void)
 		if (pages <= VS_PREFETCH_STREAMS_MAX)
 			res.streams = pages;
 	}
+	ahead = res.walk[0] > 0 ? res.walk_random / res.walk[0] - 1 :
+		VS_PREFETCH_DISTANCE_MAX;
+	if (!(ahead < VS_PREFETCH_DISTANCE_MAX))	/* NaN too */
+		ahead = VS_PREFETCH_DISTANCE_MAX;
+	res.distance = ahead < 1 ? 1 : (int)(ahead + 0.5);
 }
 
 /* ---- the profile ------------------------------------------------------- */
@@ -504,7 +514,10 @@ static void print_clear(FILE *f)
 					LLC_GUESS) / 1024);
 }
 
-/* prefetch_streams, with each chase's cost; left out on one CPU. */
+/*
+ * prefetch_streams, with each chase's cost, and prefetch_distance where
+ * there are streams; both left out on one CPU.
+ */
 static void print_prefetch(FILE *f)
 {
 	char steps[256] = "";
@@ -529,6 +542,16 @@ static void print_prefetch(FILE *f)
 		res.first, res.walk_writer, res.walk_random, steps,
 		VS_PREFETCH_STREAMS_MAX);
 	fprintf(f, "prefetch_streams = %d\n", res.streams);
+	if (!res.streams)
+		return;
+	comment(f, "prefetch_distance: the random cost over the cost up 1 "
+		"page (%.0f / %.1f), less 1, at least 1, at most %d: once a "
+		"walk is under way, a line's transfer is spread over the lines "
+		"in flight, this many and itself (a lower bound where the "
+		"chase waits on the cache rather than on the prefetcher; the "
+		"model's own walks also pay each page's first lines in full).",
+		res.walk_random, res.walk[0], VS_PREFETCH_DISTANCE_MAX);
+	fprintf(f, "prefetch_distance = %d\n", res.distance);
 }
 
 static void print_kernel(FILE *f)

@@ -174,6 +174,12 @@ START_TEST(test_parse_errors)
 		    "clear_cached_bytes_per_cycle and llc_kib go together");
 	parse_fails("hit = 4", "hit = 4\nprefetch_streams = 33",
 		    "prefetch_streams: '33' is not a whole number from 0 to 32");
+	parse_fails("hit = 4", "hit = 4\nprefetch_distance = 0",
+		    "prefetch_distance: '0' is not a whole number from 1 to "
+		    "32");
+	parse_fails("hit = 4", "hit = 4\nprefetch_distance = 33",
+		    "prefetch_distance: '33' is not a whole number from 1 to "
+		    "32");
 	parse_fails("hit = 4", "numbering = zigzag",
 		    "numbering: 'zigzag' is not socket-major or interleaved");
 }
@@ -770,6 +776,11 @@ START_TEST(test_prefetch)
 	ck_assert_uint_eq(load_at(c, 6, pg[3], 22, u + 23000), 4);
 	ck_assert_uint_eq(vs_coherence_access(c, 6, pg[3] + 22 * LINE,
 					      VS_ACCESS_RMW, u + 23500), 24);
+	/* ... and so on: a line taken for ownership by a prefetch counts
+	 * as a miss for ownership, though its RMW then hit. */
+	ck_assert_uint_eq(load_at(c, 6, pg[3], 23, u + 24000), 4);
+	ck_assert_uint_eq(vs_coherence_access(c, 6, pg[3] + 23 * LINE,
+					      VS_ACCESS_RMW, u + 24500), 24);
 	/* Least recently used out: CPU 7 walks pages 2 and 3, goes back
 	 * to 2, then misses in 4: page 3's stream goes, page 2's stays. */
 	load_at(c, 7, pg[2], 30, u);
@@ -788,8 +799,14 @@ START_TEST(test_prefetch)
 	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
 	ck_assert_uint_ge(st.prefetched, 6);
 	vs_coherence_destroy(c);
-	/* More streams than a core can have: refused. */
+	/* More streams than a core can have, or a distance out of range:
+	 * refused. */
 	p.prefetch_streams = VS_PREFETCH_STREAMS_MAX + 1;
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 8), -EINVAL);
+	p.prefetch_streams = 2;
+	p.prefetch_distance = 0;
+	ck_assert_int_eq(vs_coherence_create(&c, &p, 8), -EINVAL);
+	p.prefetch_distance = VS_PREFETCH_DISTANCE_MAX + 1;
 	ck_assert_int_eq(vs_coherence_create(&c, &p, 8), -EINVAL);
 	/* Without the key, no prefetcher: every miss pays. */
 	c = make(&p, "flat", 4);
@@ -798,6 +815,73 @@ START_TEST(test_prefetch)
 	for (i = 0; i < 4; i++)
 		ck_assert_uint_eq(load_at(c, 0, pg[0], i, t + 1000 * i),
 				  p.same_socket);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/*
+ * CPU 0 walks up a page of CPU 1's lines, a miss every @step cycles from
+ * @t, and puts the cost of each of the first @n misses in @cost.
+ */
+static void walk_costs(struct vs_coherence *c,
+		       const struct vs_vcpu_profile *p, char *page, uint64_t t,
+		       uint64_t step, int n, uint64_t *cost)
+{
+	int i;
+
+	ck_assert_int_le(n, 64);
+	for (i = 0; i < 64; i++)
+		store_done(c, p, 1, page + i * LINE, (uint64_t)i);
+	for (i = 0; i < n; i++)
+		cost[i] = load_at(c, 0, page, i, t + step * (uint64_t)i);
+}
+
+START_TEST(test_prefetch_distance)
+{
+	static char pg[4][4096] __attribute__((aligned(4096)));
+	/* small: a transfer within socket 0 costs 50, a hit 4.  Misses
+	 * 10 cycles apart: with distance 4 miss m's line was asked for by
+	 * miss max(m - 4, m / 2), 10 * (m - that) cycles earlier; with 1,
+	 * by miss m - 1. */
+	static const uint64_t far[12] = { 50, 50, 40, 30, 30, 20, 20, 10, 10,
+					  10, 10, 10 };
+	static const uint64_t near[12] = { 50, 50, 40, 40, 40, 40, 40, 40, 40,
+					   40, 40, 40 };
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c;
+	uint64_t cost[64], t = 100000;
+	int i;
+
+	c = make_small(&p, "prefetch_streams = 2\n", 2);
+	ck_assert_uint_eq(p.prefetch_distance, 1);	/* the default */
+	walk_costs(c, &p, pg[0], t, 10, 12, cost);
+	for (i = 0; i < 12; i++)
+		ck_assert_uint_eq(cost[i], near[i]);
+	vs_coherence_destroy(c);
+	c = make_small(&p, "prefetch_streams = 2\nprefetch_distance = 4\n",
+		       2);
+	ck_assert_uint_eq(p.prefetch_distance, 4);
+	walk_costs(c, &p, pg[1], t, 10, 12, cost);
+	for (i = 0; i < 12; i++)
+		ck_assert_uint_eq(cost[i], far[i]);
+	/* CPU 1 writes line 12 of page 1 at 95, after misses 8 (at 80)
+	 * and 9 (90) asked for it: miss 10 (100) asked again, and the line
+	 * comes at 150. */
+	ck_assert_uint_eq(vs_coherence_access(c, 1, pg[1] + 12 * LINE,
+					      VS_ACCESS_STORE, t + 95), 4);
+	ck_assert_uint_eq(load_at(c, 0, pg[1], 12, t + 120), 30);
+	/* Far enough apart, each line is there: a hit. */
+	walk_costs(c, &p, pg[2], 2 * t, 20, 12, cost);
+	ck_assert_uint_eq(cost[11], 4);
+	vs_coherence_destroy(c);
+	/* A whole page at distance 20, a miss every 2 cycles: the walk
+	 * settles at 50 - 20 * 2 = 10 a line; the run's times wrap their
+	 * ring of 32. */
+	c = make_small(&p, "prefetch_streams = 2\nprefetch_distance = 20\n",
+		       2);
+	walk_costs(c, &p, pg[3], t, 2, 64, cost);
+	for (i = 41; i < 64; i++)
+		ck_assert_uint_eq(cost[i], 10);
 	vs_coherence_destroy(c);
 }
 END_TEST
@@ -1233,7 +1317,7 @@ Suite *vcpu_cost_suite(void)
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
 		    test_loads_share_and_hold, test_load_waits_for_owner_hold,
 		    test_distances, test_store_buffer, test_clear,
-		    test_clear_cached, test_prefetch,
+		    test_clear_cached, test_prefetch, test_prefetch_distance,
 		    test_names_top, test_by_name,
 		    test_deterministic, test_names_neutral,
 		    test_names_off_heap, test_bad_args);

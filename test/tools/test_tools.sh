@@ -128,7 +128,8 @@ expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 # each required key and each optional number (the cache's) once with a
 # number (name: host), numbering once with
 # one of its two values or left out with a comment saying why,
-# prefetch_streams once or, with one CPU, left out likewise, and no
+# prefetch_streams once or, with one CPU, left out likewise,
+# prefetch_distance once where prefetch_streams is above 0, and no
 # other line but comments.  The profile in the file, progress on stderr.
 # Then on one CPU, where no pair can ping-pong.
 keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
@@ -165,6 +166,12 @@ profile_ok() {
 		lines=$((lines + 1)) ;;
 	*) return 1 ;;
 	esac
+	# prefetch_distance, 1 to 32, once where there are streams
+	if grep -Eqx "prefetch_streams = [1-9][0-9]*" "$1"; then
+		grep -Eqx "prefetch_distance = ([1-9]|[12][0-9]|3[0-2])" \
+			"$1" || return 1
+		lines=$((lines + 1))
+	fi
 	[ "$(grep -vc '^#' "$1")" -eq "$lines" ]
 }
 profile=$tmp/host.profile
@@ -181,7 +188,7 @@ if command -v taskset >/dev/null; then
 	rc=$?
 	expect '[ $rc -eq 0 ] && profile_ok "$out" &&
 		grep -q "^# same_socket: no pair of allowed CPUs" "$out" &&
-		! grep -q "^prefetch_streams" "$out"' \
+		! grep -q "^prefetch_" "$out"' \
 		"vcpu-calibrate on one CPU says no pair was measured"
 fi
 
