@@ -892,6 +892,26 @@ static int stack_map(struct vs__vcpu *v, size_t size)
 	return 0;
 }
 
+/*
+ * The machine's own structures come from mmap, zeroed, not from the
+ * heap: they may grow without moving what the work allocates, whose
+ * lines' offsets in their 4 KiB pages the cost model sees
+ * (sync/vcpu_cost.h).  Return: the memory, or NULL.
+ */
+static void *engine_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void engine_free(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
 static void machine_free(struct vs_machine *m)
 {
 	unsigned int i;
@@ -910,10 +930,10 @@ static void machine_free(struct vs_machine *m)
 		m->cfg.sched->fini(m->sched);
 	if (m->coh)
 		vs_coherence_destroy(m->coh);
-	free(m->heap);
-	free(m->cpus);
-	free(m->v);
-	free(m);
+	engine_free(m->heap, m->nr_all * sizeof(*m->heap));
+	engine_free(m->cpus, m->nr * sizeof(*m->cpus));
+	engine_free(m->v, m->nr_all * sizeof(*m->v));
+	engine_free(m, sizeof(*m));
 }
 
 int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cfg)
@@ -928,7 +948,7 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		return -EINVAL;
 	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
-	m = calloc(1, sizeof(*m));
+	m = engine_alloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	m->cfg = *cfg;
@@ -937,9 +957,9 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 	m->rng = cfg->seed;
 	m->hash = 0xcbf29ce484222325ull;
 	m->ghz = 1.0;
-	m->v = calloc(m->nr_all, sizeof(*m->v));
-	m->cpus = calloc(m->nr, sizeof(*m->cpus));
-	m->heap = calloc(m->nr_all, sizeof(*m->heap));
+	m->v = engine_alloc(m->nr_all * sizeof(*m->v));
+	m->cpus = engine_alloc(m->nr * sizeof(*m->cpus));
+	m->heap = engine_alloc(m->nr_all * sizeof(*m->heap));
 	if (!m->v || !m->cpus || !m->heap) {
 		machine_free(m);
 		return -ENOMEM;
