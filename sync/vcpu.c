@@ -49,12 +49,7 @@ int vs__vcpu_cur = -1;
 
 static uint64_t rng_next(struct vs_machine *m)
 {
-	/* splitmix64 */
-	uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return vs__splitmix64(&m->rng);
 }
 
 static void hash_event(struct vs_machine *m, unsigned int id, unsigned int op,
@@ -360,7 +355,7 @@ static void switch_to(struct vs_machine *m, struct vs__vcpu *from,
 #endif
 }
 
-/* ---- scheduling -------------------------------------------------------- */
+/* ---- deadlocks ----------------------------------------------------------- */
 
 static const char *state_name(enum vs__vstate s)
 {
@@ -421,42 +416,156 @@ static void no_runnable(struct vs_machine *m, struct vs__vcpu *from,
 	switch_to(m, from, NULL, dying);
 }
 
-/* The next vCPU to run, taken out of the heap, or NULL. */
-static struct vs__vcpu *take_next(struct vs_machine *m, struct vs__vcpu *cur)
-{
-	struct vs__vcpu *v;
-	int id;
+/* ---- a scheduler's choices (struct vs_vcpu_choice) --------------------- */
 
-	if (!m->heap_n)
-		return NULL;
-	if (m->cfg.sched) {
-		id = m->cfg.sched->pick(m->sched, m, cur ? (int)cur->id : -1);
-		if (id < 0 || (unsigned int)id >= m->nr_all ||
-		    m->v[id].heap_idx < 0)
-			vs__die("vcpu scheduler picked a vCPU that cannot run",
-				EINVAL);
-		v = &m->v[id];
-	} else {
-		v = m->heap[0];
+/* Put context @id into @cand[@from..*@n), kept in order of id. */
+static void cand_insert(unsigned int *cand, unsigned int from,
+			unsigned int *n, unsigned int id)
+{
+	unsigned int i = (*n)++;
+
+	while (i > from && cand[i - 1] > id) {
+		cand[i] = cand[i - 1];
+		i--;
 	}
+	cand[i] = id;
+}
+
+/*
+ * The contexts that may run now, the default first (struct
+ * vs_vcpu_choice.cand): @cur unless it @spins while another can run,
+ * then the runnable ones by id; sleepers with a timeout only when
+ * nothing else can run or @cur spins.
+ */
+static unsigned int candidates(const struct vs_machine *m,
+			       const struct vs__vcpu *cur, int spins,
+			       unsigned int *cand)
+{
+	unsigned int i, n = 0, first;
+	int timed;
+
+	if (cur)
+		cand[n++] = cur->id;
+	first = n;
+	for (timed = 0; timed < 2 && n == first; timed++) {
+		if (timed && cur && !spins)
+			break;
+		for (i = 0; i < m->heap_n; i++)
+			if ((m->heap[i]->state == VS__V_BLOCKED) == timed)
+				cand_insert(cand, first, &n, m->heap[i]->id);
+	}
+	if (cur && spins && n > 1) {
+		memmove(cand, cand + 1, (n - 1) * sizeof(*cand));
+		n--;
+	}
+	return n;
+}
+
+static void record(struct vs_machine *m, const struct vs_vcpu_choice *c,
+		   unsigned int run)
+{
+	struct vs_vcpu_decision *d;
+
+	if (m->dec_n == m->dec_cap) {
+		size_t cap = m->dec_cap ? 2 * m->dec_cap : 64;
+
+		d = realloc(m->dec, cap * sizeof(*d));
+		if (!d) {
+			m->dec_lost = 1;
+			return;
+		}
+		m->dec = d;
+		m->dec_cap = cap;
+	}
+	d = &m->dec[m->dec_n++];
+	d->at = c->at;
+	d->ctx = (uint16_t)c->ctx;
+	d->run = (uint16_t)run;
+	d->kind = (uint8_t)c->kind;
+}
+
+/*
+ * Ask the scheduler who runs: @cur before its event @op on @addr, or,
+ * with @cur NULL, whoever after @anchor stopped (NULL: the run starts).
+ * A decision other than the default is recorded.
+ * Return: the context, NULL when none can run.
+ */
+static struct vs__vcpu *choose(struct vs_machine *m, struct vs__vcpu *cur,
+			       const struct vs__vcpu *anchor, unsigned int op,
+			       const volatile void *addr)
+{
+	unsigned int cand[VS__VCPU_CONTEXTS], i;
+	struct vs_vcpu_choice c;
+
+	c.nr = candidates(m, cur, cur && op == VS_VCPU_RELAX, cand);
+	if (c.nr < 2)
+		return c.nr ? &m->v[cand[0]] : NULL;
+	if (cur)
+		anchor = cur;
+	c.kind = cur ? VS_VCPU_CHOOSE_RUN : VS_VCPU_CHOOSE_RUN_AFTER_STOP;
+	c.ctx = anchor ? anchor->id : VS_VCPU_HOST;
+	c.at = (anchor ? anchor->nev : m->host_nev) - 1;
+	c.cand = cand;
+	c.op = cur ? op : 0;
+	c.addr = cur ? addr : NULL;
+	c.index = m->nchoices++;
+	i = m->cfg.sched->choose(m->sched, m, &c);
+	if (i >= c.nr)
+		vs__die("vcpu scheduler chose past its alternatives", EINVAL);
+	if (i)
+		record(m, &c, cand[i]);
+	return &m->v[cand[i]];
+}
+
+/* ---- scheduling -------------------------------------------------------- */
+
+/*
+ * Take @v, chosen to run, out of the heap.  A sleeper times out first
+ * (its deadline came first, or the scheduler chose it) and runs when
+ * its vCPU is free.  Return: @v, or NULL when it now waits for its vCPU.
+ */
+static struct vs__vcpu *take(struct vs_machine *m, struct vs__vcpu *v)
+{
 	heap_remove(m, v);
-	if (v->state == VS__V_BLOCKED) {
-		/* A sleeper's deadline came first: it times out, and runs
-		 * when its vCPU is free. */
-		fq_del(m, v);
-		v->wait_ret = -ETIMEDOUT;
-		make_runnable(m, v, v->deadline, 0);
-		if (v->state != VS__V_RUNNABLE)
-			return take_next(m, cur);
-		heap_remove(m, v);
-	}
+	if (v->state != VS__V_BLOCKED)
+		return v;
+	fq_del(m, v);
+	v->wait_ret = -ETIMEDOUT;
+	make_runnable(m, v, v->deadline, 0);
+	if (v->state != VS__V_RUNNABLE)
+		return NULL;
+	heap_remove(m, v);
 	return v;
 }
 
-/* The running vCPU @v stops running (it blocked or its work ended). */
+/* The next context to run after @stopped stopped (NULL: the run
+ * starts), taken out of the heap, or NULL when none can run. */
+static struct vs__vcpu *take_next(struct vs_machine *m,
+				  struct vs__vcpu *stopped)
+{
+	struct vs__vcpu *v;
+
+	do {
+		if (!m->heap_n)
+			return NULL;
+		if (!m->cfg.sched) {
+			v = m->heap[0];
+			continue;
+		}
+		if (stopped)
+			stopped->nev++;
+		else
+			m->host_nev++;
+		v = choose(m, NULL, stopped, 0, NULL);
+	} while (!take(m, v));
+	return v;
+}
+
+/* The running context @v stops running (it blocked, its work ended or
+ * its slice is over). */
 static void run_next(struct vs_machine *m, struct vs__vcpu *v, int dying)
 {
-	struct vs__vcpu *next = take_next(m, NULL);
+	struct vs__vcpu *next = take_next(m, v);
 
 	if (!next) {
 		no_runnable(m, v, dying);
@@ -470,14 +579,18 @@ static void run_next(struct vs_machine *m, struct vs__vcpu *v, int dying)
 	switch_to(m, v, next, dying);
 }
 
-/* Give way to an earlier vCPU, if any (the default scheduler), or to
- * whichever the scheduler picks. */
-static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
+/*
+ * Before @v's event @op on @addr: give way to an earlier context, if
+ * any (the default scheduler), or to whichever the scheduler chooses.
+ */
+static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v,
+			unsigned int op, const volatile void *addr)
 {
 	struct vs__cpu *c = &m->cpus[v->cpu];
-	struct vs__vcpu *next;
+	struct vs__vcpu *next = NULL;
 
 	c->clock = v->clock;
+	v->nev++;
 	/* Its slice is over and another context waits for the vCPU. */
 	if (c->ready_head && v->clock - c->slice_start >= VS__VCPU_SLICE) {
 		cpu_release(m, v);
@@ -488,18 +601,17 @@ static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v)
 	}
 	if (!m->heap_n)
 		return;
-	if (!m->cfg.sched) {
-		if (!before(m->heap[0], v))
+	if (m->cfg.sched) {
+		next = choose(m, v, NULL, op, addr);
+		if (next == v)
 			return;
-	} else {
-		int id = m->cfg.sched->pick(m->sched, m, (int)v->id);
-
-		if (id == (int)v->id)
-			return;
+	} else if (!before(m->heap[0], v)) {
+		return;
 	}
 	v->state = VS__V_RUNNABLE;
 	heap_push(m, v);
-	next = take_next(m, v);
+	if (!next || !take(m, next))
+		next = take_next(m, v);
 	if (next == v) {
 		v->state = VS__V_RUNNING;
 		return;
@@ -548,7 +660,7 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	struct vs_machine_stats *st;
 	uint64_t cost, lead;
 
-	maybe_yield(m, v);
+	maybe_yield(m, v, op, addr);
 	st = &m->cpus[v->cpu].st;
 	cost = event_cost(m, v, addr, op, &lead);
 	if (lead) {
@@ -558,7 +670,7 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 		st->cycles += lead;
 		st->access_cycles += lead;
 		cost -= lead;
-		maybe_yield(m, v);
+		maybe_yield(m, v, op, addr);
 		st = &m->cpus[v->cpu].st;
 	}
 	v->clock += cost;
@@ -581,7 +693,7 @@ void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
 
 	if (!v || !m->coh || (unsigned int)what >= VS_VCPU_WORK_NR)
 		return;
-	maybe_yield(m, v);
+	maybe_yield(m, v, VS_VCPU_OP_WORK + (unsigned int)what, addr);
 	switch (what) {
 	case VS_VCPU_CLEAR:
 		cost = vs_coherence_charge_clear(m->coh, cost_cpu(m, v), addr,
@@ -930,6 +1042,7 @@ static void machine_free(struct vs_machine *m)
 		m->cfg.sched->fini(m->sched);
 	if (m->coh)
 		vs_coherence_destroy(m->coh);
+	free(m->dec);
 	engine_free(m->heap, m->nr_all * sizeof(*m->heap));
 	engine_free(m->cpus, m->nr * sizeof(*m->cpus));
 	engine_free(m->v, m->nr_all * sizeof(*m->v));
@@ -944,7 +1057,7 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 
 	if (!mp || !cfg || cfg->nr_vcpus < 1 || cfg->nr_vcpus > VS_VCPU_MAX)
 		return -EINVAL;
-	if (cfg->sched && !cfg->sched->pick)
+	if (cfg->sched && !cfg->sched->choose)
 		return -EINVAL;
 	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
@@ -977,7 +1090,7 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		err = vs_coherence_create(&m->coh, &m->profile, m->nr);
 	}
 	if (!err && cfg->sched && cfg->sched->init)
-		err = cfg->sched->init(&m->sched, m->nr_all, cfg->seed);
+		err = cfg->sched->init(&m->sched, &m->cfg);
 	if (err) {
 		machine_free(m);
 		return err;
@@ -1020,10 +1133,18 @@ static void host_stack(struct vs_machine *m)
 
 static int begin(struct vs_machine *m)
 {
+	unsigned int i;
+
 	if (!m)
 		return -EINVAL;
 	if (m->running || vs__vcpu_machine)
 		return -EBUSY;
+	for (i = 0; i < m->nr_all; i++)
+		m->v[i].nev = 0;
+	m->nchoices = 0;
+	m->host_nev = 0;
+	m->dec_n = 0;
+	m->dec_lost = 0;
 	m->running = 1;
 	m->done = 0;
 	m->deadlocked = 0;
@@ -1031,6 +1152,17 @@ static int begin(struct vs_machine *m)
 	vs__vcpu_machine = m;
 	host_stack(m);
 	return 0;
+}
+
+/* The run is over: what it returns, @err unless the scheduler says
+ * otherwise. */
+static int sched_end(struct vs_machine *m, int err)
+{
+	int e = 0;
+
+	if (m->cfg.sched && m->cfg.sched->end)
+		e = m->cfg.sched->end(m->sched, m);
+	return e ? e : err;
 }
 
 static void end(struct vs_machine *m)
@@ -1059,7 +1191,7 @@ int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 	first = take_next(m, NULL);
 	switch_to(m, NULL, first, 0);
 	/* Back on the host: every vCPU is idle, or a deadlock. */
-	err = m->deadlocked ? -EDEADLK : 0;
+	err = sched_end(m, m->deadlocked ? -EDEADLK : 0);
 	end(m);
 	return err;
 }
@@ -1091,6 +1223,8 @@ int vs_machine_enter(struct vs_machine *m)
 
 int vs_machine_leave(struct vs_machine *m)
 {
+	int err;
+
 	if (!m || !m->entered || m->cur != &m->v[0])
 		return -EINVAL;
 	while (m->nr_busy > 1)
@@ -1100,8 +1234,9 @@ int vs_machine_leave(struct vs_machine *m)
 	m->v[0].state = VS__V_IDLE;
 	m->nr_busy--;
 	m->entered = 0;
+	err = sched_end(m, 0);
 	end(m);
-	return 0;
+	return err;
 }
 
 /* ---- questions --------------------------------------------------------- */
@@ -1154,15 +1289,14 @@ const char *vs_machine_report(struct vs_machine *m)
 	return m ? m->report : "";
 }
 
-int vs_machine_runnable(struct vs_machine *m, unsigned int cpu)
+int vs_machine_decisions(struct vs_machine *m,
+			 const struct vs_vcpu_decision **dec, size_t *nr)
 {
-	const struct vs__vcpu *v;
-
-	if (!m || cpu >= m->nr_all)
-		return 0;
-	v = &m->v[cpu];
-	return v->state == VS__V_RUNNABLE || v->state == VS__V_RUNNING ||
-	       (v->state == VS__V_BLOCKED && v->heap_idx >= 0);
+	if (!m || !dec || !nr)
+		return -EINVAL;
+	*dec = m->dec;
+	*nr = m->dec_n;
+	return m->dec_lost ? -ENOMEM : 0;
 }
 
 uint64_t vs_machine_clock(struct vs_machine *m, int cpu)

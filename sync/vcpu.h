@@ -37,28 +37,201 @@
 #include "vcpu_profile.h"
 
 struct vs_machine;
+struct vs_machine_config;
 struct vs_coherence;
+
+/**
+ * enum vs_vcpu_choice_kind - where a scheduler is asked
+ * @VS_VCPU_CHOOSE_RUN: before an event of the running context: it goes
+ *	on, or another context runs first (a preemption)
+ * @VS_VCPU_CHOOSE_RUN_AFTER_STOP: the running context blocked, ended or
+ *	used up its time slice, or the run starts: which context runs
+ */
+enum vs_vcpu_choice_kind {
+	VS_VCPU_CHOOSE_RUN,
+	VS_VCPU_CHOOSE_RUN_AFTER_STOP,
+};
+
+/** VS_VCPU_HOST - vs_vcpu_choice.ctx of the choice that starts a run */
+#define VS_VCPU_HOST 0xffffu
+
+/** VS_VCPU_OP_WORK - vs_vcpu_choice.op of a vs_vcpu_work() (plus the
+ * enum vs_vcpu_work) */
+#define VS_VCPU_OP_WORK 0x100u
+
+/**
+ * struct vs_vcpu_choice - a choice point: two or more contexts may run
+ * @kind: where
+ * @ctx: the anchor: the context whose event it comes before (RUN) or
+ *	 that stopped (RUN_AFTER_STOP); VS_VCPU_HOST when the run starts
+ * @at: how many times @ctx had reached the scheduler before, its own
+ *	count: with @ctx it places the choice in the run whatever the other
+ *	contexts did, so that a schedule is the list of its decisions
+ *	that differ from the default (struct vs_vcpu_decision)
+ * @nr: the alternatives, at least 2
+ * @cand: their context ids (work ids of vs_machine_spawn(), or the
+ *	  engine's daemons).  @cand[0] is the default: the running context
+ *	  (RUN) unless its event is a vs_cpu_relax(), else the lowest id;
+ *	  then the runnable contexts by id.  A context asleep with a
+ *	  timeout is a candidate only when nothing else can run, or the
+ *	  running one spins: timeouts expire when waiting is all that is
+ *	  left, and a chosen sleeper times out
+ * @op: RUN: the pending event's enum vs_vcpu_op, or VS_VCPU_OP_WORK
+ *	plus its enum vs_vcpu_work; RUN_AFTER_STOP: 0
+ * @addr: RUN: what the event touches, or NULL
+ * @index: the choice points before this one in the run
+ */
+struct vs_vcpu_choice {
+	enum vs_vcpu_choice_kind kind;
+	unsigned int ctx;
+	uint32_t at;
+	unsigned int nr;
+	const unsigned int *cand;
+	unsigned int op;
+	const volatile void *addr;
+	unsigned long index;
+};
+
+/**
+ * struct vs_vcpu_decision - a choice that was not the default
+ * @at: the anchor's count (vs_vcpu_choice.at)
+ * @ctx: the anchor (vs_vcpu_choice.ctx)
+ * @run: the context chosen
+ * @kind: the enum vs_vcpu_choice_kind
+ */
+struct vs_vcpu_decision {
+	uint32_t at;
+	uint16_t ctx;
+	uint16_t run;
+	uint8_t kind;
+};
 
 /**
  * struct vs_vcpu_sched_ops - who runs next
  * @name: for messages
- * @init: make the scheduler's state for a machine of @nr vCPUs
- *        seeded by @seed; 0 or a negative errno
- * @pick: at an event of the running vCPU @cur (or -1 when it just
- *        blocked or finished), return the runnable vCPU to run next;
- *        vs_machine_runnable() and vs_machine_clock() tell it what
- *        may run and when
+ * @init: make the scheduler's state for the machine @cfg describes
+ *        (its seed, its vs_machine_config.sched_arg); 0 or a negative
+ *        errno, which vs_machine_create() returns
+ * @choose: at choice point @c, the index in @c->cand of the context to
+ *          run, below @c->nr.  Called once per choice point, only where
+ *          there are two or more alternatives
+ * @end: NULL, or called when a run ends (vs_machine_run() returns or
+ *       vs_machine_leave()): 0, or a negative errno that the run
+ *       returns instead of its own (a replay that did not fit)
  * @fini: free the state
  *
  * A NULL ops pointer means the engine's own: the earliest clock, ties
- * broken by the seeded PRNG.
+ * broken by the seeded PRNG.  With a scheduler, virtual time is still
+ * charged but does not decide who runs.
  */
 struct vs_vcpu_sched_ops {
 	const char *name;
-	int (*init)(void **state, unsigned int nr, uint64_t seed);
-	int (*pick)(void *state, struct vs_machine *m, int cur);
+	int (*init)(void **state, const struct vs_machine_config *cfg);
+	unsigned int (*choose)(void *state, struct vs_machine *m,
+			       const struct vs_vcpu_choice *c);
+	int (*end)(void *state, struct vs_machine *m);
 	void (*fini)(void *state);
 };
+
+/**
+ * vs_vcpu_sched_random - at every choice point, any alternative,
+ * uniformly, from a PRNG seeded with vs_machine_config.seed: each run
+ * of the machine draws another schedule
+ */
+VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_random;
+
+/** VS_VCPU_PCT_DEPTH - the bug depth PCT aims at by default */
+#define VS_VCPU_PCT_DEPTH 3
+
+/**
+ * struct vs_vcpu_pct - vs_machine_config.sched_arg of vs_vcpu_sched_pct
+ * (optional: NULL for the defaults)
+ * @depth: d, the bug depth aimed at, 1..16: d-1 priority change points
+ *	   a run
+ */
+struct vs_vcpu_pct {
+	unsigned int depth;
+};
+
+/**
+ * vs_vcpu_sched_pct - probabilistic concurrency testing (Burckhardt,
+ * Kothari, Musuvathi and Nagarakatte, ASPLOS 2010): random priorities,
+ * the highest runs, d-1 random change points a run.  A bug that needs
+ * d ordering constraints is found by one run with probability at least
+ * 1/(n k^(d-1)), n contexts and k choice points.  Each run of the
+ * machine is another draw; the first has no change points and
+ * measures k.
+ */
+VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_pct;
+
+/** VS_VCPU_DFS_MAX - the largest preemption bound of vs_vcpu_sched_dfs */
+#define VS_VCPU_DFS_MAX 64
+
+/**
+ * struct vs_vcpu_dfs - vs_machine_config.sched_arg of vs_vcpu_sched_dfs
+ * (optional: NULL for a bound of 2)
+ * @max_preemptions: explore every schedule with at most this many
+ *		     preemptions, 0..VS_VCPU_DFS_MAX
+ */
+struct vs_vcpu_dfs {
+	unsigned int max_preemptions;
+};
+
+/**
+ * vs_vcpu_sched_dfs - every schedule with at most a bound of
+ * preemptions, one a run, depth first (stateless model checking with
+ * iterative context bounding).  A preemption is running another
+ * context where the running one could go on; switching where it
+ * blocked, ended or spins is free.  Bounds 0, 1, ... run in turn, so a
+ * failure is first found with the fewest preemptions.  The work must
+ * repeat exactly from run to run: a run that does not follow the path
+ * returns -ESTALE and ends the search.  vs_vcpu_dfs_stats() says when
+ * the space is exhausted; further runs then take the defaults.
+ */
+VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_dfs;
+
+/**
+ * struct vs_vcpu_dfs_stats - where a vs_vcpu_sched_dfs search stands
+ * @schedules: runs so far
+ * @bound: the preemption bound being explored
+ * @exhausted: every schedule within the maximum bound has run
+ */
+struct vs_vcpu_dfs_stats {
+	unsigned long schedules;
+	unsigned int bound;
+	int exhausted;
+};
+
+/**
+ * vs_vcpu_dfs_stats - where the search of @m's vs_vcpu_sched_dfs stands
+ * @m: a machine created with vs_vcpu_sched_dfs
+ * @st: filled in
+ *
+ * Context: the machine's host thread, outside a run.
+ * Return: 0, or -EINVAL for NULL or a machine with another scheduler.
+ */
+VS_EXTERN int vs_vcpu_dfs_stats(struct vs_machine *m,
+				struct vs_vcpu_dfs_stats *st);
+
+/**
+ * struct vs_vcpu_replay - vs_machine_config.sched_arg of
+ * vs_vcpu_sched_replay: a schedule
+ * @dec: its decisions in the order they were taken (vs_machine_decisions())
+ * @nr: how many
+ */
+struct vs_vcpu_replay {
+	const struct vs_vcpu_decision *dec;
+	size_t nr;
+};
+
+/**
+ * vs_vcpu_sched_replay - take the decisions of a struct vs_vcpu_replay
+ * (copied at vs_machine_create()) where their anchors come, the default
+ * everywhere else: the same work gives the same run, event for event.
+ * A decision whose context is not among the alternatives, or one never
+ * reached, makes the run return -ESTALE: the schedule does not fit.
+ */
+VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
 
 /**
  * struct vs_machine_config - vs_machine_create() settings
@@ -69,6 +242,8 @@ struct vs_vcpu_sched_ops {
  * @seed: the PRNG seed (tie-breaks, the scheduler's choices)
  * @stack_size: bytes per vCPU stack, 0 for 256 KiB
  * @sched: the scheduler, NULL for the earliest clock
+ * @sched_arg: the scheduler's parameter (struct vs_vcpu_replay for
+ *	       vs_vcpu_sched_replay), or NULL
  * @flags: 0, or VS_MACHINE_NO_TRAPS
  */
 struct vs_machine_config {
@@ -77,6 +252,7 @@ struct vs_machine_config {
 	uint64_t seed;
 	size_t stack_size;
 	const struct vs_vcpu_sched_ops *sched;
+	const void *sched_arg;
 	unsigned int flags;
 };
 
@@ -123,7 +299,7 @@ VS_EXTERN int vs_machine_destroy(struct vs_machine *m);
  *
  * Context: the host thread that created @m, not inside a machine.
  * Return: 0, -EDEADLK, -EINVAL for a NULL argument, -EBUSY when @m
- * already runs.
+ * already runs, or the scheduler's error (struct vs_vcpu_sched_ops.end).
  */
 VS_EXTERN int vs_machine_run(struct vs_machine *m, void (*fn)(void *),
 			     void *arg);
@@ -148,7 +324,8 @@ VS_EXTERN int vs_machine_enter(struct vs_machine *m);
  * @m: the machine entered with vs_machine_enter()
  *
  * Context: vCPU 0 of @m, entered.
- * Return: 0, -EINVAL when the caller is not vCPU 0 of an entered @m.
+ * Return: 0, -EINVAL when the caller is not vCPU 0 of an entered @m,
+ * or the scheduler's error (struct vs_vcpu_sched_ops.end).
  */
 VS_EXTERN int vs_machine_leave(struct vs_machine *m);
 
@@ -295,15 +472,20 @@ VS_EXTERN uint64_t vs_machine_hash(struct vs_machine *m);
 VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
 
 /**
- * vs_machine_runnable - may the context @cpu run now?
+ * vs_machine_decisions - the schedule of the last run: its scheduler's
+ * decisions that were not the default, in order
  * @m: the machine
- * @cpu: a context: a work id of vs_machine_spawn(), or the engine's
+ * @dec: receives the list, owned by @m until its next run
+ * @nr: receives its length (0 without a scheduler)
  *
- * For schedulers.
- * Context: inside vs_vcpu_sched_ops.pick.
- * Return: nonzero when @cpu is runnable (the running one included).
+ * Replayed by vs_vcpu_sched_replay.
+ * Context: the machine's host thread, outside a run.
+ * Return: 0; -EINVAL for a NULL argument; -ENOMEM when a decision
+ * could not be recorded (the list is then incomplete).
  */
-VS_EXTERN int vs_machine_runnable(struct vs_machine *m, unsigned int cpu);
+VS_EXTERN int vs_machine_decisions(struct vs_machine *m,
+				   const struct vs_vcpu_decision **dec,
+				   size_t *nr);
 
 /**
  * vs_machine_clock - the virtual time of vCPU @cpu, in cycles

@@ -54,6 +54,8 @@ struct vs__vcpu {
 	void (*fn)(void *);
 	void *arg;
 	uint32_t gen;			/* bumped when work ends (joins) */
+	uint32_t nev;			/* times it reached the scheduler:
+					 * vs_vcpu_choice.at */
 	/* a futex sleep */
 	const volatile void *wait_word;
 	struct vs__vcpu *wait_next;
@@ -100,10 +102,26 @@ struct vs_machine {
 	struct vs_coherence *coh;	/* NULL: every access costs 1 */
 	struct vs__vcpu *fq[VS__FQ_BUCKETS];	/* futex queues, FIFO */
 	void *sched;			/* the scheduler's state */
+	/* The run's schedule (vs_machine_decisions()), with a scheduler */
+	unsigned long nchoices;		/* choice points so far */
+	uint32_t host_nev;		/* the host's vs_vcpu_choice.at */
+	struct vs_vcpu_decision *dec;	/* not the default, in order */
+	size_t dec_n, dec_cap;
+	int dec_lost;			/* one could not be recorded */
 	void *rcu;			/* sync/rcu_vcpu.c's state */
 	void (*rcu_destroy)(struct vs_machine *m);
 	char report[8192];
 };
+
+/* The next number of the splitmix64 sequence of *@state. */
+static inline uint64_t vs__splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
 
 /* The machine and vCPU the host thread is running now. */
 extern struct vs_machine *vs__vcpu_machine;
