@@ -56,6 +56,8 @@ _Noreturn void vs__die(const char *what, int err);
 
 /* The held locks of vCPU @cpu (natively: of the caller), as text. */
 size_t vs__lockstat_held_of(int cpu, char *buf, size_t len);
+/* Forget the locks vCPU @cpu holds: its context was dropped. */
+void vs__lockstat_forget(int cpu);
 
 /* Monotonic clock in nanoseconds: virtual time on a vCPU. */
 static inline uint64_t vs__now_ns(void)

@@ -452,6 +452,15 @@ int vs_lockstat_print(FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+void vs__lockstat_forget(int cpu)
+{
+#if VS_VCPU
+	VS__OF(nr_held_, cpu) = 0;
+#else
+	(void)cpu;	/* natively per thread: no context to drop */
+#endif
+}
+
 size_t vs__lockstat_held_of(int cpu, char *buf, size_t len)
 {
 	struct held_lock *h = VS__OF(held_, cpu);

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #endif
 #endif
 #ifdef VCPU_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -44,6 +46,7 @@ struct vs_machine *vs__vcpu_machine;
 int vs__vcpu_cur = -1;
 
 #define DEFAULT_STACK (256 * 1024)
+#define FNV_BASIS 0xcbf29ce484222325ull	/* the event hash's start */
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -653,6 +656,23 @@ static uint64_t event_cost(struct vs_machine *m, struct vs__vcpu *v,
 					v->clock, lead);
 }
 
+/* More events than max_events: the run fails as stuck. */
+static void count_event(struct vs_machine *m, const struct vs__vcpu *v)
+{
+	if (v->id == m->streak_id) {
+		m->streak++;
+	} else {
+		m->streak_id = v->id;
+		m->streak = 1;
+	}
+	if (!m->cfg.max_events || ++m->nevents <= m->cfg.max_events)
+		return;
+	(void)vs_machine_fail("stuck: more than %llu events (max_events); "
+			      "the last %llu in a row were this work's",
+			      (unsigned long long)m->cfg.max_events,
+			      (unsigned long long)m->streak);
+}
+
 void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 {
 	struct vs_machine *m = vs__vcpu_machine;
@@ -660,6 +680,7 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	struct vs_machine_stats *st;
 	uint64_t cost, lead;
 
+	count_event(m, v);
 	maybe_yield(m, v, op, addr);
 	st = &m->cpus[v->cpu].st;
 	cost = event_cost(m, v, addr, op, &lead);
@@ -848,6 +869,34 @@ int vs__vcpu_futex_wake(const volatile void *word, int nr)
 void vs__vcpu_yield(void)
 {
 	vs__vcpu_event(NULL, VS_VCPU_RELAX);
+}
+
+int vs_machine_fail(const char *fmt, ...)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__vcpu *v = m ? m->cur : NULL;
+	size_t len = sizeof(m->report), at;
+	va_list ap;
+
+	if (!v || !fmt)
+		return -EINVAL;
+	at = (size_t)snprintf(m->report, len, "vcpu: failed: work %u on vCPU "
+			      "%u at virtual time %llu cycles: ", v->id,
+			      v->cpu, (unsigned long long)v->clock);
+	if (at < len) {
+		va_start(ap, fmt);
+		at += (size_t)vsnprintf(m->report + at, len - at, fmt, ap);
+		va_end(ap);
+	}
+	if (at < len - 1)
+		strcat(m->report, "\n");
+	m->failed = 1;
+	if (m->entered) {
+		fputs(m->report, stderr);
+		abort();
+	}
+	switch_to(m, v, NULL, 0);
+	vs__die("vcpu: a failed vCPU was resumed", EINVAL);
 }
 
 /* ---- work on a vCPU ---------------------------------------------------- */
@@ -1068,7 +1117,7 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 	m->nr = cfg->nr_vcpus;
 	m->nr_all = VS__VCPU_CONTEXTS;
 	m->rng = cfg->seed;
-	m->hash = 0xcbf29ce484222325ull;
+	m->hash = FNV_BASIS;
 	m->ghz = 1.0;
 	m->v = engine_alloc(m->nr_all * sizeof(*m->v));
 	m->cpus = engine_alloc(m->nr * sizeof(*m->cpus));
@@ -1111,6 +1160,66 @@ int vs_machine_destroy(struct vs_machine *m)
 	return 0;
 }
 
+/* Drop context @v, wherever it stood; its stack is kept. */
+static void context_reset(struct vs__vcpu *v)
+{
+#ifdef VCPU_ASAN
+	if (v->map)	/* frames it never returned from stay poisoned */
+		__asan_unpoison_memory_region(v->stack_lo, v->stack_len);
+#endif
+	v->ready_next = NULL;
+	v->state = VS__V_IDLE;
+	v->clock = 0;
+	v->tiebreak = 0;
+	v->heap_idx = -1;
+	v->fn = NULL;
+	v->arg = NULL;
+	v->gen = 0;
+	v->nev = 0;
+	v->wait_word = NULL;
+	v->wait_next = NULL;
+	v->deadline = UINT64_MAX;
+	v->wait_ret = 0;
+	v->asan_fake = NULL;
+	vs__lockstat_forget((int)v->id);
+}
+
+int vs_machine_reset(struct vs_machine *m, uint64_t seed)
+{
+	struct vs_coherence *coh = NULL;
+	unsigned int i;
+	int err;
+
+	if (!m)
+		return -EINVAL;
+	if (m->running)
+		return -EBUSY;
+	if (m->coh) {		/* first what can fail */
+		err = vs_coherence_create(&coh, &m->profile, m->nr);
+		if (err)
+			return err;
+		vs_coherence_destroy(m->coh);
+		m->coh = coh;
+	}
+	for (i = 0; i < m->nr_all; i++)
+		context_reset(&m->v[i]);
+	memset(m->cpus, 0, m->nr * sizeof(*m->cpus));
+	memset(m->fq, 0, sizeof(m->fq));
+	m->heap_n = 0;
+	m->nr_busy = 0;
+	m->busy_word = 0;
+	m->cfg.seed = seed;
+	m->rng = seed;
+	m->hash = FNV_BASIS;
+	m->done = 0;
+	m->deadlocked = 0;
+	m->failed = 0;
+	m->report[0] = 0;
+	if (m->rcu_destroy)
+		m->rcu_destroy(m);
+	return 0;
+}
+
 /* The host thread's stack, for ASan's fiber switches. */
 static void host_stack(struct vs_machine *m)
 {
@@ -1137,17 +1246,18 @@ static int begin(struct vs_machine *m)
 
 	if (!m)
 		return -EINVAL;
-	if (m->running || vs__vcpu_machine)
+	if (m->running || vs__vcpu_machine || m->deadlocked || m->failed)
 		return -EBUSY;
 	for (i = 0; i < m->nr_all; i++)
 		m->v[i].nev = 0;
+	m->nevents = 0;
+	m->streak = 0;
 	m->nchoices = 0;
 	m->host_nev = 0;
 	m->dec_n = 0;
 	m->dec_lost = 0;
 	m->running = 1;
 	m->done = 0;
-	m->deadlocked = 0;
 	m->report[0] = 0;
 	vs__vcpu_machine = m;
 	host_stack(m);
@@ -1191,7 +1301,8 @@ int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 	first = take_next(m, NULL);
 	switch_to(m, NULL, first, 0);
 	/* Back on the host: every vCPU is idle, or a deadlock. */
-	err = sched_end(m, m->deadlocked ? -EDEADLK : 0);
+	err = sched_end(m, m->failed ? -ECANCELED :
+			m->deadlocked ? -EDEADLK : 0);
 	end(m);
 	return err;
 }

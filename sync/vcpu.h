@@ -244,6 +244,9 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  * @sched: the scheduler, NULL for the earliest clock
  * @sched_arg: the scheduler's parameter (struct vs_vcpu_replay for
  *	       vs_vcpu_sched_replay), or NULL
+ * @max_events: 0, or the most seam events a run may take: past it the
+ *		run fails as stuck (a livelock, a spin that never ends),
+ *		as vs_machine_fail() does, instead of running forever
  * @flags: 0, or VS_MACHINE_NO_TRAPS
  */
 struct vs_machine_config {
@@ -253,6 +256,7 @@ struct vs_machine_config {
 	size_t stack_size;
 	const struct vs_vcpu_sched_ops *sched;
 	const void *sched_arg;
+	uint64_t max_events;
 	unsigned int flags;
 };
 
@@ -295,14 +299,56 @@ VS_EXTERN int vs_machine_destroy(struct vs_machine *m);
  * When every vCPU that has work is blocked with no timeout pending,
  * the run stops: the report (vs_machine_report()) says, for each vCPU,
  * the word it sleeps on and the locks it holds, and the function
- * returns -EDEADLK.  It never hangs on a deadlock.
+ * returns -EDEADLK.  It never hangs on a deadlock.  A run that fails
+ * (vs_machine_fail(), or more events than max_events) returns
+ * -ECANCELED, with the report saying why.  After either, the vCPUs are
+ * left where they stood, and @m runs again only after
+ * vs_machine_reset().
  *
  * Context: the host thread that created @m, not inside a machine.
- * Return: 0, -EDEADLK, -EINVAL for a NULL argument, -EBUSY when @m
- * already runs, or the scheduler's error (struct vs_vcpu_sched_ops.end).
+ * Return: 0, -EDEADLK, -ECANCELED, -EINVAL for a NULL argument, -EBUSY
+ * when @m already runs or must be reset first, or the scheduler's
+ * error (struct vs_vcpu_sched_ops.end).
  */
 VS_EXTERN int vs_machine_run(struct vs_machine *m, void (*fn)(void *),
 			     void *arg);
+
+/**
+ * vs_machine_reset - make @m as vs_machine_create() left it, with a new
+ * seed, keeping its memory
+ * @m: the machine, not running
+ * @seed: the engine's new seed (tie-breaks)
+ *
+ * Every context goes back to idle, whatever it was doing: one left
+ * blocked by a deadlock or abandoned by a failure is dropped, its stack
+ * kept for reuse.  Clocks, statistics, the event hash, the futex
+ * queues, RCU's state, the cost model's lines and the held locks that
+ * lock statistics track start again from zero; a run after the reset
+ * is the run of a new machine, event for event.  The scheduler keeps
+ * its state (a search goes on from schedule to schedule); the work's
+ * own objects are the work's.
+ *
+ * Context: the host thread that created @m, outside vs_machine_run().
+ * Return: 0, -EINVAL for NULL, -EBUSY while it runs, -ENOMEM (then @m
+ * is unchanged).
+ */
+VS_EXTERN int vs_machine_reset(struct vs_machine *m, uint64_t seed);
+
+/**
+ * vs_machine_fail - stop the run: a check failed
+ * @fmt: printf format of one line saying what, then its arguments
+ *
+ * The report (vs_machine_report()) gets the line, the failing work and
+ * vCPU and the virtual time, and vs_machine_run() returns -ECANCELED.
+ * Every vCPU is left where it stands until vs_machine_reset().  Under
+ * vs_machine_enter() there is no host context to return to: the report
+ * is printed and the process aborts, as for a deadlock.
+ *
+ * Context: a vCPU of a running machine.
+ * Return: only when called elsewhere: -EINVAL.
+ */
+VS_EXTERN int vs_machine_fail(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 /**
  * vs_machine_enter - make the calling host thread vCPU 0 of @m
@@ -463,7 +509,8 @@ VS_EXTERN int vs_machine_stats(struct vs_machine *m, int cpu,
 VS_EXTERN uint64_t vs_machine_hash(struct vs_machine *m);
 
 /**
- * vs_machine_report - the deadlock report of the last run, or ""
+ * vs_machine_report - why the last run stopped early (a deadlock, a
+ * failure), or ""
  * @m: the machine
  *
  * Context: as vs_machine_stats().

@@ -91,6 +91,10 @@ struct vs_machine {
 	int entered;			/* vs_machine_enter(): vCPU 0 is the host */
 	int done;			/* every vCPU with work finished */
 	int deadlocked;
+	int failed;			/* vs_machine_fail(), or stuck */
+	uint64_t nevents;		/* seam events of this run */
+	unsigned int streak_id;		/* the context of the last events */
+	uint64_t streak;		/* how many in a row */
 	unsigned int nr_busy;		/* non-daemon vCPUs with work */
 	uint32_t busy_word;		/* waited on by vs_machine_leave() */
 	struct vs__vcpu **heap;

@@ -11,6 +11,11 @@
  *            virtual seconds: host time per simulated fault and per
  *            virtual second
  *
+ *   schedules  exploration: --vcpus contexts (3) each take a spinlock
+ *            and increment a counter 16 times, one schedule after another
+ *            under PCT with the machine reset between them (--work
+ *            schedules, 20000): host schedules per second
+ *
  * Each prints one line of host figures and one "virtual:" line that
  * depends only on the configuration and --seed (the event hash, the
  * virtual time, the counts): the determinism test runs it twice in two
@@ -24,6 +29,7 @@
 #include <uv.h>
 
 #include "vmsim.h"
+#include "sync/spinlock.h"
 #include "sync/vcpu.h"
 #include "bench.h"
 #include "vcpu_barrier.h"
@@ -33,7 +39,7 @@
 #define BASE 0x100000000UL
 
 static struct {
-	bool chosen[2];
+	bool chosen[3];
 	unsigned int vcpus;
 	const char *machine;
 	uint64_t seed;
@@ -157,6 +163,99 @@ static int fault_setup(void)
 /* ---- running --------------------------------------------------------- */
 
 /* The most contended lines, with the names vm/ gave them. */
+/* ---- schedules --------------------------------------------------------- */
+
+#define SCHED_INCS 16
+#define SCHED_DEFAULT 20000
+
+static vs_spinlock_t sched_lock;
+static vs_atomic_long_t sched_count;
+
+static void sched_worker(void *arg)
+{
+	long x;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < SCHED_INCS; i++) {
+		vs_spin_lock(&sched_lock);
+		x = vs_read_once(&sched_count);
+		vs_write_once(&sched_count, x + 1);
+		vs_spin_unlock(&sched_lock);
+	}
+}
+
+static void sched_main(void *arg)
+{
+	int id[VS_VCPU_MAX];
+	unsigned int i;
+
+	(void)arg;
+	for (i = 1; i < opt.vcpus; i++)
+		id[i] = vs_machine_spawn(machine, i, sched_worker, NULL);
+	sched_worker(NULL);
+	for (i = 1; i < opt.vcpus; i++)
+		(void)vs_machine_join(machine, (unsigned int)id[i]);
+}
+
+/* One schedule on the reset machine; its events, 0 when it failed. */
+static uint64_t one_schedule(unsigned long s)
+{
+	struct vs_machine_stats st;
+	int err;
+
+	vs_machine_reset(machine, opt.seed + s);
+	vs_spin_lock_init(&sched_lock);
+	vs_atomic_init(&sched_count, 0);
+	err = vs_machine_run(machine, sched_main, NULL);
+	if (err || vs_read_once(&sched_count) != (long)opt.vcpus * SCHED_INCS) {
+		fprintf(stderr, "vcpubench: schedules: schedule %lu: %s, "
+			"count %ld\n%s", s, vs_strerror(err),
+			vs_read_once(&sched_count), vs_machine_report(machine));
+		return 0;
+	}
+	vs_machine_stats(machine, -1, &st);
+	return st.events;
+}
+
+static int run_schedules(void)
+{
+	struct vs_machine_config cfg = {
+		.nr_vcpus = opt.vcpus, .seed = opt.seed,
+		.sched = &vs_vcpu_sched_pct, .max_events = 1000000,
+	};
+	unsigned long s, n = bench_given(BENCH_OPT_WORK) ? opt.work :
+			     SCHED_DEFAULT;
+	uint64_t t0, events = 0, ev, hash = 0;
+	double host_s;
+	int err = vs_machine_create(&machine, &cfg);
+
+	if (err) {
+		fprintf(stderr, "vcpubench: schedules: %s\n", vs_strerror(err));
+		return err;
+	}
+	t0 = uv_hrtime();
+	for (s = 0; s < n; s++) {
+		ev = one_schedule(s);
+		if (!ev) {
+			vs_machine_destroy(machine);
+			return -ECANCELED;
+		}
+		events += ev;
+		hash = (hash ^ vs_machine_hash(machine)) * 0x100000001b3ull;
+	}
+	host_s = (double)(uv_hrtime() - t0) / 1e9;
+	printf("schedules on %u vCPUs (pct): %lu schedules of %.0f events, "
+	       "%.2f s of host time, %.0f schedules/s, %.1f ns per event\n",
+	       opt.vcpus, n, (double)events / (double)n, host_s,
+	       (double)n / host_s, host_s * 1e9 / (double)events);
+	printf("virtual: schedules seed %llu: %lu schedules, %llu events, "
+	       "hash %016llx\n", (unsigned long long)opt.seed, n,
+	       (unsigned long long)events, (unsigned long long)hash);
+	vs_machine_destroy(machine);
+	return 0;
+}
+
 static void print_hot(void)
 {
 	struct vs_coherence_hot hot[5];
@@ -222,19 +321,19 @@ static int run(const char *bench, void (*fn)(void *))
 
 /* ---- options ---------------------------------------------------------- */
 
-static const char *const bench_names[] = { "events", "fault" };
+static const char *const bench_names[] = { "events", "fault", "schedules" };
 
 static const char *bench_name(int i)
 {
-	return i < 2 ? bench_names[i] : NULL;
+	return i < 3 ? bench_names[i] : NULL;
 }
 
 static void bench_item(const char *item)
 {
-	int i = bench_arg_name(item, bench_name, "a benchmark", true);
+	int i = bench_arg_name(item, bench_name, "a benchmark", true), k;
 
-	opt.chosen[0] |= i < 0 || i == 0;
-	opt.chosen[1] |= i < 0 || i == 1;
+	for (k = 0; k < 3; k++)
+		opt.chosen[k] |= i < 0 || i == k;
 }
 
 static void set_option(int key, char *arg)
@@ -262,19 +361,21 @@ static void set_option(int key, char *arg)
 }
 
 static const char about[] =
-"The speed of the virtual-CPU engine: host ns per event and per\n"
-"simulated fault, and a deterministic workload (the \"virtual:\" line\n"
-"is the same for the same options in any process).\n";
+"The speed of the virtual-CPU engine: host ns per event, per\n"
+"simulated fault and per explored schedule, and a deterministic\n"
+"workload (the \"virtual:\" line is the same for the same options in\n"
+"any process).\n";
 
 static const struct bench_opt opts[] = {
-	{ BENCH_OPT_BENCH, "events, fault or all (default all)", NULL },
+	{ BENCH_OPT_BENCH, "events, fault, schedules or all (default all)",
+	  NULL },
 	{ BENCH_OPT_VCPUS, "virtual CPUs (default 4 for events, 60 for\n"
-			   "fault)", NULL },
+			   "fault, 3 for schedules)", NULL },
 	{ BENCH_OPT_MACHINE, "machine profile by name or path (default flat\n"
 			     "for events, ivb-ex-4x15x2 for fault)", NULL },
 	{ BENCH_OPT_DURATION, "virtual seconds of fault (default 1)", NULL },
-	{ BENCH_OPT_WORK, "operations per vCPU in events (default 100000)",
-	  NULL },
+	{ BENCH_OPT_WORK, "operations per vCPU in events (default 100000);\n"
+			  "schedules in schedules (default 20000)", NULL },
 	{ BENCH_OPT_STRATEGY, "fault strategy of fault (default locked)",
 	  NULL },
 	{ BENCH_OPT_SEED, "the engine's seed (default 1)", NULL },
@@ -316,6 +417,10 @@ int main(int argc, char **argv)
 		      run("fault", fault_main) ? 1 : 0;
 		if (mm)
 			vs_mm_destroy(mm);
+	}
+	if (opt.chosen[2] && !err) {
+		opt.vcpus = vcpus ? vcpus : 3;
+		err = run_schedules() ? 1 : 0;
 	}
 	return err;
 }

@@ -584,6 +584,138 @@ START_TEST(vcpu_deadlock_reported)
 		      strstr(r, "vCPU 1 (work 1): blocked"), "report: %s", r);
 	ck_assert_msg(strstr(r, "holds: dl_lock_a (write)") &&
 		      strstr(r, "holds: dl_lock_b (write)"), "report: %s", r);
+	/* Its vCPUs stay blocked until a reset, which drops them and the
+	 * locks they held. */
+	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), -EBUSY);
+	ck_assert_int_eq(vs_machine_reset(cur, 1), 0);
+	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* ---- failures, the stuck bound and reset ------------------------------- */
+
+static vs_atomic32_t step;
+
+static void fail_at_third(void *arg)
+{
+	(void)arg;
+	while (vs_fetch_add(&step, 1) < 2)
+		;
+	(void)vs_machine_fail("step %d went wrong", 3);
+	ck_abort_msg("vs_machine_fail returned on a vCPU");
+}
+
+static void spawn_failer(void *arg)
+{
+	int id = vs_machine_spawn(cur, 1, fail_at_third, NULL);
+
+	(void)arg;
+	ck_assert_int_eq(id, 1);
+	(void)vs_machine_join(cur, (unsigned int)id);
+	ck_abort_msg("joined a work that failed");
+}
+
+/* The same work on a new machine and on @m after a reset: the same
+ * events, bit for bit. */
+static void same_as_new(struct vs_machine *m,
+			const struct vs_vcpu_profile *p, uint64_t seed)
+{
+	struct vs_machine *fresh = mach(4, p);
+	uint64_t h;
+
+	ck_assert_int_eq(vs_machine_reset(fresh, seed), 0);
+	cur = fresh;
+	vs_atomic_init(&sum, 0);
+	ck_assert_int_eq(vs_machine_run(fresh, spawner, NULL), 0);
+	h = vs_machine_hash(fresh);
+	ck_assert_int_eq(vs_machine_destroy(fresh), 0);
+	ck_assert_int_eq(vs_machine_reset(m, seed), 0);
+	cur = m;
+	vs_atomic_init(&sum, 0);
+	ck_assert_int_eq(vs_machine_run(m, spawner, NULL), 0);
+	ck_assert_uint_eq(vs_machine_hash(m), h);
+}
+
+/* A check that fails on a vCPU stops the run with its message, the
+ * failing work and the time; the machine then runs only after a reset,
+ * and a reset machine runs as a new one. */
+START_TEST(vcpu_fail_then_reset)
+{
+	struct vs_vcpu_profile p;
+	char first[512], err[128];
+	const char *r;
+	int i;
+
+	ck_assert_int_eq(vs_machine_fail("not on a vCPU"), -EINVAL);
+	cur = mach(4, NULL);
+	for (i = 0; i < 3; i++) {
+		vs_atomic_init(&step, 0);
+		ck_assert_int_eq(vs_machine_run(cur, spawn_failer, NULL),
+				 -ECANCELED);
+		r = vs_machine_report(cur);
+		ck_assert_msg(strstr(r, "failed: work 1 on vCPU 1") &&
+			      strstr(r, "step 3 went wrong"), "report: %s", r);
+		if (i == 0)
+			snprintf(first, sizeof(first), "%s", r);
+		ck_assert_str_eq(r, first);	/* every time the same */
+		ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), -EBUSY);
+		ck_assert_int_eq(vs_machine_reset(cur, 1), 0);
+	}
+	ck_assert_int_eq(vs_machine_reset(NULL, 1), -EINVAL);
+	same_as_new(cur, NULL, 42);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	/* With a profile too: the cost model's lines start again. */
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	cur = mach(4, &p);
+	vs_atomic_init(&sum, 0);
+	ck_assert_int_eq(vs_machine_run(cur, spawner, NULL), 0);
+	same_as_new(cur, &p, 7);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+static vs_atomic32_t ping, pong;
+
+static void wait_for_pong(void *arg)
+{
+	(void)arg;
+	while (!vs_read_once(&pong))	/* never set: a livelock */
+		vs_cpu_relax();
+}
+
+static void wait_for_ping(void *arg)
+{
+	(void)arg;
+	while (!vs_read_once(&ping))
+		vs_cpu_relax();
+}
+
+static void livelock(void *arg)
+{
+	(void)arg;
+	(void)vs_machine_spawn(cur, 1, wait_for_ping, NULL);
+	wait_for_pong(NULL);
+}
+
+/* Two vCPUs that spin on each other forever: with max_events the run
+ * fails as stuck, naming the bound, instead of running forever. */
+START_TEST(vcpu_stuck)
+{
+	struct vs_machine_config cfg = { .nr_vcpus = 2, .seed = 1,
+					 .max_events = 100000 };
+	const char *r;
+
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	vs_atomic_init(&ping, 0);
+	vs_atomic_init(&pong, 0);
+	ck_assert_int_eq(vs_machine_run(cur, livelock, NULL), -ECANCELED);
+	r = vs_machine_report(cur);
+	ck_assert_msg(strstr(r, "stuck: more than 100000 events"),
+		      "report: %s", r);
+	ck_assert_int_eq(vs_machine_reset(cur, 2), 0);
+	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), 0);
 	ck_assert_int_eq(vs_machine_destroy(cur), 0);
 }
 END_TEST
@@ -613,6 +745,8 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_cycles_are_the_clock);
 	tcase_add_test(tc, vcpu_rcu_grace_period);
 	tcase_add_test(tc, vcpu_deadlock_reported);
+	tcase_add_test(tc, vcpu_fail_then_reset);
+	tcase_add_test(tc, vcpu_stuck);
 	suite_add_tcase(s, tc);
 	return s;
 }
