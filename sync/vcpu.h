@@ -518,6 +518,47 @@ VS_EXTERN uint64_t vs_machine_hash(struct vs_machine *m);
  */
 VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
 
+/** VS_VCPU_REPLAY_MAX - the most bytes a schedule's decisions take
+ * encoded (about 3 a decision) */
+#define VS_VCPU_REPLAY_MAX 65536
+
+/**
+ * vs_vcpu_replay_encode - a schedule as one shell-safe word
+ * @dec: the decisions (vs_machine_decisions())
+ * @nr: how many
+ * @check: 32 bits the text carries along: the low half of the run's
+ *	   vs_machine_hash(), so that a replay can tell another run
+ * @buf: receives "v1.PAYLOAD.CHECK": base64url and 8 hex digits
+ * @len: its size; about 4 characters a decision, plus 13
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for NULL arguments or decisions no run records (an
+ * anchor out of range, a kind past RUN_AFTER_STOP, a context's counts
+ * going down); -ENOSPC when @buf, or VS_VCPU_REPLAY_MAX, is too small.
+ */
+VS_EXTERN int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec,
+				    size_t nr, uint32_t check, char *buf,
+				    size_t len);
+
+/**
+ * vs_vcpu_replay_decode - the decisions of a vs_vcpu_replay_encode() word
+ * @s: the text
+ * @dec: receives the decisions
+ * @max: room in @dec
+ * @nr: receives how many
+ * @check: receives the 32 bits carried along
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for NULL arguments; -EILSEQ when @s is not such a
+ * word (another version, a character outside base64url, a truncated
+ * decision, a context out of range, not 8 lowercase hex digits at the
+ * end); -E2BIG when it holds more than @max decisions, or more than
+ * VS_VCPU_REPLAY_MAX bytes of them.
+ */
+VS_EXTERN int vs_vcpu_replay_decode(const char *s,
+				    struct vs_vcpu_decision *dec, size_t max,
+				    size_t *nr, uint32_t *check);
+
 /**
  * vs_machine_decisions - the schedule of the last run: its scheduler's
  * decisions that were not the default, in order

@@ -175,6 +175,8 @@ START_TEST(sched_random_finds_replay_repeats)
 	struct vs_machine *m;
 	uint64_t seed, hash = 0;
 	long got = 2 * INCS;
+	char text[256];
+	uint32_t check;
 	size_t nr = 0, i;
 	int rep;
 
@@ -193,11 +195,19 @@ START_TEST(sched_random_finds_replay_repeats)
 		ck_assert_int_eq(vs_machine_destroy(m), 0);
 	}
 	ck_assert_msg(got < 2 * INCS, "100 random schedules lost no update");
+	/* Through its text, as a failing test prints it. */
+	ck_assert_int_eq(vs_vcpu_replay_encode(copy, nr, (uint32_t)hash, text,
+					       sizeof(text)), 0);
 	if (getenv("VS_TEST_VERBOSE"))
 		fprintf(stderr, "lost update: count %ld, seed %llu, %zu "
-			"decisions\n", got, (unsigned long long)(seed - 1), nr);
+			"decisions: %s\n", got, (unsigned long long)(seed - 1),
+			nr, text);
+	memset(copy, 0, nr * sizeof(*copy));
+	ck_assert_int_eq(vs_vcpu_replay_decode(text, copy, nr, &rp.nr,
+					       &check), 0);
+	ck_assert_uint_eq(rp.nr, nr);
+	ck_assert_uint_eq(check, (uint32_t)hash);
 	rp.dec = copy;
-	rp.nr = nr;
 	for (rep = 0; rep < 3; rep++) {
 		m = mach(&vs_vcpu_sched_replay, &rp, seed - 1);
 		ck_assert_int_eq(run_once(m, 0), got);
@@ -413,6 +423,108 @@ START_TEST(sched_dfs_lost_update)
 }
 END_TEST
 
+/* ---- a schedule as text ----------------------------------------------- */
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;		/* xorshift64 */
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Random decision lists, as runs record them, survive the text form,
+ * which uses only shell-safe characters. */
+START_TEST(replay_text_round_trip)
+{
+	struct vs_vcpu_decision in[64], out[64];
+	uint32_t at[VS_VCPU_MAX + 2], check;
+	char text[1024];
+	uint64_t rng = 1;
+	unsigned int list, i, a;
+	size_t nr, n;
+
+	for (list = 0; list < 500; list++) {
+		memset(at, 0, sizeof(at));
+		nr = rnd(&rng) % 65;
+		for (i = 0; i < nr; i++) {
+			a = (unsigned int)(rnd(&rng) % (VS_VCPU_MAX + 2));
+			at[a] += (uint32_t)(rnd(&rng) % 3 ?
+					    rnd(&rng) % 5 :
+					    rnd(&rng) % 100000);
+			in[i].ctx = a == VS_VCPU_MAX + 1 ? VS_VCPU_HOST :
+				    (uint16_t)a;
+			in[i].at = at[a];
+			in[i].run = (uint16_t)(rnd(&rng) %
+					       (VS_VCPU_MAX + 1));
+			in[i].kind = (uint8_t)(rnd(&rng) & 1);
+		}
+		ck_assert_int_eq(vs_vcpu_replay_encode(in, nr, list * 77u,
+						       text, sizeof(text)), 0);
+		ck_assert_uint_eq(strspn(text, "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"),
+				  strlen(text));
+		memset(out, 0xa5, sizeof(out));
+		ck_assert_int_eq(vs_vcpu_replay_decode(text, out, 64, &n,
+						       &check), 0);
+		ck_assert_uint_eq(n, nr);
+		ck_assert_uint_eq(check, list * 77u);
+		for (i = 0; i < nr; i++) {
+			ck_assert_uint_eq(out[i].ctx, in[i].ctx);
+			ck_assert_uint_eq(out[i].at, in[i].at);
+			ck_assert_uint_eq(out[i].run, in[i].run);
+			ck_assert_uint_eq(out[i].kind, in[i].kind);
+		}
+		if (nr > 1)	/* one decision too many for @max */
+			ck_assert_int_eq(vs_vcpu_replay_decode(text, out,
+					 nr - 1, &n, &check), -E2BIG);
+	}
+}
+END_TEST
+
+/* Whatever is not such a word is refused by name of the error. */
+START_TEST(replay_text_refused)
+{
+	static const char *const bad[] = {
+		"", "v1", "v2.AAAA.00000000", "v1.AAAA", "v1.AA$A.00000000",
+		"v1.AAAA.0000000", "v1.AAAA.000000000", "v1.AAAA.0000000G",
+		"v1.AAAA.0000000A",	/* hex is lowercase */
+		"v1.gA.00000000",	/* a varint that never ends */
+		"v1.AB.00000000",	/* padding bits set */
+		"v1.AAAAA.00000000",	/* one character too many */
+		"v1.AAA.00000000",	/* a decision cut short */
+		"v1._wQAAA.00000000",	/* an anchor past the contexts */
+	};
+	struct vs_vcpu_decision d[4] = { { .at = 5, .ctx = 1, .run = 2 },
+					 { .at = 4, .ctx = 1, .run = 2 } };
+	uint32_t check;
+	char text[64];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(vs_vcpu_replay_decode(bad[i], d + 2, 2, &n,
+						    &check) == -EILSEQ,
+			      "accepted '%s'", bad[i]);
+	ck_assert_int_eq(vs_vcpu_replay_decode("v1..00000000", NULL, 0, &n,
+					       &check), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(vs_vcpu_replay_decode(NULL, d, 2, &n, &check),
+			 -EINVAL);
+	/* A context's counts go down: no run records that. */
+	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
+			 -EINVAL);
+	d[1].at = 6;
+	d[1].kind = 2;
+	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
+			 -EINVAL);
+	d[1].kind = 1;
+	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, 12), -ENOSPC);
+	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, NULL, 64), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
+			 0);
+}
+END_TEST
+
 /* ---- schedules that do not fit, bad arguments ---------------------------- */
 
 START_TEST(sched_replay_refused)
@@ -525,6 +637,8 @@ Suite *vcpu_sched_suite(void)
 	tcase_add_test(tc, sched_pct_depth);
 	tcase_add_test(tc, sched_dfs_bounds);
 	tcase_add_test(tc, sched_dfs_lost_update);
+	tcase_add_test(tc, replay_text_round_trip);
+	tcase_add_test(tc, replay_text_refused);
 	tcase_add_test(tc, sched_replay_refused);
 	tcase_add_test(tc, sched_spin_waits_for_timeout);
 	return s;
