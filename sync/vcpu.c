@@ -691,7 +691,10 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 		st->cycles += lead;
 		st->access_cycles += lead;
 		cost -= lead;
-		maybe_yield(m, v, op, addr);
+		/* With a scheduler the clocks do not decide who runs: the
+		 * event had its choice point. */
+		if (!m->cfg.sched)
+			maybe_yield(m, v, op, addr);
 		st = &m->cpus[v->cpu].st;
 	}
 	v->clock += cost;
@@ -1127,6 +1130,7 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		return -ENOMEM;
 	}
 	for (i = 0; i < m->nr_all; i++) {
+		vs__lockstat_forget((int)i);	/* an earlier machine's */
 		m->v[i].id = i;
 		m->v[i].daemon = i >= VS__VCPU_WORKS;
 		m->v[i].heap_idx = -1;
@@ -1192,7 +1196,7 @@ int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 
 	if (!m)
 		return -EINVAL;
-	if (m->running)
+	if (m->running || vs__vcpu_machine)
 		return -EBUSY;
 	if (m->coh) {		/* first what can fail */
 		err = vs_coherence_create(&coh, &m->profile, m->nr);

@@ -67,15 +67,18 @@ enum vs_vcpu_choice_kind {
  * @at: how many times @ctx had reached the scheduler before, its own
  *	count: with @ctx it places the choice in the run whatever the other
  *	contexts did, so that a schedule is the list of its decisions
- *	that differ from the default (struct vs_vcpu_decision)
+ *	that differ from the default (struct vs_vcpu_decision).  It is 32
+ *	bits: past 2^32 visits of one context in one run, anchors repeat
  * @nr: the alternatives, at least 2
  * @cand: their context ids (work ids of vs_machine_spawn(), or the
  *	  engine's daemons).  @cand[0] is the default: the running context
  *	  (RUN) unless its event is a vs_cpu_relax(), else the lowest id;
- *	  then the runnable contexts by id.  A context asleep with a
- *	  timeout is a candidate only when nothing else can run, or the
- *	  running one spins: timeouts expire when waiting is all that is
- *	  left, and a chosen sleeper times out
+ *	  then the runnable contexts by id.  A running context whose
+ *	  event is a vs_cpu_relax() is not among them while another can
+ *	  run.  A context asleep with a timeout is a candidate only when
+ *	  no other is runnable and the running one has stopped or spins:
+ *	  timeouts expire when waiting is all that is left, and a chosen
+ *	  sleeper times out
  * @op: RUN: the pending event's enum vs_vcpu_op, or VS_VCPU_OP_WORK
  *	plus its enum vs_vcpu_work; RUN_AFTER_STOP: 0
  * @addr: RUN: what the event touches, or NULL
@@ -186,7 +189,8 @@ struct vs_vcpu_dfs {
  * failure is first found with the fewest preemptions.  The work must
  * repeat exactly from run to run: a run that does not follow the path
  * returns -ESTALE and ends the search.  vs_vcpu_dfs_stats() says when
- * the space is exhausted; further runs then take the defaults.
+ * the space is exhausted or the search ended; further runs then take
+ * the defaults and are not counted.
  */
 VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_dfs;
 
@@ -195,11 +199,14 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_dfs;
  * @schedules: runs so far
  * @bound: the preemption bound being explored
  * @exhausted: every schedule within the maximum bound has run
+ * @error: 0, or what ended the search before that: -ESTALE (a run left
+ *	   the recorded path: the work does not repeat), -ENOMEM
  */
 struct vs_vcpu_dfs_stats {
 	unsigned long schedules;
 	unsigned int bound;
 	int exhausted;
+	int error;
 };
 
 /**
@@ -324,13 +331,16 @@ VS_EXTERN int vs_machine_run(struct vs_machine *m, void (*fn)(void *),
  * kept for reuse.  Clocks, statistics, the event hash, the futex
  * queues, RCU's state, the cost model's lines and the held locks that
  * lock statistics track start again from zero; a run after the reset
- * is the run of a new machine, event for event.  The scheduler keeps
- * its state (a search goes on from schedule to schedule); the work's
- * own objects are the work's.
+ * is the run of a new machine, event for event (with a profile, as
+ * long as the work's objects sit at the same offsets in their pages:
+ * the cost model sees those).  The scheduler keeps its state (a search
+ * goes on from schedule to schedule); the work's own objects are the
+ * work's.
  *
- * Context: the host thread that created @m, outside vs_machine_run().
- * Return: 0, -EINVAL for NULL, -EBUSY while it runs, -ENOMEM (then @m
- * is unchanged).
+ * Context: the host thread that created @m, outside vs_machine_run()
+ * and not on a vCPU of any machine.
+ * Return: 0, -EINVAL for NULL, -EBUSY while it or another machine
+ * runs, -ENOMEM (then @m is unchanged).
  */
 VS_EXTERN int vs_machine_reset(struct vs_machine *m, uint64_t seed);
 
@@ -533,8 +543,9 @@ VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
  *
  * Context: any.
  * Return: 0; -EINVAL for NULL arguments or decisions no run records (an
- * anchor out of range, a kind past RUN_AFTER_STOP, a context's counts
- * going down); -ENOSPC when @buf, or VS_VCPU_REPLAY_MAX, is too small.
+ * anchor or a context chosen out of range, a kind past RUN_AFTER_STOP,
+ * a context's counts going down); -ENOSPC when @buf, or
+ * VS_VCPU_REPLAY_MAX, is too small; -ENOMEM.
  */
 VS_EXTERN int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec,
 				    size_t nr, uint32_t check, char *buf,
@@ -553,7 +564,7 @@ VS_EXTERN int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec,
  * word (another version, a character outside base64url, a truncated
  * decision, a context out of range, not 8 lowercase hex digits at the
  * end); -E2BIG when it holds more than @max decisions, or more than
- * VS_VCPU_REPLAY_MAX bytes of them.
+ * VS_VCPU_REPLAY_MAX bytes of them; -ENOMEM.
  */
 VS_EXTERN int vs_vcpu_replay_decode(const char *s,
 				    struct vs_vcpu_decision *dec, size_t max,

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vcpu.h"
@@ -46,57 +47,46 @@ static int put_varint(struct bytes *b, uint64_t v)
 	return 0;
 }
 
+/* One varint, in its one shortest form: no trailing zero group, no
+ * bits past 64. */
 static int get_varint(const unsigned char *p, size_t n, size_t *at,
 		      uint64_t *v)
 {
-	unsigned int shift = 0;
+	unsigned int shift = 0, b;
 
 	*v = 0;
 	for (;;) {
-		if (*at == n || shift > 63)
+		if (*at == n)
 			return -EILSEQ;
-		*v |= (uint64_t)(p[*at] & 0x7f) << shift;
-		if (!(p[(*at)++] & 0x80))
+		b = p[(*at)++];
+		if ((shift == 63 && (b & 0x7e)) || (shift && b == 0))
+			return -EILSEQ;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
 			return 0;
 		shift += 7;
+		if (shift > 63)
+			return -EILSEQ;
 	}
 }
 
 /* ---- encode ---------------------------------------------------------- */
 
-int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec, size_t nr,
-			  uint32_t check, char *buf, size_t len)
+/* "v1." PAYLOAD "." CHECK into @buf. */
+static int base64(const struct bytes *b, uint32_t check, char *buf,
+		  size_t len)
 {
-	uint32_t last[VS__VCPU_CONTEXTS + 1] = { 0 };
-	unsigned char raw[VS_VCPU_REPLAY_MAX];
-	struct bytes b = { raw, 0, sizeof(raw) };
-	size_t i, o = 0;
-	unsigned int a;
+	const unsigned char *raw = b->p;
+	size_t i, o;
 	uint32_t acc = 0;
-	int bits = 0, err = 0;
+	int bits = 0;
 
-	if ((nr && !dec) || !buf || len == 0)
-		return -EINVAL;
-	for (i = 0; i < nr && !err; i++) {
-		a = dec[i].ctx == VS_VCPU_HOST ? 0 : dec[i].ctx + 1u;
-		if (a > VS__VCPU_CONTEXTS || dec[i].kind > 1 ||
-		    dec[i].at < last[a])
-			return -EINVAL;
-		err = put_varint(&b, (uint64_t)a * 2 + dec[i].kind);
-		if (!err)
-			err = put_varint(&b, dec[i].at - last[a]);
-		if (!err)
-			err = put_varint(&b, dec[i].run);
-		last[a] = dec[i].at;
-	}
-	if (err)
-		return err;
 	if (len < 3)
 		return -ENOSPC;
 	memcpy(buf, "v1.", 3);
 	o = 3;
-	for (i = 0; i < b.n || bits > 0; ) {
-		if (bits < 6 && i < b.n) {
+	for (i = 0; i < b->n || bits > 0; ) {
+		if (bits < 6 && i < b->n) {
 			acc = acc << 8 | raw[i++];
 			bits += 8;
 		}
@@ -114,6 +104,44 @@ int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec, size_t nr,
 		return -ENOSPC;
 	snprintf(buf + o, len - o, ".%08x", (unsigned int)check);
 	return 0;
+}
+
+
+int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec, size_t nr,
+			  uint32_t check, char *buf, size_t len)
+{
+	uint32_t last[VS__VCPU_CONTEXTS + 1] = { 0 };
+	struct bytes b = { NULL, 0, VS_VCPU_REPLAY_MAX };
+	int err = 0;
+	size_t i;
+	unsigned int a;
+
+	if ((nr && !dec) || !buf || len == 0)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		a = dec[i].ctx == VS_VCPU_HOST ? 0 : dec[i].ctx + 1u;
+		if (a > VS__VCPU_CONTEXTS || dec[i].kind > 1 ||
+		    dec[i].run >= VS__VCPU_CONTEXTS || dec[i].at < last[a])
+			return -EINVAL;
+		last[a] = dec[i].at;
+	}
+	b.p = malloc(b.cap);	/* not on the stack: a vCPU's may be small */
+	if (!b.p)
+		return -ENOMEM;
+	memset(last, 0, sizeof(last));
+	for (i = 0; i < nr && !err; i++) {
+		a = dec[i].ctx == VS_VCPU_HOST ? 0 : dec[i].ctx + 1u;
+		err = put_varint(&b, (uint64_t)a * 2 + dec[i].kind);
+		if (!err)
+			err = put_varint(&b, dec[i].at - last[a]);
+		if (!err)
+			err = put_varint(&b, dec[i].run);
+		last[a] = dec[i].at;
+	}
+	if (!err)
+		err = base64(&b, check, buf, len);
+	free(b.p);
+	return err;
 }
 
 /* ---- decode ---------------------------------------------------------- */
@@ -145,7 +173,8 @@ static int unbase64(const char *s, size_t n, struct bytes *b)
 			bits -= 8;
 		}
 	}
-	/* Padding is fewer than 8 bits, all zero: one canonical text. */
+	/* Padding is fewer than 6 bits, all zero; with shortest varints,
+	 * each list has one text. */
 	return bits >= 6 || (acc & ((1u << bits) - 1)) ? -EILSEQ : 0;
 }
 
@@ -166,36 +195,23 @@ static int parse_check(const char *s, uint32_t *check)
 	return 0;
 }
 
-int vs_vcpu_replay_decode(const char *s, struct vs_vcpu_decision *dec,
-			  size_t max, size_t *nr, uint32_t *check)
+/* The decisions in the payload's bytes. */
+static int decisions(const struct bytes *b, struct vs_vcpu_decision *dec,
+		     size_t max, size_t *nr)
 {
 	uint32_t last[VS__VCPU_CONTEXTS + 1] = { 0 };
-	unsigned char raw[VS_VCPU_REPLAY_MAX];
-	struct bytes b = { raw, 0, sizeof(raw) };
-	const char *dot;
 	uint64_t head, at, run;
 	size_t pos = 0, n = 0;
-	int err;
+	int err = 0;
 
-	if (!s || (max && !dec) || !nr || !check)
-		return -EINVAL;
-	if (strncmp(s, "v1.", 3) != 0)
-		return -EILSEQ;
-	s += 3;
-	dot = strchr(s, '.');
-	if (!dot)
-		return -EILSEQ;
-	err = unbase64(s, (size_t)(dot - s), &b);
-	if (!err)
-		err = parse_check(dot + 1, check);
-	while (!err && pos < b.n) {
-		err = get_varint(raw, b.n, &pos, &head);
+	while (!err && pos < b->n) {
+		err = get_varint(b->p, b->n, &pos, &head);
 		if (!err)
-			err = get_varint(raw, b.n, &pos, &at);
+			err = get_varint(b->p, b->n, &pos, &at);
 		if (!err)
-			err = get_varint(raw, b.n, &pos, &run);
+			err = get_varint(b->p, b->n, &pos, &run);
 		if (err)
-			break;
+			return err;
 		if (head / 2 > VS__VCPU_CONTEXTS ||
 		    at > UINT32_MAX - last[head / 2] || run >= VS__VCPU_CONTEXTS)
 			return -EILSEQ;
@@ -207,8 +223,33 @@ int vs_vcpu_replay_decode(const char *s, struct vs_vcpu_decision *dec,
 		dec[n].run = (uint16_t)run;
 		n++;
 	}
-	if (err)
-		return err;
 	*nr = n;
 	return 0;
+}
+
+int vs_vcpu_replay_decode(const char *s, struct vs_vcpu_decision *dec,
+			  size_t max, size_t *nr, uint32_t *check)
+{
+	struct bytes b = { NULL, 0, VS_VCPU_REPLAY_MAX };
+	const char *dot;
+	int err;
+
+	if (!s || (max && !dec) || !nr || !check)
+		return -EINVAL;
+	if (strncmp(s, "v1.", 3) != 0)
+		return -EILSEQ;
+	s += 3;
+	dot = strchr(s, '.');
+	if (!dot)
+		return -EILSEQ;
+	b.p = malloc(b.cap);	/* not on the stack: a vCPU's may be small */
+	if (!b.p)
+		return -ENOMEM;
+	err = unbase64(s, (size_t)(dot - s), &b);
+	if (!err)
+		err = parse_check(dot + 1, check);
+	if (!err)
+		err = decisions(&b, dec, max, nr);
+	free(b.p);
+	return err;
 }

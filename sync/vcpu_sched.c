@@ -143,7 +143,8 @@ static unsigned int pct_choose(void *state, struct vs_machine *m,
 	for (i = 0; i + 1 < p->depth; i++) {
 		if (p->change[i] != step)
 			continue;
-		p->prio[c->cand[top]] = (int64_t)i + 1;
+		if (p->prio[c->cand[top]] > (int64_t)i + 1)	/* only down */
+			p->prio[c->cand[top]] = (int64_t)i + 1;
 		top = pct_top(p, c);
 	}
 	return top;
@@ -194,7 +195,9 @@ struct dfs {
 	size_t depth, cap, pos;
 	unsigned int bound, max_bound;
 	unsigned long runs;
-	int exhausted, err;
+	int exhausted;		/* every path within max_bound ran */
+	int error;		/* what ended the search early, or 0 */
+	int err;		/* this run's */
 };
 
 static int dfs_init(void **state, const struct vs_machine_config *cfg)
@@ -219,8 +222,8 @@ static unsigned int dfs_choose(void *state, struct vs_machine *m,
 	struct dfs_node *n, *grown;
 
 	(void)m;
-	if (d->err)
-		return 0;
+	if (d->err || d->exhausted || d->error)
+		return 0;	/* over: the defaults, nothing recorded */
 	if (d->pos < d->depth) {	/* on the path: take its choice */
 		n = &d->stack[d->pos++];
 		if (n->ctx == c->ctx && n->at == c->at && n->nr == c->nr)
@@ -275,6 +278,8 @@ static int dfs_end(void *state, struct vs_machine *m)
 	int err = d->err;
 
 	(void)m;
+	if (d->exhausted || d->error)
+		return 0;
 	d->runs++;
 	if (!err && d->pos != d->depth)
 		err = -ESTALE;		/* a shorter run than the path */
@@ -282,11 +287,10 @@ static int dfs_end(void *state, struct vs_machine *m)
 	d->err = 0;
 	if (err) {
 		d->depth = 0;
-		d->exhausted = 1;
+		d->error = err;
 		return err;
 	}
-	if (!d->exhausted)
-		dfs_next(d);
+	dfs_next(d);
 	return 0;
 }
 
@@ -316,6 +320,7 @@ int vs_vcpu_dfs_stats(struct vs_machine *m, struct vs_vcpu_dfs_stats *st)
 	st->schedules = d->runs;
 	st->bound = d->bound;
 	st->exhausted = d->exhausted;
+	st->error = d->error;
 	return 0;
 }
 

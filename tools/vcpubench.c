@@ -160,9 +160,6 @@ static int fault_setup(void)
 	return ret < 0 ? (int)ret : 0;
 }
 
-/* ---- running --------------------------------------------------------- */
-
-/* The most contended lines, with the names vm/ gave them. */
 /* ---- schedules --------------------------------------------------------- */
 
 #define SCHED_INCS 16
@@ -256,6 +253,9 @@ static int run_schedules(void)
 	return 0;
 }
 
+/* ---- running --------------------------------------------------------- */
+
+/* The most contended lines, with the names vm/ gave them. */
 static void print_hot(void)
 {
 	struct vs_coherence_hot hot[5];

@@ -621,10 +621,12 @@ static void spawn_failer(void *arg)
 static void same_as_new(struct vs_machine *m,
 			const struct vs_vcpu_profile *p, uint64_t seed)
 {
-	struct vs_machine *fresh = mach(4, p);
+	struct vs_machine_config cfg = { .profile = p, .nr_vcpus = 4,
+					 .seed = seed };
+	struct vs_machine *fresh;
 	uint64_t h;
 
-	ck_assert_int_eq(vs_machine_reset(fresh, seed), 0);
+	ck_assert_int_eq(vs_machine_create(&fresh, &cfg), 0);
 	cur = fresh;
 	vs_atomic_init(&sum, 0);
 	ck_assert_int_eq(vs_machine_run(fresh, spawner, NULL), 0);

@@ -79,6 +79,8 @@ static long run_once(struct vs_machine *m, int want)
 struct probe {
 	unsigned long calls, chosen, rmw_seen;
 	uint64_t rng;
+	uint64_t last_events;	/* the machine's events at the last RUN */
+	unsigned int last_ctx;
 };
 
 static struct probe *probe_of;	/* the last machine's */
@@ -100,7 +102,6 @@ static unsigned int probe_choose(void *state, struct vs_machine *m,
 	struct probe *p = state;
 	unsigned int i, j;
 
-	(void)m;
 	/* Once per choice point: they are numbered without a gap. */
 	ck_assert_uint_eq(c->index, p->calls);
 	p->calls++;
@@ -109,8 +110,17 @@ static unsigned int probe_choose(void *state, struct vs_machine *m,
 		for (j = i + 1; j < c->nr; j++)
 			ck_assert_uint_ne(c->cand[i], c->cand[j]);
 	if (c->kind == VS_VCPU_CHOOSE_RUN) {
+		struct vs_machine_stats st;
+
 		/* The running context is the default unless it spins. */
 		ck_assert_uint_eq(c->cand[0] == c->ctx, c->op != VS_VCPU_RELAX);
+		/* One choice point an event: never twice before one. */
+		ck_assert_int_eq(vs_machine_stats(m, -1, &st), 0);
+		ck_assert_msg(p->calls == 1 || c->ctx != p->last_ctx ||
+			      st.events != p->last_events,
+			      "two choice points before one event");
+		p->last_ctx = c->ctx;
+		p->last_events = st.events;
 		if (c->op == VS_VCPU_RMW && c->addr != NULL)
 			p->rmw_seen++;
 	} else {
@@ -145,20 +155,31 @@ static void fetch_adders(void *arg)
 
 /* The scheduler is asked once per choice point, only where there is a
  * choice, sees each event's operation, and every answer other than the
- * default is in the recorded schedule. */
+ * default is in the recorded schedule; with a profile too, whose line
+ * transfers make an event wait (and the engine's own order look twice). */
 START_TEST(sched_once_per_choice)
 {
 	const struct vs_vcpu_decision *dec;
+	struct vs_machine_config cfg = { .nr_vcpus = 3, .seed = 7,
+					 .sched = &probe_ops };
+	struct vs_vcpu_profile p;
+	char err[128];
 	size_t nr;
+	int i;
 
-	cur = mach(&probe_ops, NULL, 7);
-	vs_atomic_init(&counter, 0);
-	ck_assert_int_eq(vs_machine_run(cur, fetch_adders, NULL), 0);
-	ck_assert_uint_gt(probe_of->calls, 10);
-	ck_assert_uint_gt(probe_of->rmw_seen, 0);
-	ck_assert_int_eq(vs_machine_decisions(cur, &dec, &nr), 0);
-	ck_assert_uint_eq(nr, probe_of->chosen);
-	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "ivb-ep-2x10x2", err,
+					      sizeof(err)), 0);
+	for (i = 0; i < 2; i++) {
+		cfg.profile = i ? &p : NULL;
+		ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+		vs_atomic_init(&counter, 0);
+		ck_assert_int_eq(vs_machine_run(cur, fetch_adders, NULL), 0);
+		ck_assert_uint_gt(probe_of->calls, 10);
+		ck_assert_uint_gt(probe_of->rmw_seen, 0);
+		ck_assert_int_eq(vs_machine_decisions(cur, &dec, &nr), 0);
+		ck_assert_uint_eq(nr, probe_of->chosen);
+		ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	}
 }
 END_TEST
 
@@ -218,6 +239,7 @@ START_TEST(sched_random_finds_replay_repeats)
 			ck_assert_uint_eq(dec[i].ctx, copy[i].ctx);
 			ck_assert_uint_eq(dec[i].at, copy[i].at);
 			ck_assert_uint_eq(dec[i].run, copy[i].run);
+			ck_assert_uint_eq(dec[i].kind, copy[i].kind);
 		}
 		ck_assert_int_eq(vs_machine_destroy(m), 0);
 	}
@@ -244,6 +266,8 @@ static uint64_t schedule_hash(struct vs_machine *m)
 START_TEST(sched_runs_differ_defaults_repeat)
 {
 	struct vs_vcpu_replay none = { NULL, 0 };
+	const struct vs_vcpu_decision *dec;
+	size_t nr;
 	struct vs_machine *m = mach(&vs_vcpu_sched_random, NULL, 3);
 	uint64_t h[5], h0 = 0;
 	int distinct = 0, i, j;
@@ -260,7 +284,8 @@ START_TEST(sched_runs_differ_defaults_repeat)
 	for (i = 0; i < 2; i++) {
 		m = mach(&vs_vcpu_sched_replay, &none, 9 + (uint64_t)i);
 		ck_assert_int_eq(run_once(m, 0), 2 * INCS);
-		ck_assert_uint_eq(schedule_hash(m), schedule_hash(m));
+		ck_assert_int_eq(vs_machine_decisions(m, &dec, &nr), 0);
+		ck_assert_uint_eq(nr, 0);	/* every default */
 		if (i == 0)
 			h0 = vs_machine_hash(m);
 		ck_assert_uint_eq(vs_machine_hash(m), h0);
@@ -366,7 +391,13 @@ static int dfs_orders(unsigned int bound, unsigned long *schedules)
 		ck_assert_uint_le(st.bound, bound);
 		ck_assert_uint_lt(st.schedules, 10000);
 	}
+	ck_assert_int_eq(st.error, 0);
 	*schedules = st.schedules;
+	/* Further runs take the defaults and are not counted. */
+	vs_atomic_init(&seq, 0);
+	ck_assert_int_eq(vs_machine_run(cur, two_stepping_threads, NULL), 0);
+	ck_assert_int_eq(vs_vcpu_dfs_stats(cur, &st), 0);
+	ck_assert_uint_eq(st.schedules, *schedules);
 	ck_assert_int_eq(vs_machine_destroy(cur), 0);
 	return n;
 }
@@ -494,6 +525,7 @@ START_TEST(replay_text_refused)
 		"v1.AAAAA.00000000",	/* one character too many */
 		"v1.AAA.00000000",	/* a decision cut short */
 		"v1._wQAAA.00000000",	/* an anchor past the contexts */
+		"v1.gAAAAA.00000000",	/* a varint longer than it need be */
 	};
 	struct vs_vcpu_decision d[4] = { { .at = 5, .ctx = 1, .run = 2 },
 					 { .at = 4, .ctx = 1, .run = 2 } };
@@ -518,6 +550,10 @@ START_TEST(replay_text_refused)
 	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
 			 -EINVAL);
 	d[1].kind = 1;
+	d[1].run = VS_VCPU_MAX + 1;	/* the contexts are 0..VS_VCPU_MAX */
+	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
+			 -EINVAL);
+	d[1].run = 2;
 	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, 12), -ENOSPC);
 	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, NULL, 64), -EINVAL);
 	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
