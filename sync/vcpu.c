@@ -1076,6 +1076,31 @@ static void engine_free(void *p, size_t len)
 		munmap(p, len);
 }
 
+/* Make context @v idle: drop it wherever it stood (its stack is kept),
+ * and the locks lockstat says it holds, an earlier machine's too. */
+static void context_reset(struct vs__vcpu *v)
+{
+#ifdef VCPU_ASAN
+	if (v->map)	/* frames it never returned from stay poisoned */
+		__asan_unpoison_memory_region(v->stack_lo, v->stack_len);
+#endif
+	v->ready_next = NULL;
+	v->state = VS__V_IDLE;
+	v->clock = 0;
+	v->tiebreak = 0;
+	v->heap_idx = -1;
+	v->fn = NULL;
+	v->arg = NULL;
+	v->gen = 0;
+	v->nev = 0;
+	v->wait_word = NULL;
+	v->wait_next = NULL;
+	v->deadline = UINT64_MAX;
+	v->wait_ret = 0;
+	v->asan_fake = NULL;
+	vs__lockstat_forget((int)v->id);
+}
+
 static void machine_free(struct vs_machine *m)
 {
 	unsigned int i;
@@ -1130,11 +1155,9 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		return -ENOMEM;
 	}
 	for (i = 0; i < m->nr_all; i++) {
-		vs__lockstat_forget((int)i);	/* an earlier machine's */
 		m->v[i].id = i;
 		m->v[i].daemon = i >= VS__VCPU_WORKS;
-		m->v[i].heap_idx = -1;
-		m->v[i].deadline = UINT64_MAX;
+		context_reset(&m->v[i]);
 	}
 	if (!err && cfg->profile) {
 		m->profile = *cfg->profile;
@@ -1162,30 +1185,6 @@ int vs_machine_destroy(struct vs_machine *m)
 		m->rcu_destroy(m);
 	machine_free(m);
 	return 0;
-}
-
-/* Drop context @v, wherever it stood; its stack is kept. */
-static void context_reset(struct vs__vcpu *v)
-{
-#ifdef VCPU_ASAN
-	if (v->map)	/* frames it never returned from stay poisoned */
-		__asan_unpoison_memory_region(v->stack_lo, v->stack_len);
-#endif
-	v->ready_next = NULL;
-	v->state = VS__V_IDLE;
-	v->clock = 0;
-	v->tiebreak = 0;
-	v->heap_idx = -1;
-	v->fn = NULL;
-	v->arg = NULL;
-	v->gen = 0;
-	v->nev = 0;
-	v->wait_word = NULL;
-	v->wait_next = NULL;
-	v->deadline = UINT64_MAX;
-	v->wait_ret = 0;
-	v->asan_fake = NULL;
-	vs__lockstat_forget((int)v->id);
 }
 
 int vs_machine_reset(struct vs_machine *m, uint64_t seed)

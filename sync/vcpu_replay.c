@@ -118,19 +118,16 @@ int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec, size_t nr,
 
 	if ((nr && !dec) || !buf || len == 0)
 		return -EINVAL;
-	for (i = 0; i < nr; i++) {
-		a = dec[i].ctx == VS_VCPU_HOST ? 0 : dec[i].ctx + 1u;
-		if (a > VS__VCPU_CONTEXTS || dec[i].kind > 1 ||
-		    dec[i].run >= VS__VCPU_CONTEXTS || dec[i].at < last[a])
-			return -EINVAL;
-		last[a] = dec[i].at;
-	}
 	b.p = malloc(b.cap);	/* not on the stack: a vCPU's may be small */
 	if (!b.p)
 		return -ENOMEM;
-	memset(last, 0, sizeof(last));
 	for (i = 0; i < nr && !err; i++) {
 		a = dec[i].ctx == VS_VCPU_HOST ? 0 : dec[i].ctx + 1u;
+		if (a > VS__VCPU_CONTEXTS || dec[i].kind > 1 ||
+		    dec[i].run >= VS__VCPU_CONTEXTS || dec[i].at < last[a]) {
+			err = -EINVAL;
+			break;
+		}
 		err = put_varint(&b, (uint64_t)a * 2 + dec[i].kind);
 		if (!err)
 			err = put_varint(&b, dec[i].at - last[a]);

@@ -73,7 +73,7 @@ struct pct {
 	int64_t floor;			/* the last spinner's priority */
 	uint32_t run;			/* this run's number, for seen[] */
 	int64_t prio[VS__VCPU_CONTEXTS];
-	uint32_t seen[VS__VCPU_CONTEXTS];	/* run + 1 once prio is set */
+	uint32_t seen[VS__VCPU_CONTEXTS];	/* the run prio was drawn in */
 };
 
 static int pct_init(void **state, const struct vs_machine_config *cfg)
@@ -154,6 +154,7 @@ static unsigned int pct_choose(void *state, struct vs_machine *m,
 static int pct_end(void *state, struct vs_machine *m)
 {
 	struct pct *p = state;
+
 	if (m->nchoices > p->k)
 		p->k = m->nchoices;
 	return 0;

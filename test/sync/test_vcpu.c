@@ -680,25 +680,18 @@ END_TEST
 
 static vs_atomic32_t ping, pong;
 
-static void wait_for_pong(void *arg)
+static void spin_until_set(void *flag)
 {
-	(void)arg;
-	while (!vs_read_once(&pong))	/* never set: a livelock */
+	while (!vs_read_once((vs_atomic32_t *)flag))
 		vs_cpu_relax();
 }
 
-static void wait_for_ping(void *arg)
-{
-	(void)arg;
-	while (!vs_read_once(&ping))
-		vs_cpu_relax();
-}
-
+/* vCPU 1 waits for ping, vCPU 0 for pong: neither is ever set. */
 static void livelock(void *arg)
 {
 	(void)arg;
-	(void)vs_machine_spawn(cur, 1, wait_for_ping, NULL);
-	wait_for_pong(NULL);
+	(void)vs_machine_spawn(cur, 1, spin_until_set, &ping);
+	spin_until_set(&pong);
 }
 
 /* Two vCPUs that spin on each other forever: with max_events the run
