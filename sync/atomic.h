@@ -60,9 +60,47 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);
 	(__builtin_expect(vs__vcpu_cur >= 0, 0) ? \
 	 vs__vcpu_event((const volatile void *)(p), (op)) : (void)0)
 #define VS__SEAM(p, op, expr) (VS__EV((p), (op)), (expr))
+/*
+ * VS__OP_P(p, op, fn, ...) - fn(p, ...), an event of kind @op on @p
+ * first; VS__OP_PV() with a value @v, VS__OP_PON() with the expected
+ * value's pointer @o and the new value @n.  The operands are evaluated
+ * before the event, once each: an operand that is itself a seam
+ * operation (vs_write_once(&x, vs_read_once(&y) + 1)) then takes its
+ * event before this one, and a choice point lies between the two, as
+ * between the two instructions on a CPU.
+ */
+#define VS__OP_P(p, op, fn, ...) \
+	VS__OP_P_(__COUNTER__, p, op, fn, __VA_ARGS__)
+#define VS__OP_PV(p, v, op, fn, ...) \
+	VS__OP_PV_(__COUNTER__, p, v, op, fn, __VA_ARGS__)
+#define VS__OP_PON(p, o, n, op, fn, ...) \
+	VS__OP_PON_(__COUNTER__, p, o, n, op, fn, __VA_ARGS__)
+/* Each expansion's names are its own (__COUNTER__): a nested operation
+ * shadows nothing (-Wshadow). */
+#define VS__OP_P_(k, ...) VS__OP_P__(k, __VA_ARGS__)
+#define VS__OP_P__(k, p, op, fn, ...) __extension__ ({ \
+	__typeof__(p) vs__p##k = (p); \
+	VS__EV(vs__p##k, (op)); \
+	fn(vs__p##k, __VA_ARGS__); })
+#define VS__OP_PV_(k, ...) VS__OP_PV__(k, __VA_ARGS__)
+#define VS__OP_PV__(k, p, v, op, fn, ...) __extension__ ({ \
+	__typeof__(p) vs__p##k = (p); \
+	__typeof__(v) vs__v##k = (v); \
+	VS__EV(vs__p##k, (op)); \
+	fn(vs__p##k, vs__v##k, __VA_ARGS__); })
+#define VS__OP_PON_(k, ...) VS__OP_PON__(k, __VA_ARGS__)
+#define VS__OP_PON__(k, p, o, n, op, fn, ...) __extension__ ({ \
+	__typeof__(p) vs__p##k = (p); \
+	__typeof__(o) vs__o##k = (o); \
+	__typeof__(n) vs__n##k = (n); \
+	VS__EV(vs__p##k, (op)); \
+	fn(vs__p##k, vs__o##k, vs__n##k, __VA_ARGS__); })
 #else
 #define VS__EV(p, op) ((void)0)
 #define VS__SEAM(p, op, expr) (expr)
+#define VS__OP_P(p, op, fn, ...) fn((p), __VA_ARGS__)
+#define VS__OP_PV(p, v, op, fn, ...) fn((p), (v), __VA_ARGS__)
+#define VS__OP_PON(p, o, n, op, fn, ...) fn((p), (o), (n), __VA_ARGS__)
 #endif
 
 /*
@@ -122,16 +160,15 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the value.
  */
 #define vs_read_once(p) \
-	VS__SEAM((p), VS_VCPU_LOAD, \
-	 atomic_load_explicit((p), memory_order_relaxed))
+	VS__OP_P((p), VS_VCPU_LOAD, atomic_load_explicit, memory_order_relaxed)
 /**
  * vs_write_once - store @v into *@p whole, unordered (WRITE_ONCE)
  * @p: the object
  * @v: the value
  */
 #define vs_write_once(p, v) \
-	VS__SEAM((p), VS_VCPU_STORE, \
-	 atomic_store_explicit((p), (v), memory_order_relaxed))
+	VS__OP_PV((p), (v), VS_VCPU_STORE, atomic_store_explicit, \
+		  memory_order_relaxed)
 
 /* One-way barriers attached to an access. */
 
@@ -144,16 +181,15 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the value.
  */
 #define vs_load_acquire(p) \
-	VS__SEAM((p), VS_VCPU_LOAD, \
-	 atomic_load_explicit((p), memory_order_acquire))
+	VS__OP_P((p), VS_VCPU_LOAD, atomic_load_explicit, memory_order_acquire)
 /**
  * vs_store_release - store @v into *@p; earlier accesses stay before it
  * @p: the object
  * @v: the value
  */
 #define vs_store_release(p, v) \
-	VS__SEAM((p), VS_VCPU_STORE, \
-	 atomic_store_explicit((p), (v), memory_order_release))
+	VS__OP_PV((p), (v), VS_VCPU_STORE, atomic_store_explicit, \
+		  memory_order_release)
 
 /**
  * vs_cmpxchg - compare and exchange, fully ordered (try_cmpxchg)
@@ -168,9 +204,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored, false otherwise.
  */
 #define vs_cmpxchg(p, oldp, new) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
-	 memory_order_seq_cst, memory_order_seq_cst))
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit, memory_order_seq_cst, memory_order_seq_cst)
 /**
  * vs_cmpxchg_acquire - vs_cmpxchg() with acquire ordering only
  * @p: the object
@@ -180,9 +215,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored.
  */
 #define vs_cmpxchg_acquire(p, oldp, new) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
-	 memory_order_acquire, memory_order_acquire))
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit, memory_order_acquire, memory_order_acquire)
 /**
  * vs_cmpxchg_release - vs_cmpxchg() with release ordering on success
  * and none on failure
@@ -193,9 +227,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored.
  */
 #define vs_cmpxchg_release(p, oldp, new) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
-	 memory_order_release, memory_order_relaxed))
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit, memory_order_release, memory_order_relaxed)
 /**
  * vs_cmpxchg_relaxed - vs_cmpxchg() without ordering
  * @p: the object
@@ -205,9 +238,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored.
  */
 #define vs_cmpxchg_relaxed(p, oldp, new) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit((p), (oldp), (new), \
-	 memory_order_relaxed, memory_order_relaxed))
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
+	 atomic_compare_exchange_strong_explicit, memory_order_relaxed, memory_order_relaxed)
 
 /* Read-modify-write; each returns the old value. */
 
@@ -219,8 +251,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_exchange_explicit((p), (v), memory_order_seq_cst))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_exchange_explicit, \
+		  memory_order_seq_cst)
 /**
  * vs_xchg_acquire - vs_xchg() with acquire ordering only
  * @p: the object
@@ -229,8 +261,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg_acquire(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_exchange_explicit((p), (v), memory_order_acquire))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_exchange_explicit, \
+		  memory_order_acquire)
 /**
  * vs_xchg_release - vs_xchg() with release ordering only
  * @p: the object
@@ -239,8 +271,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg_release(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_exchange_explicit((p), (v), memory_order_release))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_exchange_explicit, \
+		  memory_order_release)
 /**
  * vs_fetch_add - add @v to *@p, fully ordered
  * @p: the object
@@ -249,8 +281,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_add_explicit((p), (v), memory_order_seq_cst))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
+		  memory_order_seq_cst)
 /**
  * vs_fetch_add_relaxed - vs_fetch_add() without ordering
  * @p: the object
@@ -259,8 +291,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_relaxed(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_add_explicit((p), (v), memory_order_relaxed))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
+		  memory_order_relaxed)
 /**
  * vs_fetch_add_acquire - vs_fetch_add() with acquire ordering only
  * @p: the object
@@ -269,8 +301,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_acquire(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_add_explicit((p), (v), memory_order_acquire))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
+		  memory_order_acquire)
 /**
  * vs_fetch_add_release - vs_fetch_add() with release ordering only
  * @p: the object
@@ -279,8 +311,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_release(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_add_explicit((p), (v), memory_order_release))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
+		  memory_order_release)
 /**
  * vs_fetch_sub - subtract @v from *@p, fully ordered
  * @p: the object
@@ -289,8 +321,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_sub(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_sub_explicit, \
+		  memory_order_seq_cst)
 /**
  * vs_fetch_sub_release - vs_fetch_sub() with release ordering only
  * @p: the object
@@ -299,8 +331,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_sub_release(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_sub_explicit((p), (v), memory_order_release))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_sub_explicit, \
+		  memory_order_release)
 /**
  * vs_fetch_or - OR @v into *@p, fully ordered
  * @p: the object
@@ -309,8 +341,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_or(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_or_explicit((p), (v), memory_order_seq_cst))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_or_explicit, \
+		  memory_order_seq_cst)
 /**
  * vs_fetch_and - AND @v into *@p, fully ordered
  * @p: the object
@@ -319,8 +351,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_and(p, v) \
-	VS__SEAM((p), VS_VCPU_RMW, \
-	 atomic_fetch_and_explicit((p), (v), memory_order_seq_cst))
+	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_and_explicit, \
+		  memory_order_seq_cst)
 
 /* Fences.  vs_barrier() orders the compiler only. */
 
