@@ -106,7 +106,7 @@ int vs__vcpu_rcu_read_ongoing(void)
 void vs_synchronize_rcu(void)
 {
 	struct rcu_vcpu *r = state();
-	uint32_t snap[VS_VCPU_MAX + VS__VCPU_DAEMONS];
+	uint32_t snap[VS_VCPU_MAX + VS__VCPU_DAEMONS], left;
 	unsigned int i, n;
 	uint32_t gen;
 	int waiting;
@@ -114,8 +114,18 @@ void vs_synchronize_rcu(void)
 	if (!r || VS_BROKEN(rcu_no_grace_period))
 		return;
 	n = vs__vcpu_machine->nr_all;
-	for (i = 0; i < n; i++)
-		snap[i] = r->rd[i].depth > 0 ? vs_read_once(&r->rd[i].left) + 1 : 0;
+	for (i = 0; i < n; i++) {
+		snap[i] = 0;
+		if (r->rd[i].depth == 0)
+			continue;
+		left = vs_read_once(&r->rd[i].left);
+		/* Look again: the load was an event, and the reader may
+		 * have left meanwhile, before we counted as waiting, so
+		 * without waking us.  No event lies between this look and
+		 * the load, nor between the last look and gp_waiting++. */
+		if (r->rd[i].depth > 0)
+			snap[i] = left + 1;
+	}
 	/* Counted before the check: a reader that leaves after it bumps
 	 * gp_word, so the wait below cannot miss it. */
 	r->gp_waiting++;
