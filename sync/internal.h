@@ -54,6 +54,15 @@ _Noreturn void vs__die(const char *what, int err);
 #define VS__OF(name, cpu) ((void)(cpu), name)
 #endif
 
+/* The lock whose implementation or struct vs_lock holds @a, as
+ * "class+offset" in @buf; 0 when none (or the registry is busy).
+ * Context: the host, or a report with the machine's events off. */
+int vs__lock_name_of(uintptr_t a, char *buf, size_t len);
+/* Name the static object [@addr, +@len) @name, a string that lives as
+ * long as the process, in the reports of every machine (sync/vcpu.h);
+ * with @quiet, its events are bookkeeping that reports leave out. */
+void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
+			  int quiet);
 /* The held locks of vCPU @cpu (natively: of the caller), as text. */
 size_t vs__lockstat_held_of(int cpu, char *buf, size_t len);
 /* Forget the locks vCPU @cpu holds: its context was dropped. */

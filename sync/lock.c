@@ -6,6 +6,7 @@
 #include "lock.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "prwlock.h"
 #include "rwsem.h"
 #include "spinlock.h"
+#include "vcpu.h"
 
 #define VS__LOCK_OPS(kind, type, init_fn, destroy_fn, rl, rt, ru, wl, wt, \
 		     wu, dg)                                              \
@@ -141,6 +143,30 @@ static void registry_del(struct vs_lock *lock)
 	vs_spin_unlock(&registry_lock);
 }
 
+int vs__lock_name_of(uintptr_t a, char *buf, size_t len)
+{
+	const struct vs_lock *l;
+	uintptr_t impl;
+	int w = 0;
+
+	if (!vs_spin_trylock(&registry_lock))
+		return 0;	/* held by whoever stopped: no name */
+	for (l = registry; l && !w; l = l->reg_next) {
+		impl = (uintptr_t)l->impl;
+		if (!l->class)
+			continue;
+		if (a >= impl && a < impl + l->kind->size)
+			w = snprintf(buf, len, "%s+%lu", l->class->name,
+				     (unsigned long)(a - impl));
+		else if (a >= (uintptr_t)l && a < (uintptr_t)(l + 1))
+			w = snprintf(buf, len, "%s's struct vs_lock+%lu",
+				     l->class->name,
+				     (unsigned long)(a - (uintptr_t)l));
+	}
+	vs_spin_unlock(&registry_lock);
+	return w < 0 ? 0 : w;
+}
+
 /*
  * A thread inside a lock call when the table changes finishes with the
  * table it loaded; its unlock may then go through the other one, which
@@ -235,8 +261,16 @@ int vs_lock_kind_register(const struct vs_lock_ops *ops)
 	return ret;
 }
 
+/* In the vCPU build, reports name the registry's lock. */
+static void name_statics(void)
+{
+	vs__vcpu_name_static(&registry_lock, sizeof(registry_lock),
+			     "the lock registry's lock", 0);
+}
+
 int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const struct vs_lock_ops *ops = vs_lock_kind_ops(kind ? kind : "rwsem");
 	struct vs_lock_class *lc = NULL;
 	size_t size;
@@ -245,6 +279,8 @@ int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)
 
 	if (VS_VCPU && kind && strcmp(kind, pthread_ops.name) == 0)
 		return -EOPNOTSUPP;
+	if (VS_VCPU)
+		(void)pthread_once(&once, name_statics);
 	if (!lock || !ops)
 		return -EINVAL;
 	if (class && !(lc = vs_lock_class_get(class)))
@@ -263,6 +299,8 @@ int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)
 	lock->class = lc;
 	vs_atomic_init(&lock->last_slot, UINT32_MAX);
 	registry_add(lock);
+	if (lc)	/* on a vCPU: the cost model's hot lines name it */
+		vs_vcpu_name(impl, ops->size, lc->name);
 	return 0;
 }
 

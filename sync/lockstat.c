@@ -6,6 +6,7 @@
 #include "lockstat.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "internal.h"
@@ -20,6 +21,7 @@ static vs_atomic32_t stat_on;
 static vs_atomic32_t stat_gen;
 static struct vs_lock_trace trace;
 static vs_atomic32_t trace_on;
+static vs_atomic32_t held_on;	/* vs_lockstat_track_held() */
 
 static vs_spinlock_t class_lock = VS_SPINLOCK_INIT;
 static struct vs_lock_class classes[VS_LOCK_CLASS_MAX];
@@ -41,16 +43,51 @@ static const struct vs_lock_ops hooked_ops;
 
 static void hooks_update(void)
 {
-	vs__lock_set_hooks(&hooked_ops,
-			   vs_read_once(&stat_on) | vs_read_once(&trace_on));
+	vs__lock_set_hooks(&hooked_ops, vs_read_once(&stat_on) |
+			   vs_read_once(&trace_on) | vs_read_once(&held_on));
+}
+
+/* In the vCPU build, reports name what statistics touch. */
+static void name_statics(void)
+{
+	vs__vcpu_name_static(&stat_on, sizeof(stat_on), "lockstat: on", 1);
+	vs__vcpu_name_static(&stat_gen, sizeof(stat_gen), "lockstat: gen", 1);
+	vs__vcpu_name_static(&trace_on, sizeof(trace_on), "lockstat: trace", 1);
+	vs__vcpu_name_static(&held_on, sizeof(held_on), "lockstat: held", 1);
+	vs__vcpu_name_static(&class_lock, sizeof(class_lock),
+			     "lockstat: class_lock", 1);
+	vs__vcpu_name_static(classes, sizeof(classes),
+			     "lockstat: the classes' counters", 1);
+	vs__vcpu_name_static(&nr_classes, sizeof(nr_classes),
+			     "lockstat: nr_classes", 1);
 }
 
 void vs_lockstat_enable(int on)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (VS_VCPU)
+		(void)pthread_once(&once, name_statics);
 	if (on && !vs_read_once(&stat_on))
 		vs_fetch_add(&stat_gen, 1);
 	vs_write_once(&stat_on, on ? 1 : 0);
 	hooks_update();
+}
+
+int vs_lockstat_track_held(int on)
+{
+	int was = (int)vs_read_once(&held_on);
+
+	if (on && !was)		/* holds recorded before are stale */
+		vs_fetch_add(&stat_gen, 1);
+	vs_write_once(&held_on, on ? 1 : 0);
+	hooks_update();
+	return was;
+}
+
+int vs_lockstat_tracking_held(void)
+{
+	return vs_read_once(&stat_on) | vs_read_once(&held_on);
 }
 
 int vs_lockstat_enabled(void)
@@ -219,6 +256,12 @@ static int stats_wanted(struct vs_lock *lock)
 	return lock->class && vs_read_once(&stat_on);
 }
 
+/* Holds recorded without statistics (vs_lockstat_track_held()). */
+static int held_only(struct vs_lock *lock)
+{
+	return lock->class && vs_read_once(&held_on) && !stats_wanted(lock);
+}
+
 static int tracing(void)
 {
 	return vs_read_once(&trace_on);
@@ -243,6 +286,8 @@ static void lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 			lock->kind->write_lock(lock);
 		else
 			lock->kind->read_lock(lock);
+		if (held_only(lock))
+			held_push(lock, side);
 	} else if (!raw_trylock(lock, side)) {
 		/* Contended: the kernel's lock_contended() .. lock_acquired(). */
 		t0 = vs__now_ns();
@@ -268,6 +313,8 @@ static int trylock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 	ok = raw_trylock(lock, side);
 	if (ok && stats_wanted(lock))
 		stat_acquired(lock, side, -1);
+	else if (ok && held_only(lock))
+		held_push(lock, side);
 	if (tracing() && trace.acquire_returned)
 		trace.acquire_returned(lock, write, ok, trace.arg);
 	return ok;
@@ -307,6 +354,8 @@ static void downgrade_hooked(struct vs_lock *lock)
 		stat_released(lock, VS_LOCK_WRITE);
 		if (had && stats_wanted(lock))
 			stat_acquired(lock, VS_LOCK_READ, -1);
+		else if (had && held_only(lock))
+			held_push(lock, VS_LOCK_READ);
 	}
 	/* Like mmap_write_downgrade(): only acquire_returned(read). */
 	if (tracing() && trace.acquire_returned)
@@ -471,8 +520,9 @@ size_t vs__lockstat_held_of(int cpu, char *buf, size_t len)
 		return 0;
 	buf[0] = 0;
 	if (n == 0) {
-		at = (size_t)snprintf(buf, len, "%s", vs_lockstat_enabled() ?
-				      "nothing" : "unknown (lock statistics off)");
+		at = (size_t)snprintf(buf, len, "%s",
+				      vs_lockstat_tracking_held() ? "nothing" :
+				      "unknown (held locks not tracked)");
 		return at < len ? at : len - 1;
 	}
 	for (i = 0; i < n && at < len; i++)

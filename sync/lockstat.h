@@ -137,6 +137,31 @@ VS_EXTERN struct vs_lock_class *vs_lock_class_get(const char *name);
 VS_EXTERN void vs_lockstat_enable(int on);
 
 /**
+ * vs_lockstat_track_held - record which locks each thread holds, and
+ * nothing else, or stop
+ * @on: nonzero for on
+ *
+ * What deadlock and failure reports list as "holds" (sync/vcpu.h),
+ * without statistics: with statistics on, a lock is first tried, as the
+ * kernel's lock_stat does (LOCK_CONTENDED), which would change the path
+ * a lock under test takes; tracking alone keeps the kind's own path, as
+ * lockdep's held-lock list does.  Statistics, when on, track holds too.
+ *
+ * Context: as vs_lockstat_enable().
+ * Return: the setting before (0 or 1), to put back.
+ */
+VS_EXTERN int vs_lockstat_track_held(int on);
+
+/**
+ * vs_lockstat_tracking_held - are held locks recorded (by
+ * vs_lockstat_track_held() or statistics)?
+ *
+ * Context: any.
+ * Return: 1 when they are, 0 when not.
+ */
+VS_EXTERN int vs_lockstat_tracking_held(void);
+
+/**
  * vs_lockstat_enabled - are statistics on?
  *
  * Context: any.

@@ -360,45 +360,15 @@ static void switch_to(struct vs_machine *m, struct vs__vcpu *from,
 
 /* ---- deadlocks ----------------------------------------------------------- */
 
-static const char *state_name(enum vs__vstate s)
-{
-	static const char *const n[] = { "idle", "waiting for its vCPU",
-					 "runnable", "running", "blocked" };
-
-	return n[s];
-}
-
 /* Write the deadlock report: every vCPU with work, what it waits on. */
 static void deadlock_report(struct vs_machine *m)
 {
-	size_t at = 0, len = sizeof(m->report);
-	struct vs__vcpu *v;
-	unsigned int i;
+	int at = snprintf(m->report, sizeof(m->report),
+			  "vcpu: deadlock: every vCPU with work is blocked "
+			  "(virtual time %llu cycles)\n",
+			  (unsigned long long)vs_machine_clock(m, -1));
 
-	at += (size_t)snprintf(m->report + at, len - at,
-			       "vcpu: deadlock: every vCPU with work is "
-			       "blocked (virtual time %llu cycles)\n",
-			       (unsigned long long)vs_machine_clock(m, -1));
-	for (i = 0; i < VS__VCPU_WORKS && at < len; i++) {
-		v = &m->v[i];
-		if (v->state == VS__V_IDLE)
-			continue;
-		at += (size_t)snprintf(m->report + at, len - at,
-				       "  vCPU %u (work %u): %s", v->cpu, i,
-				       state_name(v->state));
-		if (v->state == VS__V_BLOCKED && at < len)
-			at += (size_t)snprintf(m->report + at, len - at,
-					       " on the word at %p", (void *)
-					       (uintptr_t)v->wait_word);
-		if (at < len)
-			at += (size_t)snprintf(m->report + at, len - at,
-					       "; holds: ");
-		if (at < len)
-			at += vs__lockstat_held_of((int)i, m->report + at,
-						   len - at);
-		if (at < len)
-			at += (size_t)snprintf(m->report + at, len - at, "\n");
-	}
+	(void)vs__vcpu_report_contexts(m, at < 0 ? 0 : (size_t)at);
 }
 
 /* Nothing may run: end the run, or report the deadlock. */
@@ -485,6 +455,7 @@ static void record(struct vs_machine *m, const struct vs_vcpu_choice *c,
 	d->ctx = (uint16_t)c->ctx;
 	d->run = (uint16_t)run;
 	d->kind = (uint8_t)c->kind;
+	d->preempt = c->kind == VS_VCPU_CHOOSE_RUN && c->cand[0] == c->ctx;
 }
 
 /*
@@ -707,6 +678,7 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	if (op == VS_VCPU_RMW)
 		st->rmws++;
 	hash_event(m, v->id, op, v->clock);
+	vs__vcpu_log(m, v, addr, op);
 }
 
 void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
@@ -748,7 +720,10 @@ void vs_vcpu_name(const void *addr, size_t len, const char *name)
 {
 	struct vs_machine *m = vs__vcpu_machine;
 
-	if (m && m->cur && m->coh)
+	if (!m || !m->cur || !addr || !len || !name || !*name)
+		return;
+	vs__vcpu_name_range(m, addr, len, name);
+	if (m->coh)
 		(void)vs_coherence_name(m->coh, addr, len, name);
 }
 
@@ -893,6 +868,7 @@ int vs_machine_fail(const char *fmt, ...)
 	}
 	if (at < len - 1)
 		strcat(m->report, "\n");
+	(void)vs__vcpu_report_contexts(m, strlen(m->report));
 	m->failed = 1;
 	if (m->entered) {
 		fputs(m->report, stderr);
@@ -1120,6 +1096,7 @@ static void machine_free(struct vs_machine *m)
 	if (m->coh)
 		vs_coherence_destroy(m->coh);
 	free(m->dec);
+	vs__vcpu_names_reset(m, 1);
 	engine_free(m->heap, m->nr_all * sizeof(*m->heap));
 	engine_free(m->cpus, m->nr * sizeof(*m->cpus));
 	engine_free(m->v, m->nr_all * sizeof(*m->v));
@@ -1218,6 +1195,7 @@ int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 	m->deadlocked = 0;
 	m->failed = 0;
 	m->report[0] = 0;
+	vs__vcpu_names_reset(m, 0);
 	if (m->rcu_destroy)
 		m->rcu_destroy(m);
 	return 0;
@@ -1251,8 +1229,11 @@ static int begin(struct vs_machine *m)
 		return -EINVAL;
 	if (m->running || vs__vcpu_machine || m->deadlocked || m->failed)
 		return -EBUSY;
-	for (i = 0; i < m->nr_all; i++)
+	for (i = 0; i < m->nr_all; i++) {
 		m->v[i].nev = 0;
+		m->v[i].nlog = 0;
+	}
+	m->seq = 0;
 	m->nevents = 0;
 	m->streak = 0;
 	m->nchoices = 0;

@@ -101,12 +101,17 @@ struct vs_vcpu_choice {
  * @ctx: the anchor (vs_vcpu_choice.ctx)
  * @run: the context chosen
  * @kind: the enum vs_vcpu_choice_kind
+ * @preempt: 1 when it was a preemption: @ctx could have gone on (as
+ *	     vs_vcpu_sched_dfs counts them; a switch away from a context
+ *	     that spins is none).  Recorded by the engine; not part of a
+ *	     schedule's text form, nor read by a replay
  */
 struct vs_vcpu_decision {
 	uint32_t at;
 	uint16_t ctx;
 	uint16_t run;
 	uint8_t kind;
+	uint8_t preempt;
 };
 
 /**
@@ -225,18 +230,29 @@ VS_EXTERN int vs_vcpu_dfs_stats(struct vs_machine *m,
  * vs_vcpu_sched_replay: a schedule
  * @dec: its decisions in the order they were taken (vs_machine_decisions())
  * @nr: how many
+ * @flags: 0, or VS_VCPU_REPLAY_LENIENT
  */
 struct vs_vcpu_replay {
 	const struct vs_vcpu_decision *dec;
 	size_t nr;
+	unsigned int flags;
 };
+
+/**
+ * VS_VCPU_REPLAY_LENIENT - vs_vcpu_replay.flags: take each decision
+ * where its anchor comes, in whatever order, and skip one that does not
+ * fit or is never reached, without an error: a schedule with decisions
+ * removed, as shrinking tries, still runs
+ */
+#define VS_VCPU_REPLAY_LENIENT 0x1u
 
 /**
  * vs_vcpu_sched_replay - take the decisions of a struct vs_vcpu_replay
  * (copied at vs_machine_create()) where their anchors come, the default
  * everywhere else: the same work gives the same run, event for event.
  * A decision whose context is not among the alternatives, or one never
- * reached, makes the run return -ESTALE: the schedule does not fit.
+ * reached, makes the run return -ESTALE: the schedule does not fit
+ * (unless VS_VCPU_REPLAY_LENIENT).
  */
 VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
 
@@ -674,15 +690,17 @@ VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, const void *addr,
 #endif
 
 /**
- * vs_vcpu_name - name the cache lines of [@addr, @addr + @len) in the
- * running machine's cost model, for its most-contended list
+ * vs_vcpu_name - name [@addr, @addr + @len) in the running machine's
+ * reports (the events of a deadlock or a failure) and, with a profile,
+ * the cache lines in its cost model, for its most-contended list
  * @addr: the object
  * @len: its size
  * @name: a name without an address in it (runs must compare equal)
  *
  * vm/ names what it knows: mmap_lock, each VMA's lock, page-table
  * locks, the page pool's locks.
- * Context: any; nothing happens on a host thread or without a profile.
+ * Context: any; nothing happens on a host thread.  The names of a
+ * machine are forgotten when it is reset (its objects were the work's).
  */
 VS_EXTERN void vs_vcpu_name(const void *addr, size_t len, const char *name);
 

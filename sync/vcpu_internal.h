@@ -15,6 +15,7 @@
 
 #include "atomic.h"
 #include "vcpu.h"
+#include "vcpu_names.h"
 
 /*
  * Contexts: a piece of work (spawned, or the entered host thread) runs
@@ -28,6 +29,26 @@
 /* A context that others wait for on its vCPU runs at most this long
  * (virtual cycles) before it gives way: the scheduler's time slice. */
 #define VS__VCPU_SLICE 1000000
+
+/* The events each context keeps for reports, its last ones, and how
+ * many of them a report shows (bookkeeping left out). */
+#define VS__VCPU_LOG 32
+#define VS__VCPU_SHOWN 8
+/* The named ranges a machine keeps for reports: its latest ones. */
+#define VS__VCPU_RANGES 4096
+
+/* One seam event, as a report tells it. */
+struct vs__logged {
+	uint64_t seq;			/* its place among the run's events */
+	const volatile void *addr;
+	unsigned int op;		/* enum vs_vcpu_op */
+};
+
+/* A range named with vs_vcpu_name(): [lo, hi) is name @id. */
+struct vs__range {
+	uintptr_t lo, hi;
+	uint32_t id;
+};
 
 enum vs__vstate {
 	VS__V_IDLE,	/* no work */
@@ -62,6 +83,8 @@ struct vs__vcpu {
 	uint64_t deadline;		/* UINT64_MAX: none */
 	int wait_ret;
 	void *asan_fake;		/* ASan's fake stack while away */
+	struct vs__logged log[VS__VCPU_LOG];	/* a ring, by @nlog */
+	uint32_t nlog;			/* events logged this run */
 };
 
 /* One vCPU: the context it runs, the ones waiting for it (FIFO). */
@@ -112,6 +135,10 @@ struct vs_machine {
 	struct vs_vcpu_decision *dec;	/* not the default, in order */
 	size_t dec_n, dec_cap;
 	int dec_lost;			/* one could not be recorded */
+	uint64_t seq;			/* events of this run, for the log */
+	struct vs__range *ranges;	/* named ranges, a ring by @nranges */
+	unsigned long nranges;		/* ranges named since the reset */
+	struct vs__names names;		/* their names, each once */
 	void *rcu;			/* sync/rcu_vcpu.c's state */
 	void (*rcu_destroy)(struct vs_machine *m);
 	char report[8192];
@@ -131,6 +158,30 @@ static inline uint64_t vs__splitmix64(uint64_t *state)
 extern struct vs_machine *vs__vcpu_machine;
 /* The running vCPU's number, -1 on the host (sync/common.h's TLS). */
 extern int vs__vcpu_cur;
+
+/* sync/vcpu_report.c: the events and names that reports tell. */
+
+/* Log the running context's event @op on @addr, about to take effect. */
+static inline void vs__vcpu_log(struct vs_machine *m, struct vs__vcpu *v,
+				const volatile void *addr, unsigned int op)
+{
+	struct vs__logged *l = &v->log[v->nlog++ % VS__VCPU_LOG];
+
+	l->seq = m->seq++;
+	l->addr = addr;
+	l->op = op;
+}
+
+/* Remember that [@addr, +@len) is @name, for reports. */
+void vs__vcpu_name_range(struct vs_machine *m, const void *addr, size_t len,
+			 const char *name);
+
+/* Forget every name (a reset), and with @destroy free their memory. */
+void vs__vcpu_names_reset(struct vs_machine *m, int destroy);
+
+/* Write at @at of m->report, for each context with work: its state,
+ * what it waits on, the locks it holds, its last events by name. */
+size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at);
 
 /* Spawn a daemon vCPU (not waited for, not a deadlock when blocked). */
 int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),

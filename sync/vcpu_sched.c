@@ -330,6 +330,8 @@ int vs_vcpu_dfs_stats(struct vs_machine *m, struct vs_vcpu_dfs_stats *st)
 struct replay {
 	size_t nr, pos;		/* decisions, the next one to take */
 	int stale;		/* one did not fit */
+	int lenient;		/* VS_VCPU_REPLAY_LENIENT */
+	unsigned char *used;	/* lenient: taken this run, by index */
 	struct vs_vcpu_decision dec[];
 };
 
@@ -340,21 +342,55 @@ static int replay_init(void **state, const struct vs_machine_config *cfg)
 	size_t i;
 
 	if (!arg || (arg->nr && !arg->dec) ||
-	    arg->nr > (SIZE_MAX - sizeof(*r)) / sizeof(r->dec[0]))
+	    (arg->flags & ~VS_VCPU_REPLAY_LENIENT) ||
+	    arg->nr > (SIZE_MAX - sizeof(*r)) / (sizeof(r->dec[0]) + 1))
 		return -EINVAL;
 	for (i = 0; i < arg->nr; i++)
 		if (arg->dec[i].kind > VS_VCPU_CHOOSE_RUN_AFTER_STOP ||
 		    arg->dec[i].run >= VS__VCPU_CONTEXTS)
 			return -EINVAL;
-	r = malloc(sizeof(*r) + arg->nr * sizeof(r->dec[0]));
+	/* The decisions, then a byte each for the lenient mode. */
+	r = malloc(sizeof(*r) + arg->nr * (sizeof(r->dec[0]) + 1));
 	if (!r)
 		return -ENOMEM;
 	r->nr = arg->nr;
 	r->pos = 0;
 	r->stale = 0;
+	r->lenient = !!(arg->flags & VS_VCPU_REPLAY_LENIENT);
+	r->used = (unsigned char *)&r->dec[arg->nr];
+	memset(r->used, 0, arg->nr);
 	if (arg->nr)
 		memcpy(r->dec, arg->dec, arg->nr * sizeof(r->dec[0]));
 	*state = r;
+	return 0;
+}
+
+/* The index in @c->cand of what @d runs, 0 when it does not fit. */
+static unsigned int replay_fit(const struct vs_vcpu_decision *d,
+			       const struct vs_vcpu_choice *c)
+{
+	unsigned int i;
+
+	if (d->kind == c->kind)
+		for (i = 1; i < c->nr; i++)
+			if (c->cand[i] == d->run)
+				return i;
+	return 0;
+}
+
+/* Lenient: the decision anchored here, if any is left, where it fits. */
+static unsigned int replay_lenient(struct replay *r,
+				   const struct vs_vcpu_choice *c)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr; i++) {
+		if (r->used[i] || r->dec[i].ctx != c->ctx ||
+		    r->dec[i].at != c->at)
+			continue;
+		r->used[i] = 1;
+		return replay_fit(&r->dec[i], c);
+	}
 	return 0;
 }
 
@@ -366,18 +402,18 @@ static unsigned int replay_choose(void *state, struct vs_machine *m,
 	unsigned int i;
 
 	(void)m;
+	if (r->lenient)
+		return replay_lenient(r, c);
 	if (r->pos == r->nr)
 		return 0;
 	d = &r->dec[r->pos];
 	if (d->ctx != c->ctx || d->at != c->at)
 		return 0;	/* not this one's: the default */
 	r->pos++;
-	if (d->kind == c->kind)
-		for (i = 1; i < c->nr; i++)
-			if (c->cand[i] == d->run)
-				return i;
-	r->stale = 1;
-	return 0;
+	i = replay_fit(d, c);
+	if (!i)
+		r->stale = 1;
+	return i;
 }
 
 /* Every decision taken, each where it fitted; the next run replays
@@ -388,6 +424,10 @@ static int replay_end(void *state, struct vs_machine *m)
 	int err = r->stale || r->pos != r->nr ? -ESTALE : 0;
 
 	(void)m;
+	if (r->lenient) {
+		memset(r->used, 0, r->nr);
+		err = 0;
+	}
 	r->pos = 0;
 	r->stale = 0;
 	return err;

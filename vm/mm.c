@@ -323,8 +323,6 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 	if (err)
 		goto out_free;
 	vs_vcpu_name(mm, sizeof(*mm), "struct vs_mm");
-	vs_vcpu_name(mm->mmap_lock.impl, mm->mmap_lock.kind->size,
-		     "mmap_lock");
 	err = vs_pgtable_init(&mm->pgtable, !ptl_per_mm);
 	if (err)
 		goto out_lock;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "fault/fault.h"
+#include "check/explore.h"
 #include "check/stress.h"
 #include "sync/lock.h"
 #include "test.h"
@@ -115,6 +116,15 @@ STRESS_KIND(2)
 STRESS_KIND(3)
 STRESS_KIND(4)
 
+static int native_calls;
+
+static void native_thread(void *state, unsigned int i)
+{
+	(void)state;
+	(void)i;
+	native_calls++;
+}
+
 /* Bad configurations are refused before anything runs. */
 START_TEST(stress_einval)
 {
@@ -130,6 +140,22 @@ START_TEST(stress_einval)
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
 	cfg.strategy = 1000;
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+}
+END_TEST
+
+/* Natively, exploration is refused, saying what it needs: only the
+ * vCPU build's seams let a scheduler place every shared access. */
+START_TEST(explore_needs_vcpus)
+{
+	static const struct vs_explore_scenario sc = {
+		.name = "native", .threads = 1, .thread = native_thread,
+	};
+	struct vs_explore_report rep;
+
+	ck_assert_int_eq(vs_explore(&sc, NULL, &rep), -EOPNOTSUPP);
+	ck_assert_msg(strstr(rep.text, "needs the vCPU build"), "%s",
+		      rep.text);
+	ck_assert_int_eq(native_calls, 0);
 }
 END_TEST
 
@@ -361,5 +387,7 @@ Suite *stress_suite(void)
 			    stress_watchdog_lost_unlock,
 			    stress_downgrade_keeps_writer,
 			    stress_fault_bits_named);
+	if (!VS_VCPU)	/* on vCPUs, the explore suite runs it */
+		vs_test_add(vs_test_tcase(s, "explore"), explore_needs_vcpus);
 	return s;
 }

@@ -26,9 +26,11 @@
 #include <string.h>
 
 #include "sync/atomic.h"
+#include "sync/internal.h"
 #include "sync/lock.h"
 #include "sync/lockstat.h"
 #include "sync/thread.h"
+#include "sync/vcpu.h"
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS
@@ -733,6 +735,54 @@ START_TEST(lockstat_hold_ends_at_unlock)
 }
 END_TEST
 
+/* ---- held locks alone --------------------------------------------------- */
+
+static const struct vs_lock_ops *count_base;
+static int tries;
+
+static int count_write_trylock(struct vs_lock *l)
+{
+	tries++;
+	return count_base->write_trylock(l);
+}
+
+/* vs_lockstat_track_held() records the holds but leaves the kind's own
+ * lock path: no trylock first, as statistics do, and no statistics. */
+START_TEST(lockstat_track_held)
+{
+	static struct vs_lock_ops counting;
+	struct vs_lock_class *class;
+	struct vs_lock l;
+	char name[VS_LOCK_CLASS_NAME_MAX + 1], held[128];
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	count_base = vs_lock_kind_ops("rwsem");
+	counting = *count_base;
+	counting.name = "test_count_trylock";
+	counting.write_trylock = count_write_trylock;
+	ck_assert_int_ge(vs_lock_kind_register(&counting), 0);
+	class = lock_init_class(&l, counting.name, name, sizeof(name));
+	vs_lockstat_reset();
+
+	ck_assert_int_eq(vs_lockstat_track_held(1), 0);
+	vs_lock_write_lock(&l);
+	(void)vs__lockstat_held_of(vs_vcpu_self(), held, sizeof(held));
+	ck_assert_msg(strstr(held, "(write)"), "holds: %s", held);
+	vs_lock_write_unlock(&l);
+	(void)vs__lockstat_held_of(vs_vcpu_self(), held, sizeof(held));
+	ck_assert_str_eq(held, "nothing");
+	ck_assert_int_eq(tries, 0);
+	ck_assert_uint_eq(read_side(class, VS_LOCK_WRITE).acquisitions, 0);
+	ck_assert_int_eq(vs_lockstat_track_held(0), 1);
+
+	vs_lockstat_enable(1);	/* statistics try first */
+	write_pair(&l);
+	vs_lockstat_enable(0);
+	ck_assert_int_eq(tries, 1);
+	ck_assert_int_eq(vs_lock_destroy(&l), 0);
+}
+END_TEST
+
 /* ---- printout --------------------------------------------------------- */
 
 /* Parse the numbers of one "class-S:" line of the printout. */
@@ -890,6 +940,7 @@ Suite *lockstat_suite(void)
 	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no") != 0) {
 		tcase_add_test(misc, lockstat_class_table_full);
 		tcase_add_test(misc, lockstat_hold_ends_at_unlock);
+		tcase_add_test(misc, lockstat_track_held);
 	}
 
 	return s;

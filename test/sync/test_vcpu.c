@@ -584,6 +584,10 @@ START_TEST(vcpu_deadlock_reported)
 		      strstr(r, "vCPU 1 (work 1): blocked"), "report: %s", r);
 	ck_assert_msg(strstr(r, "holds: dl_lock_a (write)") &&
 		      strstr(r, "holds: dl_lock_b (write)"), "report: %s", r);
+	/* Each vCPU's last events, the other's lock by its class (made on
+	 * the host, found in the lock registry). */
+	ck_assert_msg(strstr(r, "rmw dl_lock_b+0\n") &&
+		      strstr(r, "rmw dl_lock_a+0\n"), "report: %s", r);
 	/* Its vCPUs stay blocked until a reset, which drops them and the
 	 * locks they held. */
 	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), -EBUSY);

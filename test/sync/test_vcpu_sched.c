@@ -192,7 +192,7 @@ START_TEST(sched_random_finds_replay_repeats)
 {
 	const struct vs_vcpu_decision *dec;
 	struct vs_vcpu_decision *copy;
-	struct vs_vcpu_replay rp;
+	struct vs_vcpu_replay rp = { NULL, 0, 0 };
 	struct vs_machine *m;
 	uint64_t seed, hash = 0;
 	long got = 2 * INCS;
@@ -265,7 +265,7 @@ static uint64_t schedule_hash(struct vs_machine *m)
  * schedule; an empty replay takes every default, the same each time. */
 START_TEST(sched_runs_differ_defaults_repeat)
 {
-	struct vs_vcpu_replay none = { NULL, 0 };
+	struct vs_vcpu_replay none = { NULL, 0, 0 };
 	const struct vs_vcpu_decision *dec;
 	size_t nr;
 	struct vs_machine *m = mach(&vs_vcpu_sched_random, NULL, 3);
@@ -567,7 +567,7 @@ START_TEST(sched_replay_refused)
 {
 	struct vs_vcpu_decision d = { .at = 100000, .ctx = 1, .run = 2,
 				      .kind = VS_VCPU_CHOOSE_RUN };
-	struct vs_vcpu_replay rp = { &d, 1 };
+	struct vs_vcpu_replay rp = { &d, 1, 0 };
 	struct vs_machine_config cfg = { .nr_vcpus = 3,
 					 .sched = &vs_vcpu_sched_replay };
 	static const struct vs_vcpu_sched_ops no_choose = { .name = "x" };
@@ -575,10 +575,16 @@ START_TEST(sched_replay_refused)
 	struct vs_machine *m;
 	size_t nr;
 
-	/* A decision never reached. */
+	/* A decision never reached: refused, but run leniently (the
+	 * defaults, as shrinking needs when it drops decisions). */
 	m = mach(&vs_vcpu_sched_replay, &rp, 1);
 	(void)run_once(m, -ESTALE);
 	ck_assert_int_eq(vs_machine_destroy(m), 0);
+	rp.flags = VS_VCPU_REPLAY_LENIENT;
+	m = mach(&vs_vcpu_sched_replay, &rp, 1);
+	ck_assert_int_eq(run_once(m, 0), 2 * INCS);
+	ck_assert_int_eq(vs_machine_destroy(m), 0);
+	rp.flags = 0;
 	/* One reached where the context it names cannot run. */
 	m = mach(&vs_vcpu_sched_random, NULL, 1);
 	(void)run_once(m, 0);
@@ -590,9 +596,17 @@ START_TEST(sched_replay_refused)
 	m = mach(&vs_vcpu_sched_replay, &rp, 1);
 	(void)run_once(m, -ESTALE);
 	ck_assert_int_eq(vs_machine_destroy(m), 0);
+	rp.flags = VS_VCPU_REPLAY_LENIENT;	/* skipped */
+	m = mach(&vs_vcpu_sched_replay, &rp, 1);
+	(void)run_once(m, 0);
+	ck_assert_int_eq(vs_machine_destroy(m), 0);
+	rp.flags = 0;
 	/* Bad arguments. */
 	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);	/* no arg */
 	cfg.sched_arg = &rp;
+	rp.flags = 0x2;			/* unknown */
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
+	rp.flags = 0;
 	d.run = 999;
 	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
 	d.run = 1;
@@ -642,7 +656,7 @@ static void spinner_and_sleeper(void *arg)
  * (there a spinner drops below everyone). */
 START_TEST(sched_spin_waits_for_timeout)
 {
-	static const struct vs_vcpu_replay none = { NULL, 0 };
+	static const struct vs_vcpu_replay none = { NULL, 0, 0 };
 	uint64_t seed;
 
 	for (seed = 0; seed <= 40; seed++) {

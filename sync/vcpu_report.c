@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync/vcpu_report.c - what a report of the engine says about each
+ * context: its state, the word it sleeps on, the locks it holds, and its
+ * last events, with the names the model gave its memory
+ * (vs_vcpu_name()) instead of raw addresses.
+ *
+ * Names are kept per machine, whether or not it has a cost model, in
+ * memory that malloc does not manage (sync/vcpu_names.h): naming must
+ * not move the work's objects.  The latest VS__VCPU_RANGES ranges are
+ * kept; a later name of the same bytes wins, as memory is reused.
+ *
+ * Locking: the machine's host thread, between events.
+ */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "vcpu_internal.h"
+
+/*
+ * The names of static objects (sync/'s own: the lock registry, lock
+ * statistics), the same for every machine: each slot is reserved with
+ * an atomic add and published by its release store of @name, since the
+ * registering host threads may race.  Engine state, so not through
+ * sync/atomic.h, whose operations are events.
+ */
+#define STATIC_NAMES 32
+
+static struct {
+	uintptr_t lo, hi;
+	int quiet;
+	_Atomic(const char *) name;	/* NULL until published */
+} static_names[STATIC_NAMES];
+static atomic_uint nr_static_names;
+
+void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
+			  int quiet)
+{
+	unsigned int i = atomic_fetch_add_explicit(&nr_static_names, 1,
+						   memory_order_relaxed);
+
+	if (i >= STATIC_NAMES)
+		return;		/* reports show the address */
+	static_names[i].lo = (uintptr_t)addr;
+	static_names[i].hi = (uintptr_t)addr + len;
+	static_names[i].quiet = quiet;
+	/* Pairs with the acquire load in static_name(). */
+	atomic_store_explicit(&static_names[i].name, name,
+			      memory_order_release);
+}
+
+/* The static object @a lies in, or -1. */
+static int static_of(uintptr_t a)
+{
+	unsigned int n = atomic_load_explicit(&nr_static_names,
+					      memory_order_relaxed), i;
+
+	for (i = 0; i < n && i < STATIC_NAMES; i++)
+		/* Pairs with the release store in vs__vcpu_name_static(). */
+		if (atomic_load_explicit(&static_names[i].name,
+					 memory_order_acquire) &&
+		    a >= static_names[i].lo && a < static_names[i].hi)
+			return (int)i;
+	return -1;
+}
+
+/* @a as a static object's "name+offset"; 0 when it is none. */
+static int static_name(uintptr_t a, char *buf, size_t len)
+{
+	int i = static_of(a);
+
+	if (i < 0)
+		return 0;
+	return snprintf(buf, len, "%s+%lu", atomic_load_explicit(
+				&static_names[i].name, memory_order_relaxed),
+			(unsigned long)(a - static_names[i].lo));
+}
+
+void vs__vcpu_name_range(struct vs_machine *m, const void *addr, size_t len,
+			 const char *name)
+{
+	struct vs__range *r;
+	uint32_t id;
+
+	if (!m->ranges) {
+		m->ranges = vs__offheap_alloc(VS__VCPU_RANGES *
+					      sizeof(*m->ranges));
+		if (!m->ranges)
+			return;		/* reports show addresses */
+	}
+	id = vs__names_intern(&m->names, name);
+	if (!id)
+		return;
+	r = &m->ranges[m->nranges++ % VS__VCPU_RANGES];
+	r->lo = (uintptr_t)addr;
+	r->hi = (uintptr_t)addr + len;
+	r->id = id;
+}
+
+void vs__vcpu_names_reset(struct vs_machine *m, int destroy)
+{
+	m->nranges = 0;
+	vs__names_free(&m->names);
+	if (destroy) {
+		vs__offheap_free(m->ranges,
+				 VS__VCPU_RANGES * sizeof(*m->ranges));
+		m->ranges = NULL;
+	}
+}
+
+/* @addr as the engine's own word: a vCPU's run queue, a join's,
+ * vs_machine_leave()'s, or one on a context's stack (a lock's waiter).
+ * 0 when it is none. */
+static int engine_name(const struct vs_machine *m, uintptr_t a, char *buf,
+		       size_t len)
+{
+	const struct vs__vcpu *v;
+	unsigned int i;
+
+	if (a == (uintptr_t)&m->busy_word)
+		return snprintf(buf, len, "vs_machine_leave()'s count");
+	for (i = 0; i < m->nr; i++)	/* vs_machine_spawn() queues here */
+		if (a == (uintptr_t)&m->cpus[i])
+			return snprintf(buf, len, "vCPU %u's run queue", i);
+	for (i = 0; i < m->nr_all; i++) {
+		v = &m->v[i];
+		if (a == (uintptr_t)&v->gen)
+			return snprintf(buf, len, "work %u's end (a join)", i);
+		if (v->map && a >= (uintptr_t)v->stack_lo &&
+		    a < (uintptr_t)v->stack_lo + v->stack_len)
+			return snprintf(buf, len, "work %u's stack", i);
+	}
+	return 0;
+}
+
+/* @addr as "name+offset", the latest name that covers it, or as an
+ * address when none does. */
+static size_t name_of(const struct vs_machine *m, const volatile void *addr,
+		      char *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	unsigned long n = m->nranges, i;
+	const struct vs__range *r;
+	int w;
+
+	w = engine_name(m, a, buf, len);
+	if (w <= 0)
+		w = static_name(a, buf, len);
+	if (w <= 0)
+		w = vs__lock_name_of(a, buf, len);
+	if (w > 0)
+		return (size_t)w;
+	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
+		r = &m->ranges[(n - 1 - i) % VS__VCPU_RANGES];
+		if (a >= r->lo && a < r->hi) {
+			w = snprintf(buf, len, "%s+%lu",
+				     vs__names_str(&m->names, r->id),
+				     (unsigned long)(a - r->lo));
+			return w < 0 ? 0 : (size_t)w;
+		}
+	}
+	w = addr ? snprintf(buf, len, "%p", (void *)a) : snprintf(buf, len, "-");
+	return w < 0 ? 0 : (size_t)w;
+}
+
+static const char *state_name(enum vs__vstate s)
+{
+	static const char *const n[] = { "idle", "waiting for its vCPU",
+					 "runnable", "running", "blocked" };
+
+	return n[s];
+}
+
+static const char *op_name(unsigned int op)
+{
+	static const char *const n[] = {
+		[VS_VCPU_LOAD] = "load", [VS_VCPU_STORE] = "store",
+		[VS_VCPU_RMW] = "rmw", [VS_VCPU_FENCE] = "fence",
+		[VS_VCPU_RELAX] = "relax", [VS_VCPU_ORDER] = "order",
+	};
+
+	return op < sizeof(n) / sizeof(n[0]) && n[op] ? n[op] : "?";
+}
+
+/* Append to m->report at @at; return the new end (at most its size - 1). */
+static size_t put(struct vs_machine *m, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static size_t put(struct vs_machine *m, size_t at, const char *fmt, ...)
+{
+	size_t len = sizeof(m->report);
+	va_list ap;
+	int w;
+
+	if (at >= len - 1)
+		return len - 1;
+	va_start(ap, fmt);
+	w = vsnprintf(m->report + at, len - at, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		return at;
+	return at + (size_t)w < len - 1 ? at + (size_t)w : len - 1;
+}
+
+/* An event a report leaves out: bookkeeping (lock statistics). */
+static int quiet(const struct vs__logged *l)
+{
+	int i = static_of((uintptr_t)l->addr);
+
+	return i >= 0 && static_names[i].quiet;
+}
+
+/* Context @v's last events but the quiet ones, oldest first, one a
+ * line, at most VS__VCPU_SHOWN. */
+static size_t put_log(struct vs_machine *m, size_t at,
+		      const struct vs__vcpu *v)
+{
+	uint32_t n = v->nlog < VS__VCPU_LOG ? v->nlog : VS__VCPU_LOG, i;
+	const struct vs__logged *l, *shown[VS__VCPU_SHOWN];
+	unsigned int k = 0;
+	char name[160];
+
+	for (i = 0; i < n && k < VS__VCPU_SHOWN; i++) {	/* newest first */
+		l = &v->log[(v->nlog - 1 - i) % VS__VCPU_LOG];
+		if (!quiet(l))
+			shown[k++] = l;
+	}
+	while (k--) {
+		l = shown[k];
+		(void)name_of(m, l->addr, name, sizeof(name));
+		at = put(m, at, "    #%llu %s %s\n",
+			 (unsigned long long)l->seq, op_name(l->op), name);
+	}
+	return at;
+}
+
+size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
+{
+	size_t len = sizeof(m->report);
+	int self = vs__vcpu_cur;
+	const struct vs__vcpu *v;
+	char name[160];
+	unsigned int i;
+
+	/* As the host: lockstat's reads are no events of the run. */
+	vs__vcpu_cur = -1;
+	for (i = 0; i < VS__VCPU_WORKS && at < len - 1; i++) {
+		v = &m->v[i];
+		if (v->state == VS__V_IDLE && !v->nlog)
+			continue;	/* no work this run */
+		at = put(m, at, "  vCPU %u (work %u): %s", v->cpu, i,
+			 v->state == VS__V_IDLE ? "ended" :
+			 state_name(v->state));
+		if (v->state == VS__V_BLOCKED) {
+			(void)name_of(m, v->wait_word, name, sizeof(name));
+			at = put(m, at, " on %s", name);
+		}
+		at = put(m, at, "; holds: ");
+		if (at < len - 1)
+			at += vs__lockstat_held_of((int)i, m->report + at,
+						   len - at);
+		at = put(m, at, "\n");
+		if (v->nlog)
+			at = put(m, at, "   its last events (#: order in "
+				 "the run):\n");
+		at = put_log(m, at, v);
+	}
+	vs__vcpu_cur = self;
+	return at;
+}

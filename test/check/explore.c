@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test/check/explore.c - vs_explore(): a scenario, schedule after
+ * schedule, on virtual CPUs; the first failing schedule shrunk, told by
+ * name, and made replayable (test/check/explore.h).
+ *
+ * Every schedule runs on a machine just reset with the engine's seed 0,
+ * so that what differs from one to the next is only the scheduler's
+ * choices: a schedule found by one scheduler is replayed by
+ * vs_vcpu_sched_replay on a new machine, event for event.
+ *
+ * Shrinking is two steps.  First, when the schedule has two or more
+ * preemptions, a search of every schedule with fewer
+ * (vs_vcpu_sched_dfs, bound by bound, within half of
+ * VS_EXPLORE_SHRINK_RUNS schedules) for one that fails the same way:
+ * the first found has the fewest preemptions there are.  Then the
+ * decisions are removed one at a time, latest first, each removal kept
+ * when a replay (VS_VCPU_REPLAY_LENIENT: a decision whose anchor no
+ * longer comes is skipped) still fails the same way, until none can go:
+ * what is reported is 1-minimal, each decision needed.  "The same way":
+ * the same result, and for a failed check the same message.
+ *
+ * Locking: the caller's host thread; the machine is run from here.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "explore.h"
+#include "../sync/lockstat.h"
+
+unsigned long vs_explore_schedule;
+
+/* The scenario's one schedule: what the root on vCPU 0 runs. */
+struct xrun {
+	const struct vs_explore_scenario *sc;
+	struct vs_machine *m;
+	void *state;
+	int setup_err;
+	struct xthread {
+		struct xrun *x;
+		unsigned int i;
+	} t[VS_EXPLORE_THREADS];
+};
+
+/* A schedule's outcome. */
+struct xresult {
+	int err;			/* what the run returned */
+	uint64_t hash;
+	struct vs_vcpu_decision *dec;	/* its decisions (malloc'd) */
+	size_t nr;
+	char report[8192];		/* the engine's report */
+};
+
+static void report_set(struct vs_explore_report *rep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void report_set(struct vs_explore_report *rep, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep->text, sizeof(rep->text), fmt, ap);
+	va_end(ap);
+}
+
+static int name_ok(const char *s)
+{
+	if (!s || !*s || strlen(s) > VS_EXPLORE_NAME_MAX)
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '-' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return 0;
+	return 1;
+}
+
+/* -EINVAL with the report naming the bad argument, or 0. */
+static int check_args(const struct vs_explore_scenario *sc,
+		      const struct vs_explore_options *opt,
+		      struct vs_explore_report *rep)
+{
+	const char *bad = NULL;
+
+	if (!sc)
+		bad = "scenario: NULL";
+	else if (!name_ok(sc->name))
+		bad = "scenario name: want 1 to VS_EXPLORE_NAME_MAX letters, "
+		      "digits, '_' or '-'";
+	else if (sc->threads < 1 || sc->threads > VS_EXPLORE_THREADS)
+		bad = "scenario threads: want 1..VS_EXPLORE_THREADS";
+	else if (!sc->thread)
+		bad = "scenario thread: NULL";
+	else if (opt && (opt->flags & ~(VS_EXPLORE_NO_SHRINK |
+					VS_EXPLORE_QUIET)))
+		bad = "options flags: unknown bits";
+	else if (opt && opt->sched && !opt->sched->choose)
+		bad = "options sched: no choose()";
+	if (!bad)
+		return 0;
+	report_set(rep, "explore: bad argument: %s\n", bad);
+	return -EINVAL;
+}
+
+#if VS_VCPU
+
+static void thread_main(void *arg)
+{
+	struct xthread *t = arg;
+
+	t->x->sc->thread(t->x->state, t->i);
+}
+
+/* vCPU 0: setup, the threads on vCPUs 1.., join, check. */
+static void root(void *arg)
+{
+	struct xrun *x = arg;
+	int id[VS_EXPLORE_THREADS];
+	unsigned int i;
+
+	x->setup_err = x->sc->setup ? x->sc->setup(&x->state) : 0;
+	if (x->setup_err)
+		return;
+	for (i = 0; i < x->sc->threads; i++) {
+		x->t[i].x = x;
+		x->t[i].i = i;
+		id[i] = vs_machine_spawn(x->m, i + 1, thread_main, &x->t[i]);
+		if (id[i] < 0)
+			(void)vs_machine_fail("spawning thread %u: %d", i, id[i]);
+	}
+	for (i = 0; i < x->sc->threads; i++)
+		(void)vs_machine_join(x->m, (unsigned int)id[i]);
+	if (x->sc->check)
+		x->sc->check(x->state);
+}
+
+/* One schedule of @x->sc on @m, reset first: its outcome in @r. */
+static void schedule(struct xrun *x, struct vs_machine *m,
+		     struct xresult *r)
+{
+	const struct vs_vcpu_decision *dec;
+	int err;
+
+	free(r->dec);
+	r->dec = NULL;
+	r->nr = 0;
+	r->err = vs_machine_reset(m, 0);
+	if (r->err)
+		return;
+	x->m = m;
+	x->state = NULL;
+	x->setup_err = 0;
+	r->err = vs_machine_run(m, root, x);
+	if (!r->err && x->setup_err)
+		r->err = x->setup_err;
+	r->hash = vs_machine_hash(m);
+	snprintf(r->report, sizeof(r->report), "%s", vs_machine_report(m));
+	err = vs_machine_decisions(m, &dec, &r->nr);
+	if (!err && r->nr) {
+		r->dec = malloc(r->nr * sizeof(*dec));
+		if (r->dec)
+			memcpy(r->dec, dec, r->nr * sizeof(*dec));
+		else
+			err = -ENOMEM;
+	}
+	if (err) {	/* a schedule that cannot be replayed: an error */
+		r->nr = 0;
+		r->err = err;
+	}
+	if (x->sc->fini && x->state)
+		x->sc->fini(x->state);
+	x->state = NULL;
+}
+
+/* A machine for @x->sc: the scheduler @sched with @arg and @seed. */
+static int machine(struct vs_machine **mp, const struct xrun *x,
+		   const struct vs_explore_options *o,
+		   const struct vs_vcpu_sched_ops *sched, const void *arg,
+		   uint64_t seed)
+{
+	struct vs_machine_config cfg = {
+		.profile = o->profile,
+		.nr_vcpus = x->sc->threads + 1,
+		.seed = seed,
+		.sched = sched,
+		.sched_arg = arg,
+		.max_events = o->max_events ? o->max_events : VS_EXPLORE_EVENTS,
+	};
+
+	return vs_machine_create(mp, &cfg);
+}
+
+/* Replay @nr decisions @dec (leniently) on a new machine. */
+static void replay(struct xrun *x, const struct vs_explore_options *o,
+		   const struct vs_vcpu_decision *dec, size_t nr,
+		   struct xresult *r)
+{
+	struct vs_vcpu_replay rp = { dec, nr, VS_VCPU_REPLAY_LENIENT };
+	struct vs_machine *m;
+
+	r->err = machine(&m, x, o, &vs_vcpu_sched_replay, &rp, 0);
+	if (r->err)
+		return;
+	schedule(x, m, r);
+	(void)vs_machine_destroy(m);
+}
+
+static unsigned int preemptions(const struct vs_vcpu_decision *dec, size_t nr)
+{
+	unsigned int n = 0;
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		n += dec[i].preempt;
+	return n;
+}
+
+/* What a failure says, past the engine's "work N ... cycles: " prefix
+ * (which names where and when, not what); of "stuck: ...", only what
+ * comes before the ';' (after it, counts that vary). */
+static const char *failure_what(const struct xresult *r, size_t *len)
+{
+	const char *s = strstr(r->report, "cycles: ");
+
+	s = s ? s + strlen("cycles: ") : r->report;
+	*len = strcspn(s, strncmp(s, "stuck:", 6) ? "\n" : ";\n");
+	return s;
+}
+
+/* @r fails as @f does: the same result, and for a failed check the same
+ * message (an assertion that fails elsewhere is another bug). */
+static int same_failure(const struct xresult *r, const struct xresult *f)
+{
+	const char *a, *b;
+	size_t la, lb;
+
+	if (r->err != f->err)
+		return 0;
+	if (r->err != -ECANCELED)
+		return 1;
+	a = failure_what(r, &la);
+	b = failure_what(f, &lb);
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+/*
+ * Drop @f's decisions one at a time while a replay still fails as @f
+ * did, until none can go or the replays run out.  @f becomes the
+ * shortest found.  Return: the replays run.
+ */
+static unsigned long drop_decisions(struct xrun *x,
+				    const struct vs_explore_options *o,
+				    struct xresult *f)
+{
+	struct vs_vcpu_decision *try;
+	struct xresult *r;
+	unsigned long runs = 0;
+	int changed = 1;
+	size_t i;
+
+	r = calloc(1, sizeof(*r));
+	try = malloc((f->nr ? f->nr : 1) * sizeof(*try));
+	while (r && try && changed) {
+		changed = 0;
+		for (i = f->nr; i-- > 0 && runs < VS_EXPLORE_SHRINK_RUNS / 2;) {
+			memcpy(try, f->dec, i * sizeof(*try));
+			memcpy(try + i, f->dec + i + 1,
+			       (f->nr - i - 1) * sizeof(*try));
+			replay(x, o, try, f->nr - 1, r);
+			runs++;
+			if (!same_failure(r, f) || r->nr >= f->nr)
+				continue;
+			free(f->dec);	/* the replay's own, exact list */
+			*f = *r;
+			r->dec = NULL;
+			changed = 1;
+			if (i > f->nr)
+				i = f->nr;
+		}
+	}
+	if (r)
+		free(r->dec);
+	free(r);
+	free(try);
+	return runs;
+}
+
+/*
+ * Look for @f's failure with fewer preemptions than it has: a search of
+ * every schedule with up to one less (vs_vcpu_sched_dfs, bound by bound,
+ * so that the first found has the fewest), within @budget schedules.
+ * @f becomes what it finds.  Return: the schedules run.
+ */
+static unsigned long fewer(struct xrun *x, const struct vs_explore_options *o,
+			   struct xresult *f, unsigned long budget)
+{
+	unsigned int p = preemptions(f->dec, f->nr) - 1;
+	struct vs_vcpu_dfs bound = { p < VS_VCPU_DFS_MAX ? p : VS_VCPU_DFS_MAX };
+	struct vs_vcpu_dfs_stats st;
+	struct vs_machine *m;
+	struct xresult *r;
+	unsigned long runs = 0;
+
+	r = calloc(1, sizeof(*r));
+	if (!r || machine(&m, x, o, &vs_vcpu_sched_dfs, &bound, 0)) {
+		free(r);
+		return 0;
+	}
+	while (runs < budget && !vs_vcpu_dfs_stats(m, &st) && !st.exhausted &&
+	       !st.error) {
+		schedule(x, m, r);
+		runs++;
+		if (same_failure(r, f) &&
+		    preemptions(r->dec, r->nr) < preemptions(f->dec, f->nr)) {
+			free(f->dec);
+			*f = *r;
+			r->dec = NULL;
+			break;
+		}
+	}
+	(void)vs_machine_destroy(m);
+	free(r->dec);
+	free(r);
+	return runs;
+}
+
+/* Shrink @f: fewer preemptions if a bounded search finds them, then
+ * fewer decisions.  Return: the replays and schedules it took. */
+static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
+			    struct xresult *f)
+{
+	unsigned long runs = 0;
+
+	if (preemptions(f->dec, f->nr) > 1)
+		runs = fewer(x, o, f, VS_EXPLORE_SHRINK_RUNS / 2);
+	return runs + drop_decisions(x, o, f);
+}
+
+/* "VMSIM_REPLAY=name:word" of @f into rep->replay, or "" if too long. */
+static void replay_line(const struct xrun *x, const struct xresult *f,
+			struct vs_explore_report *rep)
+{
+	int n = snprintf(rep->replay, sizeof(rep->replay), "VMSIM_REPLAY=%s:",
+			 x->sc->name);
+
+	if (n < 0 || vs_vcpu_replay_encode(f->dec, f->nr, (uint32_t)f->hash,
+					   rep->replay + n,
+					   sizeof(rep->replay) - (size_t)n))
+		rep->replay[0] = 0;
+}
+
+/* The whole command line that replays, for the report's last line. */
+static void replay_command(const struct vs_explore_report *rep, char *buf,
+			   size_t len)
+{
+	const char *suite = getenv("CK_RUN_SUITE");
+	const char *tcase = getenv("CK_RUN_CASE");
+	const char *eq = strchr(rep->replay, '=');
+
+	snprintf(buf, len, "VMSIM_REPLAY='%s'%s%s%s%s CK_FORK=no %s", eq + 1,
+		 suite ? " CK_RUN_SUITE=" : "", suite ? suite : "",
+		 tcase ? " CK_RUN_CASE=" : "", tcase ? tcase : "",
+		 program_invocation_name);
+}
+
+/* The report of failing schedule @f, found as schedule @nth. */
+static void report_failure(const struct xrun *x, const char *how,
+			   const struct xresult *f,
+			   struct vs_explore_report *rep)
+{
+	char cmd[sizeof(rep->replay) + 512];
+	size_t at;
+
+	rep->result = f->err;
+	rep->preemptions = preemptions(f->dec, f->nr);
+	replay_line(x, f, rep);
+	at = (size_t)snprintf(rep->text, sizeof(rep->text),
+			      "explore: %s: %s\n%s", x->sc->name, how,
+			      f->report);
+	if (at >= sizeof(rep->text))
+		return;
+	if (rep->replay[0]) {
+		replay_command(rep, cmd, sizeof(cmd));
+		snprintf(rep->text + at, sizeof(rep->text) - at,
+			 "replay: %s\n", cmd);
+	} else {
+		snprintf(rep->text + at, sizeof(rep->text) - at,
+			 "replay: the schedule has %zu decisions, too many "
+			 "to print\n", f->nr);
+	}
+}
+
+/* Host seconds since @t0. */
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Bounded by @o: more schedules may run. */
+static int more(const struct vs_explore_options *o,
+		const struct vs_explore_report *rep, const struct timespec *t0)
+{
+	unsigned long max = o->max_schedules ? o->max_schedules :
+			    VS_EXPLORE_SCHEDULES;
+	if (rep->schedules >= max)
+		return 0;
+	return !o->max_ms || elapsed(t0) * 1000 < o->max_ms;
+}
+
+/* Has the scheduler run out of schedules? (DFS says so.) */
+static int exhausted(struct vs_machine *m, const struct vs_explore_options *o)
+{
+	struct vs_vcpu_dfs_stats st;
+
+	if (o->sched != &vs_vcpu_sched_dfs || vs_vcpu_dfs_stats(m, &st))
+		return 0;
+	return st.exhausted || st.error;
+}
+
+/* Schedule 1 without preemptions (the warm-up), then the scheduler's,
+ * until one fails or the bounds say stop.  @f: the last one's outcome. */
+static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
+			const struct timespec *t0, struct xresult *f,
+			struct vs_explore_report *rep)
+{
+	const struct vs_vcpu_sched_ops *sched = o->sched ? o->sched :
+						&vs_vcpu_sched_pct;
+	struct vs_machine *m;
+	int err;
+
+	vs_explore_schedule = 1;
+	replay(x, o, NULL, 0, f);
+	rep->schedules = 1;
+	if (f->err)
+		return f->err;
+	err = machine(&m, x, o, sched, o->sched_arg, o->seed);
+	if (err)
+		return err;
+	while (more(o, rep, t0) && !exhausted(m, o)) {
+		vs_explore_schedule = rep->schedules + 1;
+		schedule(x, m, f);
+		rep->schedules++;
+		if (f->err)
+			break;
+	}
+	rep->exhausted = exhausted(m, o);
+	(void)vs_machine_destroy(m);
+	return f->err;
+}
+
+/* The schedule VMSIM_REPLAY gives for scenario @name, or NULL. */
+static const char *replay_request(const char *name)
+{
+	const char *e = getenv("VMSIM_REPLAY");
+	size_t n = strlen(name);
+
+	if (!e || strncmp(e, name, n) || e[n] != ':')
+		return NULL;
+	return e + n + 1;
+}
+
+/* Run the schedule @word, after the warm-up as exploring does. */
+static int replay_env(struct xrun *x, const struct vs_explore_options *o,
+		      const char *word, struct xresult *f,
+		      struct vs_explore_report *rep)
+{
+	size_t max = strlen(word) + 1, nr;
+	struct vs_vcpu_decision *dec = malloc(max * sizeof(*dec));
+	uint32_t check;
+	int err;
+
+	if (!dec)
+		return -ENOMEM;
+	err = vs_vcpu_replay_decode(word, dec, max, &nr, &check);
+	if (err) {
+		report_set(rep, "explore: %s: VMSIM_REPLAY: not a schedule "
+			   "(%s): %s\n", x->sc->name, strerror(-err), word);
+		free(dec);
+		return -EINVAL;
+	}
+	vs_explore_schedule = 1;
+	replay(x, o, NULL, 0, f);
+	rep->schedules = 1;
+	if (!f->err) {
+		vs_explore_schedule = 2;
+		replay(x, o, dec, nr, f);
+		rep->schedules = 2;
+		rep->stale = (uint32_t)f->hash != check;
+	}
+	free(dec);
+	return f->err;
+}
+
+/* How the failure came: the line after "explore: <name>: ". */
+static void how(const struct xrun *x, const struct vs_explore_options *o,
+		int replayed, const struct vs_explore_report *rep, char *buf,
+		size_t len)
+{
+	if (replayed && rep->schedules == 1) {
+		snprintf(buf, len, "the schedule without preemptions, run "
+			 "before the one of VMSIM_REPLAY, fails");
+		return;
+	}
+	if (replayed) {
+		snprintf(buf, len, "the schedule of VMSIM_REPLAY (%u "
+			 "preemptions) fails%s", rep->preemptions,
+			 rep->stale ? "; it did not run as recorded: the "
+			 "code changed since" : "");
+		return;
+	}
+	snprintf(buf, len, "schedule %lu (%s, seed %llu) fails; %u "
+		 "preemptions, shrunk to %u in %lu runs",
+		 rep->schedules, rep->schedules == 1 ? "without preemptions" :
+		 o->sched ? o->sched->name : vs_vcpu_sched_pct.name,
+		 (unsigned long long)o->seed, rep->found_preemptions,
+		 rep->preemptions, rep->shrink_runs);
+	(void)x;
+}
+
+/* Explore or replay; the report of what was found. */
+static int run(struct xrun *x, const struct vs_explore_options *o,
+	       struct xresult *f, struct vs_explore_report *rep)
+{
+	const char *word = replay_request(x->sc->name);
+	struct timespec t0;
+	char line[512];
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = word ? replay_env(x, o, word, f, rep) :
+		     explore_loop(x, o, &t0, f, rep);
+	vs_explore_schedule = 0;
+	if (err == -ECANCELED || err == -EDEADLK) {
+		rep->found_preemptions = preemptions(f->dec, f->nr);
+		if (!word && !(o->flags & VS_EXPLORE_NO_SHRINK))
+			rep->shrink_runs = shrink(x, o, f);
+		rep->preemptions = preemptions(f->dec, f->nr);
+		how(x, o, word != NULL, rep, line, sizeof(line));
+		report_failure(x, line, f, rep);
+	} else if (err && !rep->text[0]) {
+		report_set(rep, "explore: %s: schedule %lu: %s%s\n%s",
+			   x->sc->name, rep->schedules, strerror(-err),
+			   err == -ESTALE ? " (the scenario does not repeat "
+			   "itself from schedule to schedule, which the "
+			   "search needs)" : "", f->report);
+	} else if (!err && word && rep->stale) {
+		report_set(rep, "explore: %s: the schedule of VMSIM_REPLAY "
+			   "ran clean, and not as recorded: the code changed "
+			   "since\n", x->sc->name);
+	}
+	rep->seconds = elapsed(&t0);
+	return err;
+}
+
+#endif /* VS_VCPU */
+
+int vs_explore(const struct vs_explore_scenario *sc,
+	       const struct vs_explore_options *opt,
+	       struct vs_explore_report *rep)
+{
+	static const struct vs_explore_options defaults;
+	int err;
+
+	if (!rep)
+		return -EINVAL;
+	memset(rep, 0, sizeof(*rep));
+	err = check_args(sc, opt, rep);
+	if (err)
+		return err;
+#if VS_VCPU
+	{
+		struct xrun *x = calloc(1, sizeof(*x));
+		struct xresult *f = calloc(1, sizeof(*f));
+		int was;
+
+		if (!x || !f) {
+			free(x);
+			free(f);
+			return -ENOMEM;
+		}
+		x->sc = sc;
+		was = vs_lockstat_track_held(1);
+		err = run(x, opt ? opt : &defaults, f, rep);
+		vs_lockstat_track_held(was);
+		free(f->dec);
+		free(f);
+		free(x);
+	}
+#else
+	(void)opt;
+	(void)defaults;
+	report_set(rep, "explore: %s: needs the vCPU build of vmsim "
+		   "(VS_VCPU=1, libvmsim-vcpu)\n", sc->name);
+	err = -EOPNOTSUPP;
+#endif
+	if (rep->text[0] && !(opt && (opt->flags & VS_EXPLORE_QUIET)))
+		fputs(rep->text, stderr);
+	return err;
+}

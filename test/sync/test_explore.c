@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test/sync/test_explore.c - schedule exploration (test/check/explore.h):
+ * small locking bugs, each in the shape a real one takes, are found,
+ * reported by name, shrunk, and replayed exactly; their correct
+ * versions pass the same exploration.
+ *
+ *   lost_update     an increment as a load and a store;
+ *   stale_cache     a per-thread lookup cache that nothing invalidates;
+ *   lost_unlock     a path that returns with the lock held: a deadlock,
+ *                   reported with the lock, not a hang;
+ *
+ * (the writer that waits for the readers to drain and only then sets
+ * its flag is docs/examples/explore.c), then, for each lock kind, its
+ * exclusion, and RCU's grace period.
+ *
+ * Runs in vmsim-test-vcpu only (test/suites.def: vcpu_only).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/explore.h"
+#include "sync/lock.h"
+#include "sync/rcu.h"
+#include "sync/rwsem.h"
+#include "test.h"
+
+/* Which version the scenarios run: the bug, or the fix. */
+static int broken;
+
+/* ---- lost_update --------------------------------------------------------- */
+
+#define INCS 2
+
+struct counter {
+	vs_atomic_long_t n;
+};
+
+static int counter_setup(void **state)
+{
+	struct counter *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	vs_atomic_init(&c->n, 0);
+	vs_vcpu_name(&c->n, sizeof(c->n), "counter");
+	*state = c;
+	return 0;
+}
+
+static void counter_thread(void *state, unsigned int i)
+{
+	struct counter *c = state;
+	int k;
+
+	(void)i;
+	for (k = 0; k < INCS; k++) {
+		if (broken)
+			vs_write_once(&c->n, vs_read_once(&c->n) + 1);
+		else
+			(void)vs_fetch_add(&c->n, 1);
+	}
+}
+
+static void counter_check(void *state)
+{
+	struct counter *c = state;
+
+	VS_EXPLORE_ASSERT(vs_read_once(&c->n) == 2 * INCS);
+}
+
+static const struct vs_explore_scenario lost_update = {
+	.name = "lost_update", .threads = 2, .setup = counter_setup,
+	.thread = counter_thread, .check = counter_check, .fini = free,
+};
+
+/* ---- stale_cache --------------------------------------------------------- */
+
+/* A VMA as far as the lookup cares: unmapped is dead. */
+struct area {
+	vs_atomic32_t dead;
+};
+
+struct space {
+	struct vs_lock lock;		/* mmap_lock */
+	VS_ATOMIC(struct area *) tree;	/* the one VMA */
+	vs_atomic32_t seq;		/* bumped when the tree changes */
+	struct area a[2];
+};
+
+static int space_setup(void **state)
+{
+	struct space *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = vs_lock_init(&s->lock, "rwsem", "scenario mmap_lock");
+	if (err) {
+		free(s);
+		return err;
+	}
+	vs_atomic_init(&s->tree, &s->a[0]);
+	vs_vcpu_name(&s->tree, sizeof(s->tree), "tree root");
+	vs_vcpu_name(&s->seq, sizeof(s->seq), "vmacache seqnum");
+	vs_vcpu_name(s->a, sizeof(s->a), "a VMA");
+	*state = s;
+	return 0;
+}
+
+/* A lock still held (a failed schedule) cannot be destroyed: its memory
+ * stays, reachable from the lock registry. */
+static void space_fini(void *state)
+{
+	struct space *s = state;
+
+	if (vs_lock_destroy(&s->lock) == 0)
+		free(s);
+}
+
+/* The reader looks the VMA up twice under the read lock; the first
+ * lookup fills its own cache, which only the fix checks against seq. */
+static void space_reader(struct space *s)
+{
+	struct area *cache = NULL, *a;
+	uint32_t cache_seq = 0;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		vs_lock_read_lock(&s->lock);
+		if (cache && (broken || cache_seq == vs_read_once(&s->seq))) {
+			a = cache;
+		} else {
+			a = vs_read_once(&s->tree);
+			cache = a;
+			cache_seq = vs_read_once(&s->seq);
+		}
+		VS_EXPLORE_ASSERT(!vs_read_once(&a->dead));
+		vs_lock_read_unlock(&s->lock);
+	}
+}
+
+/* The writer replaces the VMA (an munmap and an mmap) under the write
+ * lock. */
+static void space_writer(struct space *s)
+{
+	struct area *old;
+
+	vs_lock_write_lock(&s->lock);
+	old = vs_read_once(&s->tree);
+	vs_write_once(&s->tree, &s->a[1]);
+	vs_write_once(&s->seq, vs_read_once(&s->seq) + 1);
+	vs_write_once(&old->dead, 1);
+	vs_lock_write_unlock(&s->lock);
+}
+
+static void space_thread(void *state, unsigned int i)
+{
+	if (i == 0)
+		space_reader(state);
+	else
+		space_writer(state);
+}
+
+static const struct vs_explore_scenario stale_cache = {
+	.name = "stale_cache", .threads = 2, .setup = space_setup,
+	.thread = space_thread, .fini = space_fini,
+};
+
+/* ---- lost_unlock --------------------------------------------------------- */
+
+/* Thread 0 takes the lock twice; on its error path the broken version
+ * returns without the unlock.  Thread 1 takes it once. */
+static void unlock_thread(void *state, unsigned int i)
+{
+	struct space *s = state;
+	int k;
+
+	for (k = 0; k < (i == 0 ? 2 : 1); k++) {
+		vs_lock_write_lock(&s->lock);
+		vs_write_once(&s->seq, vs_read_once(&s->seq) + 1);
+		if (i == 0 && k == 1 && broken)
+			return;		/* the error path forgets the unlock */
+		vs_lock_write_unlock(&s->lock);
+	}
+}
+
+static const struct vs_explore_scenario lost_unlock = {
+	.name = "lost_unlock", .threads = 2, .setup = space_setup,
+	.thread = unlock_thread, .fini = space_fini,
+};
+
+/* ---- the lock kinds -------------------------------------------------------- */
+
+/* The lock kind the scenarios below take (vs_lock_init()'s). */
+static const char *kind;
+
+struct excl {
+	struct vs_lock lock;
+	vs_atomic32_t r_in, w_in;	/* inside the critical section */
+	vs_atomic32_t arrived;		/* readers that got in, ever */
+	vs_atomic32_t trying;		/* readers about to ask */
+	vs_atomic32_t w_waiting;	/* the writer asked and has not got in */
+	vs_atomic32_t w_done;
+};
+
+static int excl_setup(void **state)
+{
+	struct excl *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = vs_lock_init(&s->lock, kind, "scenario lock");
+	if (err) {
+		free(s);
+		return err;
+	}
+	vs_vcpu_name(&s->r_in, sizeof(s->r_in), "readers inside");
+	vs_vcpu_name(&s->w_in, sizeof(s->w_in), "writer inside");
+	*state = s;
+	return 0;
+}
+
+static void excl_fini(void *state)
+{
+	struct excl *s = state;
+
+	if (vs_lock_destroy(&s->lock) == 0)
+		free(s);
+}
+
+/* How long a holder stays inside, looking for the other side. */
+#define EXCL_LOOKS 4
+
+/*
+ * Readers and a writer (thread 0), each inside once: never both.  A
+ * holder stays inside a while, spinning: under PCT a spinner gives way,
+ * so whoever got in wrongly runs and is seen, with one preemption
+ * needed to let it in rather than two.
+ */
+static void excl_thread(void *state, unsigned int i)
+{
+	struct excl *s = state;
+	int k;
+
+	if (i == 0) {
+		vs_lock_write_lock(&s->lock);
+		vs_write_once(&s->w_in, 1);
+		for (k = 0; k < EXCL_LOOKS; k++) {
+			VS_EXPLORE_ASSERT(vs_read_once(&s->r_in) == 0);
+			vs_cpu_relax();
+		}
+		vs_write_once(&s->w_in, 0);
+		vs_lock_write_unlock(&s->lock);
+	} else {
+		vs_lock_read_lock(&s->lock);
+		(void)vs_fetch_add(&s->r_in, 1);
+		for (k = 0; k < EXCL_LOOKS; k++) {
+			VS_EXPLORE_ASSERT(vs_read_once(&s->w_in) == 0);
+			vs_cpu_relax();
+		}
+		(void)vs_fetch_sub(&s->r_in, 1);
+		vs_lock_read_unlock(&s->lock);
+	}
+}
+
+static const struct vs_explore_scenario exclusion = {
+	.name = "exclusion", .threads = 3, .setup = excl_setup,
+	.thread = excl_thread, .fini = excl_fini,
+};
+
+/*
+ * A reader may not pass a writer that waits: thread 1 holds the lock
+ * for reading until thread 2 has tried; the writer (thread 0) queues
+ * meanwhile.  Thread 2, the new reader, may get in before the writer
+ * only if the writer was not yet waiting when it asked.
+ */
+static void barge_thread(void *state, unsigned int i)
+{
+	struct excl *s = state;
+	int waiting;
+
+	if (i == 0) {
+		vs_write_once(&s->w_waiting, 1);
+		vs_lock_write_lock(&s->lock);
+		vs_write_once(&s->w_waiting, 0);
+		vs_write_once(&s->w_done, 1);
+		vs_lock_write_unlock(&s->lock);
+	} else if (i == 1) {
+		vs_lock_read_lock(&s->lock);
+		vs_write_once(&s->arrived, 1);
+		while (!vs_read_once(&s->trying))
+			vs_cpu_relax();
+		vs_lock_read_unlock(&s->lock);
+	} else {
+		while (!vs_read_once(&s->arrived))
+			vs_cpu_relax();
+		/* Queued: the wait list holds it (the rwsem's WAITERS). */
+		waiting = vs_read_once(&s->w_waiting) &&
+			  (vs_read_once(&((struct vs_rwsem *)s->lock.impl)->count)
+			   & VS_RWSEM_FLAG_WAITERS);
+		vs_write_once(&s->trying, 1);
+		vs_lock_read_lock(&s->lock);
+		VS_EXPLORE_ASSERT(!waiting || vs_read_once(&s->w_done));
+		vs_lock_read_unlock(&s->lock);
+	}
+}
+
+static const struct vs_explore_scenario no_barging = {
+	.name = "no_barging", .threads = 3, .setup = excl_setup,
+	.thread = barge_thread, .fini = excl_fini,
+};
+
+/*
+ * The readers queued behind a writer are woken together: each reader,
+ * once in, waits inside until the other is in too.  Were one left
+ * queued, the other would wait forever: stuck.
+ */
+static void batch_thread(void *state, unsigned int i)
+{
+	struct excl *s = state;
+
+	if (i == 0) {
+		vs_lock_write_lock(&s->lock);
+		vs_write_once(&s->w_in, 1);
+		while (vs_read_once(&s->trying) < 2)
+			vs_cpu_relax();
+		vs_write_once(&s->w_in, 0);
+		vs_lock_write_unlock(&s->lock);
+	} else {
+		while (!vs_read_once(&s->w_in))
+			vs_cpu_relax();
+		(void)vs_fetch_add(&s->trying, 1);
+		vs_lock_read_lock(&s->lock);
+		(void)vs_fetch_add(&s->arrived, 1);
+		while (vs_read_once(&s->arrived) < 2)
+			vs_cpu_relax();
+		vs_lock_read_unlock(&s->lock);
+	}
+}
+
+static const struct vs_explore_scenario batch_wake = {
+	.name = "batch_wake", .threads = 3, .setup = excl_setup,
+	.thread = batch_thread, .fini = excl_fini,
+};
+
+/* ---- RCU ------------------------------------------------------------------- */
+
+struct rcu_box {
+	VS_ATOMIC(struct area *) ptr;	/* RCU-protected */
+	struct area a[2];
+};
+
+static int rcu_setup(void **state)
+{
+	struct rcu_box *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	vs_atomic_init(&b->ptr, &b->a[0]);
+	vs_vcpu_name(&b->ptr, sizeof(b->ptr), "the RCU pointer");
+	vs_vcpu_name(b->a, sizeof(b->a), "an object");
+	*state = b;
+	return 0;
+}
+
+/* A reader dereferences the pointer and uses the object; the updater
+ * replaces it and, after a grace period, frees (poisons) the old one. */
+static void rcu_thread(void *state, unsigned int i)
+{
+	struct rcu_box *b = state;
+	struct area *old, *a;
+
+	if (i == 0) {
+		old = vs_read_once(&b->ptr);
+		vs_store_release(&b->ptr, &b->a[1]);
+		vs_synchronize_rcu();
+		vs_write_once(&old->dead, 1);
+	} else {
+		vs_rcu_read_lock();
+		a = vs_load_acquire(&b->ptr);
+		VS_EXPLORE_ASSERT(!vs_read_once(&a->dead));
+		vs_rcu_read_unlock();
+	}
+}
+
+static const struct vs_explore_scenario rcu_grace = {
+	.name = "rcu_grace", .threads = 2, .setup = rcu_setup,
+	.thread = rcu_thread, .fini = free,
+};
+
+/* ---- the tests ------------------------------------------------------------ */
+
+/* The check-then-act writer is docs/examples/explore.c (CTest:
+ * example-explore, example-explore-broken). */
+static const struct vs_explore_scenario *const scenarios[] = {
+	&lost_update, &stale_cache, &lost_unlock,
+};
+
+/* Quiet, seeded, PCT at its default depth. */
+static struct vs_explore_options quiet(uint64_t seed)
+{
+	struct vs_explore_options o = { .seed = seed,
+					.flags = VS_EXPLORE_QUIET };
+
+	return o;
+}
+
+/* Each bug is found within the default 1,000 schedules, for 5 seeds,
+ * as the failure it is; each fix passes 1,000 schedules. */
+START_TEST(explore_finds_each_bug)
+{
+	const struct vs_explore_scenario *sc = scenarios[_i];
+	int want = sc == &lost_unlock ? -EDEADLK : -ECANCELED;
+	struct vs_explore_report rep;
+	struct vs_explore_options o;
+	uint64_t seed;
+
+	for (seed = 1; seed <= 5; seed++) {
+		o = quiet(seed);
+		broken = 1;
+		ck_assert_msg(vs_explore(sc, &o, &rep) == want, "%s: %s",
+			      sc->name, rep.text);
+		ck_assert_int_eq(rep.result, want);
+		ck_assert_msg(rep.preemptions <= rep.found_preemptions,
+			      "%s", rep.text);
+		ck_assert_msg(strncmp(rep.replay, "VMSIM_REPLAY=", 13) == 0,
+			      "%s", rep.text);
+		fprintf(stderr, "explore: %s (pct, seed %llu): found in %lu "
+			"schedules, %.3f s; %u preemptions, shrunk to %u "
+			"in %lu runs\n", sc->name, (unsigned long long)seed,
+			rep.schedules, rep.seconds, rep.found_preemptions,
+			rep.preemptions, rep.shrink_runs);
+		broken = 0;
+		o = quiet(seed);
+		ck_assert_msg(vs_explore(sc, &o, &rep) == 0, "%s: %s",
+			      sc->name, rep.text);
+		ck_assert_int_eq(rep.schedules, VS_EXPLORE_SCHEDULES);
+	}
+}
+END_TEST
+
+/* The reports name what went wrong: the assertion, the locks held (the
+ * lost unlock: by a thread that has ended), the named words. */
+START_TEST(explore_report_names)
+{
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+
+	broken = 1;
+	ck_assert_int_eq(vs_explore(&lost_unlock, &o, &rep), -EDEADLK);
+	ck_assert_msg(strstr(rep.text, "deadlock") &&
+		      strstr(rep.text, "(work 1): ended; holds: scenario "
+				       "mmap_lock (write)") &&
+		      strstr(rep.text, "rmw scenario mmap_lock+0"),
+		      "%s", rep.text);
+	ck_assert_int_eq(vs_explore(&stale_cache, &o, &rep), -ECANCELED);
+	ck_assert_msg(strstr(rep.text, "assertion '!vs_read_once(&a->dead)'") &&
+		      strstr(rep.text, "store a VMA+0") &&
+		      strstr(rep.text, "load vmacache seqnum+0") &&
+		      strstr(rep.text, "replay: VMSIM_REPLAY='stale_cache:v1."),
+		      "%s", rep.text);
+}
+END_TEST
+
+/* The replay line of a report runs that schedule alone, the same way
+ * every time; a word whose check does not match says it is stale. */
+START_TEST(explore_replay_repeats)
+{
+	struct vs_explore_options o = quiet(3);
+	struct vs_explore_report rep, again;
+	char word[sizeof(rep.replay)], *engine;
+	int k;
+
+	broken = 1;
+	ck_assert_int_eq(vs_explore(&stale_cache, &o, &rep), -ECANCELED);
+	memcpy(word, rep.replay, sizeof(word));
+	engine = strstr(rep.text, "vcpu: failed");
+	ck_assert_ptr_nonnull(engine);
+	ck_assert_int_eq(setenv("VMSIM_REPLAY", strchr(word, '=') + 1, 1), 0);
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(vs_explore(&stale_cache, &o, &again),
+				 -ECANCELED);
+		ck_assert_int_eq(again.schedules, 2);	/* the warm-up too */
+		ck_assert_int_eq(again.stale, 0);
+		ck_assert_int_eq(again.preemptions, rep.preemptions);
+		ck_assert_str_eq(again.replay, rep.replay);
+		/* Event for event: the same report, the logs included. */
+		ck_assert_str_eq(strstr(again.text, "vcpu: failed"), engine);
+	}
+	/* Another scenario's name: explored as usual. */
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &again), -ECANCELED);
+	ck_assert_int_gt(again.schedules, 1);
+	/* The fixed code: the schedule no longer fits, and it runs clean. */
+	broken = 0;
+	ck_assert_int_eq(vs_explore(&stale_cache, &o, &again), 0);
+	ck_assert_int_eq(again.stale, 1);
+	ck_assert_msg(strstr(again.text, "code changed"), "%s", again.text);
+}
+END_TEST
+
+/* The shrunk schedule is 1-minimal: without any one of its decisions
+ * the replay passes, or fails another way.  (The random scheduler's
+ * finds have many decisions; unshrunk, most could go.) */
+START_TEST(explore_shrunk_is_minimal)
+{
+	struct vs_explore_options o = quiet(_i + 1);
+	struct vs_vcpu_decision dec[64], less[64];
+	struct vs_explore_report rep, r;
+	char env[sizeof(rep.replay)], *first;
+	size_t nr, i, n;
+	uint32_t check;
+
+	broken = 1;
+	o.sched = &vs_vcpu_sched_random;
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -ECANCELED);
+	ck_assert_int_eq(vs_vcpu_replay_decode(strchr(rep.replay, ':') + 1,
+					       dec, 64, &nr, &check), 0);
+	ck_assert_uint_gt(nr, 0);
+	first = strstr(rep.text, "cycles: ");
+	ck_assert_ptr_nonnull(first);
+	for (i = 0; i < nr; i++) {
+		memcpy(less, dec, i * sizeof(*dec));
+		memcpy(less + i, dec + i + 1, (nr - i - 1) * sizeof(*dec));
+		n = (size_t)snprintf(env, sizeof(env), "%s:",
+				     lost_update.name);
+		ck_assert_int_eq(vs_vcpu_replay_encode(less, nr - 1, 0,
+						       env + n,
+						       sizeof(env) - n), 0);
+		ck_assert_int_eq(setenv("VMSIM_REPLAY", env, 1), 0);
+		if (vs_explore(&lost_update, &o, &r) == -ECANCELED)
+			ck_assert_msg(strncmp(strstr(r.text, "cycles: "),
+					      first, strcspn(first, "\n")),
+				      "decision %zu of %zu is not needed:\n%s",
+				      i, nr, rep.text);
+	}
+}
+END_TEST
+
+/* DFS finds the lost update with one preemption, the fewest, and
+ * exhausts the space of the fix within two. */
+START_TEST(explore_dfs)
+{
+	struct vs_vcpu_dfs bound = { .max_preemptions = 2 };
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+
+	o.sched = &vs_vcpu_sched_dfs;
+	o.sched_arg = &bound;
+	o.max_schedules = 100000;
+	broken = 1;
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -ECANCELED);
+	ck_assert_int_eq(rep.found_preemptions, 1);
+	ck_assert_int_eq(rep.preemptions, 1);
+	broken = 0;
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), 0);
+	ck_assert_int_eq(rep.exhausted, 1);
+	ck_assert_uint_lt(rep.schedules, 100000);
+}
+END_TEST
+
+static void spin_forever(void *state, unsigned int i)
+{
+	vs_atomic32_t *flag = state;
+
+	(void)i;
+	while (!vs_read_once(flag))
+		vs_cpu_relax();
+}
+
+static int flag_setup(void **state)
+{
+	*state = calloc(1, sizeof(vs_atomic32_t));
+	return *state ? 0 : -ENOMEM;
+}
+
+/* A spin that never ends fails as stuck, on the first schedule. */
+START_TEST(explore_stuck)
+{
+	static const struct vs_explore_scenario spin = {
+		.name = "spin", .threads = 1, .setup = flag_setup,
+		.thread = spin_forever, .fini = free,
+	};
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+
+	o.max_events = 5000;
+	ck_assert_int_eq(vs_explore(&spin, &o, &rep), -ECANCELED);
+	ck_assert_int_eq(rep.schedules, 1);
+	ck_assert_msg(strstr(rep.text, "stuck: more than 5000 events"),
+		      "%s", rep.text);
+}
+END_TEST
+
+/* Bad arguments: -EINVAL, naming the argument, and nothing runs. */
+START_TEST(explore_bad_arguments)
+{
+	struct vs_explore_scenario sc = lost_update;
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+
+	ck_assert_int_eq(vs_explore(&sc, &o, NULL), -EINVAL);
+	ck_assert_int_eq(vs_explore(NULL, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "scenario: NULL"), "%s", rep.text);
+	sc.name = "has space";
+	ck_assert_int_eq(vs_explore(&sc, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "scenario name"), "%s", rep.text);
+	sc = lost_update;
+	sc.threads = VS_EXPLORE_THREADS + 1;
+	ck_assert_int_eq(vs_explore(&sc, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "threads"), "%s", rep.text);
+	sc = lost_update;
+	sc.thread = NULL;
+	ck_assert_int_eq(vs_explore(&sc, &o, &rep), -EINVAL);
+	o.flags = 0x80;
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "flags"), "%s", rep.text);
+	o = quiet(1);
+	ck_assert_int_eq(setenv("VMSIM_REPLAY", "lost_update:v1.!!.00000000",
+				1), 0);
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "VMSIM_REPLAY: not a schedule"),
+		      "%s", rep.text);
+}
+END_TEST
+
+/*
+ * Explore @sc on lock kind @k with seeds 1, 2 and 3: no schedule may
+ * fail.  A planted bug of the kind (sync/broken.def) must make at least
+ * one fail (teeth-vcpu-*); the message says after how many schedules
+ * each seed failed.
+ */
+static void explore_kind(const struct vs_explore_scenario *sc, const char *k)
+{
+	static struct vs_explore_report rep, first;
+	struct vs_explore_options o;
+	unsigned long after[3] = { 0 };
+	double secs[3] = { 0 };
+	int seed, failed = 0;
+
+	kind = k;
+	broken = 0;
+	for (seed = 1; seed <= 3; seed++) {
+		o = quiet((uint64_t)seed);
+		if (!vs_explore(sc, &o, &rep))
+			continue;
+		if (!failed++)
+			first = rep;
+		after[seed - 1] = rep.schedules;
+		secs[seed - 1] = rep.seconds;
+	}
+	ck_assert_msg(!failed, "%s on %s: %d of 3 seeds failed, after %lu, "
+		      "%lu, %lu schedules (%.3f, %.3f, %.3f s); the first:\n%s",
+		      sc->name, k, failed, after[0], after[1], after[2],
+		      secs[0], secs[1], secs[2], first.text);
+}
+
+/* Each scenario on its lock kind, in the case of the explore suite
+ * that its planted bugs' teeth run. */
+static const struct {
+	const char *tcase;
+	const struct vs_explore_scenario *sc;
+	const char *kind;
+} kind_cases[] = {
+	{ "rwsem", &exclusion, "rwsem" },
+	{ "rwsem", &no_barging, "rwsem" },
+	{ "rwsem", &batch_wake, "rwsem" },
+	{ "percpu", &exclusion, "percpu" },
+	{ "prwlock", &exclusion, "prwlock" },
+	{ "brlock", &exclusion, "brlock" },
+	{ "rcu", &rcu_grace, NULL },
+};
+
+START_TEST(explore_lock_kind)
+{
+	explore_kind(kind_cases[_i].sc, kind_cases[_i].kind);
+}
+END_TEST
+
+/*
+ * The test case @name of @s, made on first use.  Not vs_test_tcase():
+ * vs_explore() makes its own machines.
+ */
+static TCase *explore_tcase(Suite *s, const char *name)
+{
+	static TCase *made[8];
+	static const char *names[8];
+	unsigned int i;
+
+	for (i = 0; i < 8 && names[i]; i++)
+		if (!strcmp(names[i], name))
+			return made[i];
+	if (i == 8)
+		abort();	/* more cases than made[] holds */
+	made[i] = tcase_create(name);
+	names[i] = name;
+	tcase_set_timeout(made[i], VS_TEST_TIMEOUT);
+	suite_add_tcase(s, made[i]);
+	return made[i];
+}
+
+/* A test that set VMSIM_REPLAY and failed must not leave it to the
+ * next (CK_FORK=no runs them in one process). */
+static void replay_unset(void)
+{
+	(void)unsetenv("VMSIM_REPLAY");
+}
+
+Suite *explore_suite(void)
+{
+	Suite *s = suite_create("explore");
+	TCase *tc = explore_tcase(s, "explore");
+	int i;
+
+	tcase_add_checked_fixture(tc, NULL, replay_unset);
+	tcase_add_loop_test(tc, explore_finds_each_bug, 0,
+			    (int)VS_ARRAY_SIZE(scenarios));
+	tcase_add_test(tc, explore_report_names);
+	tcase_add_test(tc, explore_replay_repeats);
+	tcase_add_loop_test(tc, explore_shrunk_is_minimal, 0, 3);
+	tcase_add_test(tc, explore_dfs);
+	tcase_add_test(tc, explore_stuck);
+	tcase_add_test(tc, explore_bad_arguments);
+
+	/* One case per lock kind: each planted bug of sync/broken.def that
+	 * exploration catches has its own (CK_RUN_CASE, teeth-vcpu-*). */
+	for (i = 0; i < (int)VS_ARRAY_SIZE(kind_cases); i++)
+		tcase_add_loop_test(explore_tcase(s, kind_cases[i].tcase),
+				    explore_lock_kind, i, i + 1);
+	return s;
+}
