@@ -1082,8 +1082,16 @@ static void machine_free(struct vs_machine *m)
 	unsigned int i;
 
 	for (i = 0; i < m->nr_all; i++) {
-		if (m->v[i].map)
-			munmap(m->v[i].map, m->v[i].map_len);
+		if (!m->v[i].map)
+			continue;
+#ifdef VCPU_ASAN
+		/* Frames of a context that never returned (a daemon, one
+		 * a deadlock left) stay poisoned, and the shadow outlives
+		 * the munmap: a later mapping there would inherit it. */
+		__asan_unpoison_memory_region(m->v[i].stack_lo,
+					      m->v[i].stack_len);
+#endif
+		munmap(m->v[i].map, m->v[i].map_len);
 #if !defined(__x86_64__)
 		free(m->v[i].sp);
 #endif
