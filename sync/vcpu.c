@@ -649,10 +649,14 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__vcpu *v = m->cur;
 	struct vs_machine_stats *st;
-	uint64_t cost, lead;
+	uint64_t cost, lead, seq;
+	unsigned int by;
 
 	count_event(m, v);
 	maybe_yield(m, v, op, addr);
+	if (m->poison && addr && op <= VS_VCPU_RMW &&
+	    vs__vcpu_poisoned(m, addr, &seq, &by))
+		vs__vcpu_fail_freed(m, addr, op, seq, by);
 	st = &m->cpus[v->cpu].st;
 	cost = event_cost(m, v, addr, op, &lead);
 	if (lead) {
@@ -1105,6 +1109,7 @@ static void machine_free(struct vs_machine *m)
 		vs_coherence_destroy(m->coh);
 	free(m->dec);
 	vs__vcpu_names_reset(m, 1);
+	vs__vcpu_poison_reset(m, 1);
 	engine_free(m->heap, m->nr_all * sizeof(*m->heap));
 	engine_free(m->cpus, m->nr * sizeof(*m->cpus));
 	engine_free(m->v, m->nr_all * sizeof(*m->v));
@@ -1120,6 +1125,8 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 	if (!mp || !cfg || cfg->nr_vcpus < 1 || cfg->nr_vcpus > VS_VCPU_MAX)
 		return -EINVAL;
 	if (cfg->sched && !cfg->sched->choose)
+		return -EINVAL;
+	if (cfg->flags & ~(VS_MACHINE_NO_TRAPS | VS_MACHINE_CHECK_FREED))
 		return -EINVAL;
 	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
@@ -1204,6 +1211,7 @@ int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 	m->failed = 0;
 	m->report[0] = 0;
 	vs__vcpu_names_reset(m, 0);
+	vs__vcpu_poison_reset(m, 0);
 	if (m->rcu_destroy)
 		m->rcu_destroy(m);
 	return 0;

@@ -270,7 +270,7 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  * @max_events: 0, or the most seam events a run may take: past it the
  *		run fails as stuck (a livelock, a spin that never ends),
  *		as vs_machine_fail() does, instead of running forever
- * @flags: 0, or VS_MACHINE_NO_TRAPS
+ * @flags: 0, or VS_MACHINE_NO_TRAPS and VS_MACHINE_CHECK_FREED
  */
 struct vs_machine_config {
 	const struct vs_vcpu_profile *profile;
@@ -290,6 +290,14 @@ struct vs_machine_config {
  * threads; futex calls still pay theirs.
  */
 #define VS_MACHINE_NO_TRAPS 0x1u
+
+/**
+ * VS_MACHINE_CHECK_FREED - vs_machine_config.flags: memory poisoned with
+ * vs_vcpu_poison() (the model's freed objects) is checked at every
+ * event: a load, store or read-modify-write of it fails the run as a
+ * use after free (-ECANCELED), naming the object and who freed it
+ */
+#define VS_MACHINE_CHECK_FREED 0x2u
 
 /**
  * vs_machine_create - a machine of idle vCPUs
@@ -703,6 +711,29 @@ VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, const void *addr,
  * machine are forgotten when it is reset (its objects were the work's).
  */
 VS_EXTERN void vs_vcpu_name(const void *addr, size_t len, const char *name);
+
+/**
+ * vs_vcpu_poison - mark [@addr, @addr + @len) freed: on a machine made
+ * with VS_MACHINE_CHECK_FREED, an event on its bytes fails the run as a
+ * use after free, until vs_vcpu_unpoison()
+ * @addr: the memory
+ * @len: its size
+ *
+ * vm/'s object caches poison what they free (vm/asan.h); a test may
+ * poison its own objects.  Reset forgets all poison.
+ * Context: any; nothing happens on a host thread, or on a machine
+ * without the flag.
+ */
+VS_EXTERN void vs_vcpu_poison(const void *addr, size_t len);
+
+/**
+ * vs_vcpu_unpoison - [@addr, @addr + @len) is in use again
+ * @addr: the memory
+ * @len: its size
+ *
+ * Context: as vs_vcpu_poison().
+ */
+VS_EXTERN void vs_vcpu_unpoison(const void *addr, size_t len);
 
 /**
  * vs_machine_coherence - the machine's cost model, to name lines

@@ -58,6 +58,8 @@ enum vs__vstate {
 	VS__V_BLOCKED,	/* on a futex queue (in the heap too with a deadline) */
 };
 
+struct vs__poison;
+
 struct vs__vcpu {
 	void *sp;			/* saved stack pointer */
 	char *map;			/* the mmap of the stack and its guard */
@@ -139,6 +141,7 @@ struct vs_machine {
 	struct vs__range *ranges;	/* named ranges, a ring by @nranges */
 	unsigned long nranges;		/* ranges named since the reset */
 	struct vs__names names;		/* their names, each once */
+	struct vs__poison *poison;	/* freed memory (vcpu_poison.c) */
 	void *rcu;			/* sync/rcu_vcpu.c's state */
 	void (*rcu_destroy)(struct vs_machine *m);
 	char report[8192];
@@ -182,6 +185,19 @@ void vs__vcpu_names_reset(struct vs_machine *m, int destroy);
 /* Write at @at of m->report, for each context with work: its state,
  * what it waits on, the locks it holds, its last events by name. */
 size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at);
+
+/* sync/vcpu_poison.c: memory freed, with VS_MACHINE_CHECK_FREED. */
+
+/* Is the byte at @addr poisoned?  Then @seq and @by say when and by
+ * whom.  Call only with m->poison set. */
+int vs__vcpu_poisoned(struct vs_machine *m, const volatile void *addr,
+		      uint64_t *seq, unsigned int *by);
+/* Forget all poison (a reset), and with @destroy free its memory. */
+void vs__vcpu_poison_reset(struct vs_machine *m, int destroy);
+/* Fail the run: the running context's event @op touched @addr, freed
+ * by context @by after the run's event @seq (sync/vcpu_report.c). */
+void vs__vcpu_fail_freed(struct vs_machine *m, const volatile void *addr,
+			 unsigned int op, uint64_t seq, unsigned int by);
 
 /* Spawn a daemon vCPU (not waited for, not a deadlock when blocked). */
 int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),

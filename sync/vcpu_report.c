@@ -237,6 +237,21 @@ static size_t put_log(struct vs_machine *m, size_t at,
 	return at;
 }
 
+void vs__vcpu_fail_freed(struct vs_machine *m, const volatile void *addr,
+			 unsigned int op, uint64_t seq, unsigned int by)
+{
+	int self = vs__vcpu_cur;
+	char name[160];
+
+	vs__vcpu_log(m, m->cur, addr, op);	/* the report shows it */
+	vs__vcpu_cur = -1;			/* names, not events */
+	(void)name_of(m, addr, name, sizeof(name));
+	vs__vcpu_cur = self;
+	(void)vs_machine_fail("use after free: a %s of %s, freed by work %u "
+			      "after event #%llu", op_name(op), name, by,
+			      (unsigned long long)(seq ? seq - 1 : 0));
+}
+
 size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
 {
 	size_t len = sizeof(m->report);

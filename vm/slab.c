@@ -147,7 +147,7 @@ static int grow(struct vs_kmem_cache *c)
 		return -ENOMEM;
 	c->chunks[vs_read_once(&c->nr_chunks)] = chunk;
 	vs_write_once(&c->nr_chunks, vs_read_once(&c->nr_chunks) + 1);
-	vs__poison(chunk, n * osz);
+	vs__poison_obj(chunk, n * osz);
 	for (i = 0; i < n; i++)
 		ring_put(c, chunk + i * osz);
 	vs_write_once(&c->nr_objects, vs_read_once(&c->nr_objects) + (long)n);
@@ -206,7 +206,7 @@ void *vs_kmem_cache_alloc(struct vs_kmem_cache *c)
 	}
 	vs__slot_unlock(&m->lock);
 	if (obj)
-		vs__unpoison(obj, c->size);
+		vs__unpoison_obj(obj, c->size);
 	return obj;
 }
 
@@ -226,7 +226,7 @@ void vs_kmem_cache_free(struct vs_kmem_cache *c, void *obj)
 
 	if (!obj)
 		return;
-	vs__poison(obj, obj_size(c));
+	vs__poison_obj(obj, obj_size(c));
 	if (KMEM_QUARANTINE) {
 		vs_spin_lock(&c->lock);
 		ring_put(c, obj);
@@ -290,7 +290,7 @@ int vs_kmem_cache_destroy(struct vs_kmem_cache *c)
 		return -EBUSY;
 	for (i = 0; i < st.chunks; i++) {
 		/* Unpoisoned: the heap may hand the block out again. */
-		vs__unpoison(c->chunks[i], chunk_objs(c) * obj_size(c));
+		vs__unpoison_obj(c->chunks[i], chunk_objs(c) * obj_size(c));
 		free(c->chunks[i]);
 	}
 	free(c->chunks);

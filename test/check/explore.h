@@ -33,7 +33,10 @@
  *   - every thread with work is blocked (a deadlock, a lost unlock): the
  *     report names the word each waits on and the locks each holds;
  *   - it takes more than @max_events events (a livelock, a spin that
- *     never ends): "stuck".
+ *     never ends): "stuck";
+ *   - it touches freed memory: an object of vm/'s caches freed, or
+ *     memory the scenario gave to vs_vcpu_poison() (the machine has
+ *     VS_MACHINE_CHECK_FREED): "use after free", naming it.
  *
  * Everything the scenario shares must be touched through sync/atomic.h
  * (or locks, which are made of it): a plain access is no event, so no

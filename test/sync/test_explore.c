@@ -26,6 +26,7 @@
 #include "sync/lock.h"
 #include "sync/rcu.h"
 #include "sync/rwsem.h"
+#include "vm/slab.h"
 #include "test.h"
 
 /* Which version the scenarios run: the bug, or the fix. */
@@ -368,29 +369,109 @@ static int rcu_setup(void **state)
 	return 0;
 }
 
+/* A reader dereferences @ptr and uses the object a while, spinning:
+ * under PCT a spinner gives way, so an updater runs meanwhile. */
+static void rcu_reader(VS_ATOMIC(struct area *) *ptr)
+{
+	struct area *a;
+	int k;
+
+	vs_rcu_read_lock();
+	a = vs_load_acquire(ptr);
+	for (k = 0; k < EXCL_LOOKS; k++) {
+		(void)vs_read_once(&a->dead);	/* freed: use after free */
+		vs_cpu_relax();
+	}
+	vs_rcu_read_unlock();
+}
+
 /* A reader dereferences the pointer and uses the object; the updater
- * replaces it and, after a grace period, frees (poisons) the old one. */
+ * replaces it and, after a grace period, frees it: poisons it, which a
+ * later access finds (VS_MACHINE_CHECK_FREED). */
 static void rcu_thread(void *state, unsigned int i)
 {
 	struct rcu_box *b = state;
-	struct area *old, *a;
+	struct area *old;
 
 	if (i == 0) {
 		old = vs_read_once(&b->ptr);
 		vs_store_release(&b->ptr, &b->a[1]);
 		vs_synchronize_rcu();
-		vs_write_once(&old->dead, 1);
+		vs_vcpu_poison(old, sizeof(*old));
 	} else {
-		vs_rcu_read_lock();
-		a = vs_load_acquire(&b->ptr);
-		VS_EXPLORE_ASSERT(!vs_read_once(&a->dead));
-		vs_rcu_read_unlock();
+		rcu_reader(&b->ptr);
 	}
 }
 
 static const struct vs_explore_scenario rcu_grace = {
 	.name = "rcu_grace", .threads = 2, .setup = rcu_setup,
 	.thread = rcu_thread, .fini = free,
+};
+
+/* The same through vm/'s object cache: vs_kmem_cache_free_rcu(). */
+struct cached {
+	struct vs_kmem_cache cache;
+	VS_ATOMIC(struct area *) ptr;	/* RCU-protected */
+	struct area *obj[2];
+};
+
+static int cached_setup(void **state)
+{
+	struct cached *c = calloc(1, sizeof(*c));
+	const struct vs_kmem_cache init =
+		VS_KMEM_CACHE_INIT("scenario objects", sizeof(struct area),
+				   8);
+
+	if (!c)
+		return -ENOMEM;
+	c->cache = init;
+	c->obj[0] = vs_kmem_cache_zalloc(&c->cache);
+	c->obj[1] = vs_kmem_cache_zalloc(&c->cache);
+	*state = c;	/* cached_fini() frees what there is */
+	if (!c->obj[0] || !c->obj[1])
+		return -ENOMEM;
+	vs_atomic_init(&c->ptr, c->obj[0]);
+	vs_vcpu_name(c->obj[0], sizeof(struct area), "the first object");
+	*state = c;
+	return 0;
+}
+
+/* The updater frees the old object after readers, through a batch
+ * handed over at once; the reader uses what it dereferenced. */
+static void cached_thread(void *state, unsigned int i)
+{
+	struct cached *c = state;
+	struct area *a;
+
+	if (i == 0) {
+		a = c->obj[0];
+		c->obj[0] = NULL;	/* the free below owns it now */
+		vs_store_release(&c->ptr, c->obj[1]);
+		vs_kmem_cache_free_rcu(&c->cache, a);
+		vs_rcu_free_handover();
+		vs_rcu_barrier();
+	} else {
+		rcu_reader(&c->ptr);
+	}
+}
+
+/* On the host: what is still allocated back, then the cache. */
+static void cached_fini(void *state)
+{
+	struct cached *c = state;
+	int k;
+
+	vs_rcu_free_handover();
+	vs_rcu_barrier();
+	for (k = 0; k < 2; k++)
+		vs_kmem_cache_free(&c->cache, c->obj[k]);
+	if (vs_kmem_cache_destroy(&c->cache) == 0)
+		free(c);
+}
+
+static const struct vs_explore_scenario free_rcu = {
+	.name = "free_rcu", .threads = 2, .setup = cached_setup,
+	.thread = cached_thread, .fini = cached_fini,
 };
 
 /* ---- the tests ------------------------------------------------------------ */
@@ -673,6 +754,7 @@ static const struct {
 	{ "prwlock", &exclusion, "prwlock" },
 	{ "brlock", &exclusion, "brlock" },
 	{ "rcu", &rcu_grace, NULL },
+	{ "free", &free_rcu, NULL },
 };
 
 START_TEST(explore_lock_kind)

@@ -698,6 +698,54 @@ static void livelock(void *arg)
 	spin_until_set(&pong);
 }
 
+/* ---- freed memory ------------------------------------------------------ */
+
+static vs_atomic64_t *freed;	/* 4 words: [1] and [2] are poisoned */
+
+static void free_then_touch(void *arg)
+{
+	long at = (long)arg;
+
+	vs_vcpu_name(freed, 4 * sizeof(*freed), "the test's object");
+	vs_vcpu_poison(&freed[1], 2 * sizeof(*freed));
+	(void)vs_read_once(&freed[0]);		/* not freed */
+	(void)vs_read_once(&freed[3]);
+	if (at < 0)
+		vs_vcpu_unpoison(&freed[1], 2 * sizeof(*freed));
+	(void)vs_read_once(&freed[at < 0 ? 1 : at]);
+}
+
+/* With VS_MACHINE_CHECK_FREED an event on poisoned bytes fails the run,
+ * naming the object, the access and who freed it; the bytes around do
+ * not, unpoisoned ones do not, and without the flag nothing is checked. */
+START_TEST(vcpu_use_after_free)
+{
+	struct vs_machine_config cfg = { .nr_vcpus = 1,
+					 .flags = VS_MACHINE_CHECK_FREED };
+	const char *r;
+
+	freed = calloc(4, sizeof(*freed));
+	ck_assert_ptr_nonnull(freed);
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	ck_assert_int_eq(vs_machine_run(cur, free_then_touch, (void *)2L),
+			 -ECANCELED);
+	r = vs_machine_report(cur);
+	ck_assert_msg(strstr(r, "use after free: a load of the test's "
+			     "object+16, freed by work 0"), "report: %s", r);
+	ck_assert_int_eq(vs_machine_reset(cur, 1), 0);	/* forgets it */
+	ck_assert_int_eq(vs_machine_run(cur, free_then_touch, (void *)-1L),
+			 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	cfg.flags = 0;
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	ck_assert_int_eq(vs_machine_run(cur, free_then_touch, (void *)2L), 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	cfg.flags = 0x80;
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), -EINVAL);
+	free(freed);
+}
+END_TEST
+
 /* Two vCPUs that spin on each other forever: with max_events the run
  * fails as stuck, naming the bound, instead of running forever. */
 START_TEST(vcpu_stuck)
@@ -746,6 +794,7 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_deadlock_reported);
 	tcase_add_test(tc, vcpu_fail_then_reset);
 	tcase_add_test(tc, vcpu_stuck);
+	tcase_add_test(tc, vcpu_use_after_free);
 	suite_add_tcase(s, tc);
 	return s;
 }
