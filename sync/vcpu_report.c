@@ -13,7 +13,7 @@
  * Locking: the machine's host thread, between events.
  */
 #include <stdarg.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,61 +22,62 @@
 
 /*
  * The names of static objects (sync/'s own: the lock registry, lock
- * statistics), the same for every machine: each slot is reserved with
- * an atomic add and published by its release store of @name, since the
- * registering host threads may race.  Engine state, so not through
+ * statistics), the same for every machine, under a mutex: the host
+ * threads that register them may race.  Engine state, so not through
  * sync/atomic.h, whose operations are events.
  */
 #define STATIC_NAMES 32
 
+static pthread_mutex_t static_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	uintptr_t lo, hi;
 	int quiet;
-	_Atomic(const char *) name;	/* NULL until published */
-} static_names[STATIC_NAMES];
-static atomic_uint nr_static_names;
+	const char *name;
+} static_names[STATIC_NAMES];	/* under static_lock */
+static unsigned int nr_static_names;	/* under static_lock */
 
 void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
 			  int quiet)
 {
-	unsigned int i = atomic_fetch_add_explicit(&nr_static_names, 1,
-						   memory_order_relaxed);
-
-	if (i >= STATIC_NAMES)
-		return;		/* reports show the address */
-	static_names[i].lo = (uintptr_t)addr;
-	static_names[i].hi = (uintptr_t)addr + len;
-	static_names[i].quiet = quiet;
-	/* Pairs with the acquire load in static_name(). */
-	atomic_store_explicit(&static_names[i].name, name,
-			      memory_order_release);
+	pthread_mutex_lock(&static_lock);
+	if (nr_static_names < STATIC_NAMES) {	/* else: addresses */
+		static_names[nr_static_names].lo = (uintptr_t)addr;
+		static_names[nr_static_names].hi = (uintptr_t)addr + len;
+		static_names[nr_static_names].quiet = quiet;
+		static_names[nr_static_names].name = name;
+		nr_static_names++;
+	}
+	pthread_mutex_unlock(&static_lock);
 }
 
-/* The static object @a lies in, or -1. */
-static int static_of(uintptr_t a)
+/*
+ * The static object @a lies in: its name, with @quiet and @off set, or
+ * NULL when it is none.  The names live as long as the process.
+ */
+static const char *static_of(uintptr_t a, int *quiet, unsigned long *off)
 {
-	unsigned int n = atomic_load_explicit(&nr_static_names,
-					      memory_order_relaxed), i;
+	const char *name = NULL;
+	unsigned int i;
 
-	for (i = 0; i < n && i < STATIC_NAMES; i++)
-		/* Pairs with the release store in vs__vcpu_name_static(). */
-		if (atomic_load_explicit(&static_names[i].name,
-					 memory_order_acquire) &&
-		    a >= static_names[i].lo && a < static_names[i].hi)
-			return (int)i;
-	return -1;
+	pthread_mutex_lock(&static_lock);
+	for (i = 0; i < nr_static_names && !name; i++) {
+		if (a < static_names[i].lo || a >= static_names[i].hi)
+			continue;
+		name = static_names[i].name;
+		*quiet = static_names[i].quiet;
+		*off = (unsigned long)(a - static_names[i].lo);
+	}
+	pthread_mutex_unlock(&static_lock);
+	return name;
 }
 
 /* @a as a static object's "name+offset"; 0 when it is none. */
 static int static_name(uintptr_t a, char *buf, size_t len)
 {
-	int i = static_of(a);
+	unsigned long off;
+	const char *name = static_of(a, &(int){ 0 }, &off);
 
-	if (i < 0)
-		return 0;
-	return snprintf(buf, len, "%s+%lu", atomic_load_explicit(
-				&static_names[i].name, memory_order_relaxed),
-			(unsigned long)(a - static_names[i].lo));
+	return name ? snprintf(buf, len, "%s+%lu", name, off) : 0;
 }
 
 void vs__vcpu_name_range(struct vs_machine *m, const void *addr, size_t len,
@@ -208,9 +209,10 @@ static size_t put(struct vs_machine *m, size_t at, const char *fmt, ...)
 /* An event a report leaves out: bookkeeping (lock statistics). */
 static int quiet(const struct vs__logged *l)
 {
-	int i = static_of((uintptr_t)l->addr);
+	unsigned long off;
+	int q = 0;
 
-	return i >= 0 && static_names[i].quiet;
+	return static_of((uintptr_t)l->addr, &q, &off) && q;
 }
 
 /* Context @v's last events but the quiet ones, oldest first, one a
