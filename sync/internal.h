@@ -16,8 +16,10 @@
 /*
  * Planted protocol bugs, listed in broken.def.  A build configured with
  * -DVS_BROKEN=name (with '-' for '_') compiles one of them in, and its
- * suite must then fail (the teeth-NAME tests).  In a normal build every
- * VS_BROKEN(x) is a constant 0.
+ * suite must then fail (the teeth-NAME tests).  With -DVS_BROKEN=env
+ * every one is compiled in, off unless the environment variable
+ * VS_BROKEN names it (vs__broken_env()): the teeth tests share that
+ * one build.  In a normal build every VS_BROKEN(x) is a constant 0.
  */
 enum {
 	VS__BROKEN_none,
@@ -29,6 +31,11 @@ enum {
 #define VS_BROKEN_ID VS__BROKEN_none
 #endif
 #define VS_BROKEN(name) (VS_BROKEN_ID == VS__BROKEN_##name)
+
+/* The bug the environment variable VS_BROKEN names, read once at load
+ * (VS__BROKEN_none when unset); a name that is no bug aborts, saying
+ * so.  Context: any. */
+int vs__broken_env(void);
 
 /* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure. */
 _Noreturn void vs__die(const char *what, int err);
