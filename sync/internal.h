@@ -98,4 +98,17 @@ void vs__rcu_sleep_end(void);
 void vs__rcu_barrier_callbacks(void);
 void vs__rcu_count_callback(void);
 
+/*
+ * After a machine's run failed or deadlocked (its contexts are abandoned
+ * where they stood and never run again): free the locks of sync/'s
+ * statics they may have held, the lock registry's, lockstat's class
+ * table's and the vCPUs' vs_free_rcu() batch slots', whose batches go
+ * back to the spare list unrun (their objects are the dead run's: lost).
+ * Context: the host thread, no machine running, no other thread in
+ * sync/.  vs_machine_run() calls the three.
+ */
+void vs__rcu_free_abandon(void);
+void vs__lock_registry_abandon(void);
+void vs__lockstat_abandon(void);
+
 #endif /* VS_SYNC_INTERNAL_H */

@@ -501,6 +501,11 @@ int vs_lockstat_print(FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+void vs__lockstat_abandon(void)
+{
+	memset(&class_lock, 0, sizeof(class_lock));
+}
+
 void vs__lockstat_forget(int cpu)
 {
 #if VS_VCPU

@@ -5,6 +5,7 @@
  * sync/rcu_vcpu.c on vCPUs) per batch; and vs_rcu_barrier().
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "rcu.h"
@@ -188,6 +189,26 @@ void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
 	vs__slot_unlock(&s->lock);
 	/* Outside the slot lock: call_rcu may wake liburcu's worker. */
 	hand_over(b);
+}
+
+void vs__rcu_free_abandon(void)
+{
+	struct batch_slot *s;
+	struct free_batch *list, *next;
+	size_t i;
+
+	memset(&spare_lock, 0, sizeof(spare_lock));
+	/* Not the shared slot: vCPUs never use it, the host's frees wait
+	 * there. */
+	for (i = 0; i < VS_NR_SLOTS; i++) {
+		s = &batch_slots[i];
+		vs_atomic_init(&s->lock, 0);
+		for (list = take_batches(s, 1); list; list = next) {
+			next = list->next;
+			batch_put(list);
+		}
+		vs_atomic_init(&s->full_hint, 0);
+	}
 }
 
 void vs_rcu_stats(struct vs_rcu_stats *st)

@@ -1283,6 +1283,14 @@ static void end(struct vs_machine *m)
 	vs__vcpu_cur = -1;
 }
 
+/* See sync/internal.h: after a run that failed or deadlocked. */
+static void statics_abandon(void)
+{
+	vs__rcu_free_abandon();
+	vs__lock_registry_abandon();
+	vs__lockstat_abandon();
+}
+
 int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 {
 	struct vs__vcpu *first;
@@ -1304,6 +1312,10 @@ int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 	err = sched_end(m, m->failed ? -ECANCELED :
 			m->deadlocked ? -EDEADLK : 0);
 	end(m);
+	/* A failed run's contexts never run again (begin() refuses until
+	 * vs_machine_reset()): what they held of sync/'s statics is free. */
+	if (m->failed || m->deadlocked)
+		statics_abandon();
 	return err;
 }
 
@@ -1393,6 +1405,11 @@ int vs_machine_stats(struct vs_machine *m, int cpu, struct vs_machine_stats *st)
 uint64_t vs_machine_hash(struct vs_machine *m)
 {
 	return m ? m->hash : 0;
+}
+
+int vs_machine_abandoned(struct vs_machine *m)
+{
+	return m && (m->failed || m->deadlocked);
 }
 
 const char *vs_machine_report(struct vs_machine *m)

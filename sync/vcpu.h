@@ -374,7 +374,9 @@ VS_EXTERN int vs_machine_reset(struct vs_machine *m, uint64_t seed);
  *
  * The report (vs_machine_report()) gets the line, the failing work and
  * vCPU and the virtual time, and vs_machine_run() returns -ECANCELED.
- * Every vCPU is left where it stands until vs_machine_reset().  Under
+ * Every vCPU is left where it stands until vs_machine_reset()
+ * (vs_machine_abandoned()); the locks of sync/'s own statics they held
+ * are freed when vs_machine_run() returns.  Under
  * vs_machine_enter() there is no host context to return to: the report
  * is printed and the process aborts, as for a deadlock.
  *
@@ -552,6 +554,18 @@ VS_EXTERN uint64_t vs_machine_hash(struct vs_machine *m);
  */
 VS_EXTERN const char *vs_machine_report(struct vs_machine *m);
 
+/**
+ * vs_machine_abandoned - whether the last run failed or deadlocked: its
+ * contexts stand where they stopped, never to run again (a reset drops
+ * them), and what they held of sync/'s statics was freed when the run
+ * returned
+ * @m: the machine
+ *
+ * Context: as vs_machine_stats().
+ * Return: 1 or 0; 0 for NULL.
+ */
+VS_EXTERN int vs_machine_abandoned(struct vs_machine *m);
+
 /** VS_VCPU_REPLAY_MAX - the most bytes a schedule's decisions take
  * encoded (about 3 a decision) */
 #define VS_VCPU_REPLAY_MAX 65536
@@ -725,6 +739,17 @@ VS_EXTERN void vs_vcpu_name(const void *addr, size_t len, const char *name);
  * without the flag.
  */
 VS_EXTERN void vs_vcpu_poison(const void *addr, size_t len);
+
+/**
+ * vs_vcpu_checks_freed - whether poison is checked here: on a vCPU of a
+ * machine made with VS_MACHINE_CHECK_FREED
+ *
+ * vm/'s object caches then reuse a freed object last, as under ASan, so
+ * that it stays poisoned for long.
+ * Context: any.
+ * Return: 1 or 0.
+ */
+VS_EXTERN int vs_vcpu_checks_freed(void);
 
 /**
  * vs_vcpu_unpoison - [@addr, @addr + @len) is in use again

@@ -123,6 +123,13 @@ static void mark(struct vs_machine *m, uintptr_t lo, size_t len, int on)
 	}
 }
 
+int vs_vcpu_checks_freed(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	return m && m->cur && (m->cfg.flags & VS_MACHINE_CHECK_FREED);
+}
+
 void vs_vcpu_poison(const void *addr, size_t len)
 {
 	struct vs_machine *m = vs__vcpu_machine;

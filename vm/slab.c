@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sync/internal.h"
 #include "../sync/rcu.h"
 #include "../sync/vcpu.h"
 #include "asan.h"
@@ -24,6 +25,16 @@
 #else
 #define KMEM_QUARANTINE 0
 #endif
+
+/*
+ * Frees go to the shared list and are reused oldest first, so that a
+ * freed object stays poisoned for long and a late touch is named:
+ * under ASan, and on a virtual machine that checks freed memory.
+ */
+static int quarantine(void)
+{
+	return KMEM_QUARANTINE || (VS_VCPU && vs_vcpu_checks_freed());
+}
 
 /* A chunk is at least this big, and holds at least CHUNK_MIN objects. */
 #define CHUNK_BYTES (64 * 1024)
@@ -49,13 +60,16 @@ static size_t obj_size(const struct vs_kmem_cache *c)
  * The shared list is a ring of pointers, @ring_cap (a power of two) at
  * least the number of objects, so it never overflows and a batch moves
  * pointers without touching the objects' memory.  Objects are taken
- * from the tail (the last freed, still in this CPU's cache) or, under
- * ASan, from the head (the longest free).  Caller holds c->lock.
+ * from the tail (the last freed, still in this CPU's cache) or, in
+ * quarantine(), from the head (the longest free).  Caller holds c->lock.
  */
 static void ring_put(struct vs_kmem_cache *c, void *obj)
 {
 	long nr = vs_read_once(&c->nr_free);
 
+	if (vs_unlikely((size_t)nr >= c->ring_cap))	/* not one of ours */
+		vs__die("kmem cache: a free of an object made before the "
+			"cache was emptied (vs__kmem_caches_reset)", EINVAL);
 	c->ring[(c->ring_head + (size_t)nr) & (c->ring_cap - 1)] = obj;
 	vs_write_once(&c->nr_free, nr + 1);
 }
@@ -67,7 +81,7 @@ static void *ring_take(struct vs_kmem_cache *c)
 
 	if (nr == 0)
 		return NULL;
-	if (KMEM_QUARANTINE) {
+	if (quarantine()) {
 		obj = c->ring[c->ring_head];
 		c->ring_head = (c->ring_head + 1) & (c->ring_cap - 1);
 	} else {
@@ -227,7 +241,7 @@ void vs_kmem_cache_free(struct vs_kmem_cache *c, void *obj)
 	if (!obj)
 		return;
 	vs__poison_obj(obj, obj_size(c));
-	if (KMEM_QUARANTINE) {
+	if (quarantine()) {
 		vs_spin_lock(&c->lock);
 		ring_put(c, obj);
 		vs_spin_unlock(&c->lock);
@@ -279,16 +293,12 @@ struct vs_kmem_cache *vs_kmem_cache_next(struct vs_kmem_cache *c)
 	return n;
 }
 
-int vs_kmem_cache_destroy(struct vs_kmem_cache *c)
+/* Free @c's chunks and start it empty; its locks unlocked. */
+static void empty(struct vs_kmem_cache *c, long chunks)
 {
-	struct vs_kmem_cache_stats st;
 	long i;
 
-	vs_rcu_barrier();
-	vs_kmem_cache_stats(c, &st);
-	if (st.active != 0)
-		return -EBUSY;
-	for (i = 0; i < st.chunks; i++) {
+	for (i = 0; i < chunks; i++) {
 		/* Unpoisoned: the heap may hand the block out again. */
 		vs__unpoison_obj(c->chunks[i], chunk_objs(c) * obj_size(c));
 		free(c->chunks[i]);
@@ -300,10 +310,82 @@ int vs_kmem_cache_destroy(struct vs_kmem_cache *c)
 	c->ring = NULL;
 	c->ring_cap = 0;
 	c->ring_head = 0;
-	vs_write_once(&c->nr_free, 0);
-	vs_write_once(&c->nr_objects, 0);
-	vs_write_once(&c->nr_chunks, 0);
-	for (i = 0; i < (long)VS_ARRAY_SIZE(c->mag); i++)
-		vs_write_once(&c->mag[i].nr, 0);
+	vs_atomic_init(&c->nr_free, 0);
+	vs_atomic_init(&c->nr_objects, 0);
+	vs_atomic_init(&c->nr_chunks, 0);
+	memset(&c->lock, 0, sizeof(c->lock));
+	memset(c->mag, 0, sizeof(c->mag));
+}
+
+/* Take @c off the list of caches: its memory may go once destroyed. */
+static void unlist(struct vs_kmem_cache *c)
+{
+	struct vs_kmem_cache **pp;
+
+	vs_spin_lock(&caches_lock);
+	for (pp = &caches; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->next = NULL;
+	c->listed = 0;
+	vs_spin_unlock(&caches_lock);
+}
+
+int vs_kmem_cache_destroy(struct vs_kmem_cache *c)
+{
+	struct vs_kmem_cache_stats st;
+
+	vs_rcu_barrier();
+	vs_kmem_cache_stats(c, &st);
+	if (st.active != 0)
+		return -EBUSY;
+	empty(c, st.chunks);
+	if (c->listed)
+		unlist(c);
 	return 0;
+}
+
+/*
+ * Chunks of abandoned runs' objects (vs__kmem_caches_reset()): kept
+ * where LeakSanitizer and whatever points into them can find them.
+ * The host thread's alone, as that function.
+ */
+static struct kept {
+	struct kept *next;
+	void **chunks;
+	long nr;
+} *kept;
+
+long vs__kmem_caches_reset(int abandoned)
+{
+	struct vs_kmem_cache_stats st;
+	struct vs_kmem_cache *c;
+	struct kept *k;
+	long live = 0;
+
+	if (!abandoned)
+		vs_rcu_barrier();
+	else
+		memset(&caches_lock, 0, sizeof(caches_lock));
+	for (c = caches; c; c = c->next) {
+		vs_kmem_cache_stats(c, &st);
+		if (st.active == 0) {
+			empty(c, st.chunks);
+			continue;
+		}
+		if (!abandoned) {	/* live objects: leave it be */
+			live += st.active;
+			continue;
+		}
+		k = malloc(sizeof(*k));
+		if (k) {	/* else lost to LeakSanitizer, still unused */
+			*k = (struct kept){ kept, c->chunks, st.chunks };
+			kept = k;
+		}
+		c->chunks = NULL;
+		empty(c, 0);
+	}
+	return live;
 }

@@ -24,7 +24,9 @@
  *
  * Under AddressSanitizer a free object is poisoned, and a freed object
  * goes to the tail of the shared list, not to the magazine, so that it
- * is reused as late as possible (ASan's own quarantine, in spirit).
+ * is reused as late as possible (ASan's own quarantine, in spirit); so
+ * too on a virtual machine that checks freed memory (sync/vcpu.h,
+ * VS_MACHINE_CHECK_FREED).
  *
  * Lock order: a magazine's lock, then the cache's lock.
  */
@@ -164,12 +166,36 @@ VS_EXTERN struct vs_kmem_cache *vs_kmem_cache_next(struct vs_kmem_cache *c);
 
 /**
  * vs_kmem_cache_destroy - give @c's memory back to the host
- * @c: the cache; it may be used again afterwards (it starts empty)
+ * @c: the cache; afterwards it may be used again (it starts empty), or
+ *     its memory freed (it is off the list of vs_kmem_cache_next())
  *
  * Flushes RCU-deferred frees first (vs_rcu_barrier()).
  * Context: no other thread uses @c; not inside a read-side section.
  * Return: 0, or -EBUSY (and nothing freed) while objects are still out.
  */
 VS_EXTERN int vs_kmem_cache_destroy(struct vs_kmem_cache *c);
+
+/**
+ * vs__kmem_caches_reset - every cache back to empty, so that a run on a
+ * new virtual machine does not depend on the runs before it (for
+ * vs_explore(): the number of events an allocation takes depends on
+ * what the cache holds)
+ * @abandoned: the last run failed, its contexts abandoned where they
+ *	       stood (vs_machine_run()): its objects are never freed and
+ *	       the caches' locks may be held.  Each cache is then emptied
+ *	       without a lock and without waiting; the chunks that hold
+ *	       objects still allocated are kept, never reused (whatever
+ *	       points into them stays valid memory).  Otherwise RCU frees
+ *	       are flushed (vs_rcu_barrier()) and each cache with no object
+ *	       out is emptied (its chunks freed); a cache with objects out
+ *	       is left as it is
+ *
+ * Context: the host thread, no machine running, no other thread using
+ * vm/; with @abandoned, no object made before the abandoned run may be
+ * freed afterwards (the free would find no room: the process aborts,
+ * saying so).
+ * Return: the objects still out in the caches left as they were.
+ */
+VS_EXTERN long vs__kmem_caches_reset(int abandoned);
 
 #endif /* VS_VM_SLAB_H */

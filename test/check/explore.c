@@ -31,6 +31,7 @@
 
 #include "explore.h"
 #include "../sync/lockstat.h"
+#include "../vm/slab.h"
 
 unsigned long vs_explore_schedule;
 
@@ -40,6 +41,7 @@ struct xrun {
 	struct vs_machine *m;
 	void *state;
 	int setup_err;
+	long live;	/* objects out in vm/'s caches before the first */
 	struct xthread {
 		struct xrun *x;
 		unsigned int i;
@@ -137,6 +139,28 @@ static void root(void *arg)
 		x->sc->check(x->state);
 }
 
+/*
+ * After a schedule: vm/'s object caches back to empty, for the next
+ * (vm/slab.h).  A schedule that passed but left objects out that were
+ * not out before the first fails with -EBUSY: the next would not start
+ * as this one did.
+ */
+static void reset_caches(struct xrun *x, struct vs_machine *m,
+			 struct xresult *r)
+{
+	int abandoned = vs_machine_abandoned(m);
+	long live = vs__kmem_caches_reset(abandoned);
+
+	if (abandoned || r->err || live <= x->live)
+		return;
+	r->err = -EBUSY;
+	snprintf(r->report, sizeof(r->report), "the schedule left %ld "
+		 "objects of vm/'s caches allocated: free what a schedule "
+		 "makes by the end of check() or fini() (vs_rcu_barrier() "
+		 "in check() runs the RCU frees still queued)\n",
+		 live - x->live);
+}
+
 /* One schedule of @x->sc on @m, reset first: its outcome in @r. */
 static void schedule(struct xrun *x, struct vs_machine *m,
 		     struct xresult *r)
@@ -151,7 +175,7 @@ static void schedule(struct xrun *x, struct vs_machine *m,
 	if (r->err)
 		return;
 	x->m = m;
-	x->state = NULL;
+	x->state = x->sc->arg;
 	x->setup_err = 0;
 	r->err = vs_machine_run(m, root, x);
 	if (!r->err && x->setup_err)
@@ -170,9 +194,11 @@ static void schedule(struct xrun *x, struct vs_machine *m,
 		r->nr = 0;
 		r->err = err;
 	}
-	if (x->sc->fini && x->state)
+	if (x->sc->fini && x->state &&
+	    (!x->setup_err || x->state != x->sc->arg))
 		x->sc->fini(x->state);
 	x->state = NULL;
+	reset_caches(x, m, r);
 }
 
 /* A machine for @x->sc: the scheduler @sched with @arg and @seed. */
@@ -535,6 +561,7 @@ static int run(struct xrun *x, const struct vs_explore_options *o,
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	x->live = vs__kmem_caches_reset(0);	/* the first starts empty too */
 	err = word ? replay_env(x, o, word, f, rep) :
 		     explore_loop(x, o, &t0, f, rep);
 	vs_explore_schedule = 0;

@@ -38,6 +38,18 @@
  *     memory the scenario gave to vs_vcpu_poison() (the machine has
  *     VS_MACHINE_CHECK_FREED): "use after free", naming it.
  *
+ * vm/'s objects: each schedule starts with vm/'s object caches empty
+ * (vs__kmem_caches_reset()), as in a new process, so that what an
+ * allocation does does not depend on the schedules before.  For that,
+ * what a schedule allocates must be freed by its end: in check() (on
+ * the machine, where vs_rcu_barrier() runs the RCU callbacks still
+ * queued: those left queued when check() returns are lost) or in
+ * fini(); a schedule that passes with more objects out than before the
+ * first fails vs_explore() with -EBUSY, saying so.  After a failed
+ * schedule its objects are left where they are, never reused: no
+ * object of vm/ made before vs_explore() may be freed after a failed
+ * schedule (the process would abort, saying so).
+ *
  * Everything the scenario shares must be touched through sync/atomic.h
  * (or locks, which are made of it): a plain access is no event, so no
  * schedule can come between it and the next.  The scenario must be
@@ -86,18 +98,22 @@
  * @name: 1 to VS_EXPLORE_NAME_MAX letters, digits, '_' and '-': names it
  *	  in VMSIM_REPLAY
  * @threads: how many threads, 1..VS_EXPLORE_THREADS
- * @setup: NULL, or on vCPU 0 before the threads: make *@state; 0, or
- *	   a negative errno that ends vs_explore() with it
+ * @setup: NULL, or on vCPU 0 before the threads: make *@state (it
+ *	   finds @arg there); 0, or a negative errno that ends
+ *	   vs_explore() with it
  * @thread: thread @i's work, on vCPU @i + 1
  * @check: NULL, or on vCPU 0 after every thread ended: the invariants
  *	   that hold at the end (VS_EXPLORE_ASSERT())
  * @fini: NULL, or on the host thread after each schedule, also one that
- *	  failed: free @state.  After a failure the threads were abandoned
+ *	  failed (not when setup() failed before it replaced *@state):
+ *	  free @state.  After a failure the threads were abandoned
  *	  where they stood, with whatever locks they held: do not take
  *	  locks or assert.  A struct vs_lock must go through
  *	  vs_lock_destroy() before its memory is freed (the lock registry
  *	  points to it); when that says -EBUSY (still held), leave the
  *	  memory that holds it allocated
+ * @arg: what setup() finds in *@state, and the threads, check() and
+ *	 fini() get as @state when there is no setup()
  */
 struct vs_explore_scenario {
 	const char *name;
@@ -106,6 +122,7 @@ struct vs_explore_scenario {
 	void (*thread)(void *state, unsigned int i);
 	void (*check)(void *state);
 	void (*fini)(void *state);
+	void *arg;
 };
 
 /**
@@ -209,6 +226,7 @@ VS_EXTERN extern unsigned long vs_explore_schedule;
  * Return: 0 when no schedule failed (within the bounds: that is not a
  * proof); the failing schedule's -ECANCELED or -EDEADLK; -EINVAL for a
  * NULL or bad argument (the report's text names it); a setup()'s error;
+ * -EBUSY for a schedule that kept objects of vm/'s caches (above);
  * -EOPNOTSUPP outside the vCPU build; -ENOMEM.
  */
 VS_EXTERN int vs_explore(const struct vs_explore_scenario *sc,
