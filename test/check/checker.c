@@ -196,6 +196,7 @@ void vs__stress_check_mm(struct stress *r, int quiet)
 	struct vs_mm *mm = r->mm;
 	vs_atomic64_t *pte0;
 	vs_spinlock_t *ptl;
+	long n;
 
 	vs__stress_doing(&r->writer_w, DO_CHECK, 0, NP);
 	r->checks++;
@@ -208,13 +209,17 @@ void vs__stress_check_mm(struct stress *r, int quiet)
 	 * may be installing it, a PTE and its RSS count right now.  A
 	 * count seen means the table was there before it (populated with
 	 * a full barrier, the count added after the PTE), and only the
-	 * writer, which is us, removes tables: look once more.
+	 * writer, which is us, removes tables: look once more, and only
+	 * then is no table a bug.  (Not a count read after that second
+	 * look: a fault may have made the table and counted its page in
+	 * between, as exploration found.)
 	 */
-	if (!pte0 && rss(mm))
+	if (!pte0 && (n = rss(mm)) != 0) {
 		pte0 = vs_pte_offset_map_lock(&mm->pgtable, mm->start, &ptl);
+		if (!pte0)
+			vs__stress_bug(r, "no page table, RSS %ld", n);
+	}
 	if (!pte0) {
-		if (rss(mm))
-			vs__stress_bug(r, "no page table, RSS %ld", rss(mm));
 		vs_mmap_write_unlock(mm);
 		return;
 	}
