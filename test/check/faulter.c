@@ -67,7 +67,7 @@ static void hold_ptl(struct faulter *f)
 	while (vs_load_acquire(&r->trap) != TRAP_GO &&
 	       now_ns() < end)
 		vs_cpu_relax();
-	vs__stress_spin_ns(vs_read_once(&r->trap_delay));
+	vs__stress_spin_ns(r, vs_read_once(&r->trap_delay));
 	if (locked)
 		vs_pte_unmap_unlock(ptl);
 	vs_rcu_read_unlock();
@@ -107,7 +107,7 @@ static int let_writer_in(struct faulter *f, uint64_t s1)
 		f->odd_seq = s1;
 		f->odd_since = now_ns();
 	} else if (now_ns() - f->odd_since > STARVE_NS) {
-		vs__stress_nap_us(STARVE_NAP_US);
+		vs__stress_nap_us(f->r, STARVE_NAP_US);
 		f->odd_since = now_ns();
 		return 1;
 	}
@@ -307,7 +307,8 @@ static void faulter_step(struct faulter *f)
 
 /*
  * A faulter thread: steps until the writer says stop, or at the latest
- * FAULTER_GRACE_NS after the deadline (a writer stuck in a lock).
+ * FAULTER_GRACE_NS after the deadline (a writer stuck in a lock); in an
+ * explored run, after its share of the fault target, in accesses.
  */
 void *vs__stress_faulter_main(void *arg)
 {
@@ -317,7 +318,8 @@ void *vs__stress_faulter_main(void *arg)
 
 	vs_thread_attach();
 	vs__stress_watch_attach(&f->w);
-	while (!vs_load_acquire(&r->stop)) {
+	while (!vs_load_acquire(&r->stop) &&
+	       (!r->explore || f->iters < r->target / NF)) {
 		faulter_step(f);
 		f->iters++;
 		vs_write_once(&f->w.progress, f->iters);

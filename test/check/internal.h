@@ -158,7 +158,7 @@ enum {
 };
 
 /* The prober's request word (struct stress.probe). */
-enum { PROBE_IDLE, PROBE_ASK, PROBE_DONE };
+enum { PROBE_IDLE, PROBE_ASK, PROBE_DONE, PROBE_QUIT };
 
 /* Locks a thread holds at once, as the watchdog tracks them. */
 #define HELD_MAX 4
@@ -258,6 +258,8 @@ struct stress {
 	unsigned long target_ops;
 	int64_t watchdog_ns;	/* no progress this long: report */
 	FILE *out;		/* the configuration's log, or NULL */
+	int explore;		/* a schedule of vs_explore() (run_explore.c) */
+	size_t pool_pages;
 	/* shared with the faulters (atomics) */
 	vs_atomic64_t seq;	/* 2j + 1 while operation j runs */
 	vs_atomic32_t shadow[NP];
@@ -366,8 +368,8 @@ void vs__stress_bug(struct stress *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void vs__stress_violation(struct stress *r, const char *msg);
 int vs__stress_failed(struct stress *r);
-void vs__stress_nap_us(unsigned int us);
-void vs__stress_spin_ns(int64_t ns);
+void vs__stress_nap_us(struct stress *r, unsigned int us);
+void vs__stress_spin_ns(struct stress *r, int64_t ns);
 bool vs__stress_wait_eq(vs_atomic32_t *word, uint32_t want,
 			int64_t timeout_ns);
 void vs__stress_set_word(vs_atomic32_t *word, uint32_t val);
@@ -378,6 +380,22 @@ void vs__stress_log_put(struct stress *r, unsigned long j,
 			const struct op *o);
 void vs__stress_set_zero(struct faulter *f, int s, int n);
 void vs__stress_catch_up(struct faulter *f, unsigned long upto);
+
+/* ---- run.c ---------------------------------------------------------------- */
+
+int vs__stress_new(const struct vs_stress_config *cfg, const char *kind,
+		   uint64_t seed, struct stress **rp);
+void vs__stress_free(struct stress *r);
+int vs__stress_setup(struct stress *r);
+void vs__stress_faulter_init(struct stress *r, int i);
+void *vs__stress_writer_main(void *arg);
+void vs__stress_finish(struct stress *r);
+void vs__stress_add_report(struct stress *r, struct vs_stress_report *rep);
+
+/* ---- run_explore.c (the explore mode, test/check/stress.h) ---------------- */
+
+int vs__stress_explore(const struct vs_stress_config *cfg, const char *kind,
+		       uint64_t seed, struct vs_stress_report *rep);
 
 /* ---- faulter.c, writer.c, checker.c ---------------------------------- */
 

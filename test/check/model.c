@@ -61,6 +61,8 @@ void vs__stress_violation(struct stress *r, const char *msg)
 			r->kind, vs_fault_strategy_name(r->strategy),
 			r->seed, msg);
 	vs_write_once(&r->stop, 1);
+	if (r->explore)	/* the schedule fails here, with this report */
+		(void)vs_machine_fail("%s", msg);
 }
 
 int vs__stress_failed(struct stress *r)
@@ -72,13 +74,19 @@ int vs__stress_failed(struct stress *r)
 
 /*
  * Sleep @us microseconds, offline for RCU: under urcu-qsbr a sleeping
- * attached thread would otherwise hold up every grace period.
+ * attached thread would otherwise hold up every grace period.  In an
+ * explored run (@r->explore) the scheduler decides who runs, not time:
+ * a nap or a spin lets the others run first, no more.
  */
-void vs__stress_nap_us(unsigned int us)
+void vs__stress_nap_us(struct stress *r, unsigned int us)
 {
 	struct timespec ts = { .tv_sec = us / 1000000,
 			       .tv_nsec = (long)(us % 1000000) * 1000 };
 
+	if (r->explore) {
+		vs_cpu_relax();
+		return;
+	}
 	if (VS_VCPU && vs_vcpu_self() >= 0) {	/* a virtual nap */
 		vs_atomic32_t word = 0;
 
@@ -143,11 +151,16 @@ void vs__stress_thread_join(pthread_t tid)
 }
 #endif
 
-/* Busy-wait @ns nanoseconds: a short critical section. */
-void vs__stress_spin_ns(int64_t ns)
+/* Busy-wait @ns nanoseconds: a short critical section (as a nap when
+ * explored). */
+void vs__stress_spin_ns(struct stress *r, int64_t ns)
 {
 	int64_t end = now_ns() + ns;
 
+	if (r->explore) {
+		vs_cpu_relax();
+		return;
+	}
 	while (now_ns() < end)
 		vs_cpu_relax();
 }

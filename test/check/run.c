@@ -41,7 +41,7 @@ static uint64_t default_seed(const char *kind, int strategy)
 }
 
 
-static void stress_free(struct stress *r)
+void vs__stress_free(struct stress *r)
 {
 	free(r->pcnt);
 	free(r->ccnt);
@@ -52,7 +52,7 @@ static void stress_free(struct stress *r)
  * Allocate a run of @cfg with @seed (@cfg checked by the caller).
  * Return: 0, or -ENOMEM.
  */
-static int stress_new(const struct vs_stress_config *cfg, const char *kind,
+int vs__stress_new(const struct vs_stress_config *cfg, const char *kind,
 		      uint64_t seed, struct stress **rp)
 {
 	struct stress *r;
@@ -64,7 +64,7 @@ static int stress_new(const struct vs_stress_config *cfg, const char *kind,
 	r->pcnt = calloc(POOL + 1, sizeof(*r->pcnt));
 	r->ccnt = calloc(POOL + 1, sizeof(*r->ccnt));
 	if (!r->pcnt || !r->ccnt) {
-		stress_free(r);
+		vs__stress_free(r);
 		return -ENOMEM;
 	}
 	r->kind = kind;
@@ -78,6 +78,7 @@ static int stress_new(const struct vs_stress_config *cfg, const char *kind,
 	r->watchdog_ns = (int64_t)(cfg->watchdog_ms ? cfg->watchdog_ms :
 				   VS_STRESS_WATCHDOG_MS) * NS_PER_MS;
 	r->out = cfg->log;
+	r->pool_pages = POOL;
 	for (i = 0; i < LOGN; i++)
 		vs_atomic_init(&r->log[i].idx, UINT64_MAX);
 	vs__stress_watch_init(&r->writer_w, "writer");
@@ -91,9 +92,10 @@ static int stress_new(const struct vs_stress_config *cfg, const char *kind,
  * Return: 0 (a wrong result is a violation); an error of
  * vs_mm_create(), vs_mm_set_fault_strategy() or vs_mmap().
  */
-static int setup(struct stress *r)
+int vs__stress_setup(struct stress *r)
 {
-	struct vs_mm_options o = { .lock_kind = r->kind, .pool_pages = POOL,
+	struct vs_mm_options o = { .lock_kind = r->kind,
+				   .pool_pages = r->pool_pages,
 				   .start = MM_START, .end = MM_END,
 				   .ptl_per_mm = (int)(r->seed & 1) };
 	long a, want = (long)ARENA;
@@ -126,21 +128,29 @@ static int setup(struct stress *r)
 }
 
 
+/* Make faulter @i of @r ready to run. */
+void vs__stress_faulter_init(struct stress *r, int i)
+{
+	static const char *const names[NF] = { "faulter 0", "faulter 1" };
+	struct faulter *f = &r->f[i];
+
+	f->r = r;
+	f->id = i;
+	f->rng = (r->seed ^ (UINT64_C(0x632be59bd9b4e019) *
+			     (uint64_t)(i + 1))) | 1;
+	vs__stress_watch_init(&f->w, names[i]);
+	vs__stress_set_zero(f, 0, NP);
+}
+
 /* Start the faulters.  Return: 0, or -errno of starting a thread. */
 static int start_faulters(struct stress *r)
 {
-	static const char *const names[NF] = { "faulter 0", "faulter 1" };
 	struct faulter *f;
 	int i, err;
 
 	for (i = 0; i < NF; i++) {
 		f = &r->f[i];
-		f->r = r;
-		f->id = i;
-		f->rng = (r->seed ^ (UINT64_C(0x632be59bd9b4e019) *
-				     (uint64_t)(i + 1))) | 1;
-		vs__stress_watch_init(&f->w, names[i]);
-		vs__stress_set_zero(f, 0, NP);
+		vs__stress_faulter_init(r, i);
 		err = vs__stress_thread_start(&f->tid,
 					      vs__stress_faulter_main, f);
 		if (err)
@@ -158,15 +168,17 @@ static int writer_step(struct stress *r, unsigned long it)
 {
 	struct vs_fault_stats st;
 
-	if (!(it & 15)) {
+	if (r->explore) {	/* the faulters count their own accesses */
+		if (r->nops >= r->target_ops)
+			return 1;
+	} else if (!(it & 15)) {
 		vs_fault_stats_get(&st);
 		if ((st.faults - r->st0.faults >= r->target &&
 		     r->nops >= r->target_ops) || now_ns() > r->deadline)
 			return 1;
-		if (!(it & 63))
-			vs_write_once(&r->hot, (uint32_t)below(&r->rng,
-							       NP - HOT + 1));
 	}
+	if (!(it & 63))
+		vs_write_once(&r->hot, (uint32_t)below(&r->rng, NP - HOT + 1));
 	vs__stress_writer_op(r);
 	vs__stress_w_child(r, below(&r->rng, 1000) < 3);
 	vs__stress_check_mm(r, 0);
@@ -178,7 +190,7 @@ static int writer_step(struct stress *r, unsigned long it)
  * The writer thread: rounds until the targets, the deadline or a bug,
  * then it tells the others to stop.
  */
-static void *writer_main(void *arg)
+void *vs__stress_writer_main(void *arg)
 {
 	struct stress *r = arg;
 	unsigned long it;
@@ -192,6 +204,8 @@ static void *writer_main(void *arg)
 	}
 	vs__stress_doing(&r->writer_w, DO_NOTHING, 0, 0);
 	vs__stress_set_word(&r->stop, 1);
+	if (r->explore)	/* the prober waits for it untimed */
+		vs__stress_set_word(&r->probe, PROBE_QUIT);
 	vs__stress_watch_done(&r->writer_w);
 	return NULL;
 }
@@ -201,7 +215,8 @@ static int start_threads(struct stress *r)
 {
 	int err;
 
-	err = vs__stress_thread_start(&r->writer_tid, writer_main, r);
+	err = vs__stress_thread_start(&r->writer_tid,
+				      vs__stress_writer_main, r);
 	if (err)
 		return err;
 	r->writer_started = 1;
@@ -243,7 +258,7 @@ static void reap(struct stress *r)
 		for (i = 0; i < r->nthreads; i++)
 			live |= !vs_load_acquire(&r->f[i].w.done);
 		if (live)
-			vs__stress_nap_us(1000);
+			vs__stress_nap_us(r, 1000);
 	} while (live && now_ns() < end);
 	if (r->writer_started)
 		r->stuck += join_or_leave(r->writer_tid, &r->writer_w);
@@ -283,7 +298,7 @@ static int run_threads(struct stress *r)
  * failed vs_mm_destroy() leaves its mm behind, a violation only when
  * nothing was wrong before.
  */
-static void finish(struct stress *r)
+void vs__stress_finish(struct stress *r)
 {
 	int err;
 
@@ -330,7 +345,7 @@ static void stats_add(struct vs_fault_stats *sum,
  * blocked (a stall) are left out: it never said it was done, so nothing
  * orders its last writes before these reads.
  */
-static void add_report(struct stress *r, struct vs_stress_report *rep)
+void vs__stress_add_report(struct stress *r, struct vs_stress_report *rep)
 {
 	struct vs_fault_stats d;
 	int i;
@@ -374,26 +389,26 @@ static int run_once(const struct vs_stress_config *cfg, const char *kind,
 	struct stress *r;
 	int err;
 
-	err = stress_new(cfg, kind, seed, &r);
+	err = vs__stress_new(cfg, kind, seed, &r);
 	if (err)
 		return err;
-	err = setup(r);
+	err = vs__stress_setup(r);
 	if (!err && !vs__stress_failed(r))
 		err = run_threads(r);
 	if (r->stuck) {
 		/* Blocked threads still use the run: leave it to them. */
-		add_report(r, rep);
+		vs__stress_add_report(r, rep);
 		return err;
 	}
 	if (err && err != -ETIMEDOUT) {
 		if (r->mm)
 			(void)vs_mm_destroy(r->mm);
-		stress_free(r);
+		vs__stress_free(r);
 		return err;
 	}
 	vs__stress_doing(&r->writer_w, DO_NOTHING, 0, 0);
-	finish(r);
-	add_report(r, rep);
+	vs__stress_finish(r);
+	vs__stress_add_report(r, rep);
 	if (r->out)
 		fprintf(r->out, "vs_stress %s/%s seed %#" PRIx64 ": run %lu: "
 			"%lu faults, %lu operations, %lu violations\n",
@@ -401,7 +416,7 @@ static int run_once(const struct vs_stress_config *cfg, const char *kind,
 			rep->runs, (unsigned long)(r->st1.faults -
 						   r->st0.faults),
 			r->nops, (unsigned long)vs_read_once(&r->violations));
-	stress_free(r);
+	vs__stress_free(r);
 	return err;
 }
 
@@ -431,14 +446,23 @@ int vs_stress_run(const struct vs_stress_config *cfg,
 		return -EINVAL;
 	memset(rep, 0, sizeof(*rep));
 	kind = cfg->lock_kind ? cfg->lock_kind : "rwsem";
-	if (!vs_lock_kind_ops(kind) || !vs_fault_strategy_name(cfg->strategy))
+	if (!vs_lock_kind_ops(kind) || !vs_fault_strategy_name(cfg->strategy)) {
+		if (cfg->explore_report)	/* say which, as vs_explore() */
+			snprintf(cfg->explore_report->text,
+				 sizeof(cfg->explore_report->text),
+				 "stress: bad argument: %s\n",
+				 vs_lock_kind_ops(kind) ? "unknown strategy" :
+				 "unknown lock kind");
 		return -EINVAL;
+	}
 	seed = cfg->seed ? cfg->seed : default_seed(kind, cfg->strategy);
 	runs = cfg->runs ? cfg->runs : 1;
 	(void)vs_thread_attach();
 	for (i = 0; i < runs && !err && !rep->violations; i++) {
 		rep->seed = next_seed(seed, i);
-		err = run_once(cfg, kind, rep->seed, rep);
+		err = cfg->explore ? vs__stress_explore(cfg, kind, rep->seed,
+							rep)
+				   : run_once(cfg, kind, rep->seed, rep);
 	}
 	if (err && err != -ETIMEDOUT) {
 		seed = rep->seed;

@@ -88,6 +88,26 @@
  * itself was built with it (-DVS_SANITIZE=address,undefined):
  * docs/testing-a-locking-change.md says how.
  *
+ * Explore mode (@explore set; the vCPU build).  Each run is one
+ * vs_explore() of a scenario named "stress-KIND-STRATEGY-SEED": the
+ * run with that seed's writer program, its writer, prober and two
+ * faulters each on a vCPU of its own, under the scheduler of @explore,
+ * schedule after schedule, every one from a new mm.  The run is short:
+ * the writer makes @ops operations and the faulters @faults accesses
+ * between them, by default VS_STRESS_EXPLORE_OPS and
+ * VS_STRESS_EXPLORE_FAULTS (@max_ms and @watchdog_ms mean nothing here:
+ * the engine reports a deadlock, or a thread stuck past @explore's
+ * max_events, which 0 makes VS_STRESS_EXPLORE_EVENTS here: a schedule
+ * takes tens of thousands of events).  Naps and timed spins become a
+ * vs_cpu_relax(): the scheduler, not time, decides who runs.
+ * The checks are the same; a violation fails the schedule where it is
+ * found, and vs_explore() shrinks it and prints the report with the
+ * line that replays it (VMSIM_REPLAY).  vs_stress_run() returns 0 with
+ * @rep->violations 1 and @rep->first the failure's line when a schedule
+ * failed, or 0 and no violation when none did within @explore's bounds;
+ * -EOPNOTSUPP outside the vCPU build; an error of vs_explore() (the
+ * report's text, in @explore_report, says which).
+ *
  * Seeds.  @seed decides the writer's choices (operation, range,
  * protection, when to fork, trap timings), the faulters' choices, and
  * the mm's page-table lock layout (bit 0: one lock per mm).  The same
@@ -112,6 +132,12 @@
 /* Installed as vmsim/check/stress.h beside vmsim/fault and vmsim/sync. */
 #include "../fault/fault.h"
 #include "../sync/common.h"
+#include "explore.h"
+
+/* In explore mode (see Explore mode above), the defaults for 0: */
+#define VS_STRESS_EXPLORE_FAULTS 48	/* .faults: accesses a schedule */
+#define VS_STRESS_EXPLORE_OPS 6		/* .ops: operations a schedule */
+#define VS_STRESS_EXPLORE_EVENTS 2000000 /* vs_explore_options.max_events */
 
 /* Defaults of struct vs_stress_config's bounds (for 0). */
 #define VS_STRESS_FAULTS 350000	/* default of vs_stress_config.faults */
@@ -147,7 +173,12 @@
  *               (valgrind, an overloaded machine)
  * @log: where each violation is described, one line each, as it is
  *       found, and one line per run with its seed; NULL: nowhere (the
- *       report keeps the first violation)
+ *       report keeps the first violation).  In explore mode, the
+ *       violation of each failing schedule, those shrinking runs too
+ * @explore: NULL, or explore mode (see Explore mode above): each run is
+ *	     a vs_explore() with these options; the vCPU build only
+ * @explore_report: NULL, or in explore mode receives the exploration's
+ *		    report of the last run (what vs_explore() prints)
  */
 struct vs_stress_config {
 	const char *lock_kind;
@@ -159,6 +190,8 @@ struct vs_stress_config {
 	unsigned int runs;
 	unsigned int watchdog_ms;
 	FILE *log;
+	const struct vs_explore_options *explore;
+	struct vs_explore_report *explore_report;
 };
 
 /**
@@ -183,6 +216,8 @@ struct vs_stress_config {
  *              so this counts those found before every thread stopped
  * @stuck: threads left blocked after the watchdog stopped a run (their
  *	counts are left out of the fields above)
+ * @schedules: in explore mode, the schedules explored (the counts above
+ *	       are summed over them; shrinking's replays are left out)
  * @first: the first violation of the failed run, "" if none
  */
 struct vs_stress_report {
@@ -202,6 +237,7 @@ struct vs_stress_report {
 	struct vs_fault_stats stats;
 	unsigned long violations;
 	unsigned long stuck;
+	unsigned long schedules;
 	char first[VS_STRESS_MSG_MAX];
 };
 
@@ -224,7 +260,8 @@ struct vs_stress_report {
  * filled: @rep->first says who waited for what, @rep->stuck counts the
  * threads left blocked, whose run is never freed); -EINVAL for a NULL
  * @cfg or @rep, a lock kind that vs_lock_kind_ops() does not know, a
- * strategy that vs_fault_strategy_name() does not know, or one that
+ * strategy that vs_fault_strategy_name() does not know (in explore
+ * mode the text of @cfg->explore_report says which), or one that
  * vs_mm_create() or vs_mm_set_fault_strategy() refuses; -ENOMEM;
  * -EAGAIN (or another pthread_create() error) when a thread could not
  * be created.  On those errors @rep is zeroed but for @seed (0 when

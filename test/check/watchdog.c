@@ -297,7 +297,7 @@ int vs__stress_watchdog(struct stress *r)
 		moved[i] = now;
 	}
 	for (;;) {
-		vs__stress_nap_us((unsigned int)(poll / 1000) + 1);
+		vs__stress_nap_us(r, (unsigned int)(poll / 1000) + 1);
 		now = now_ns();
 		live = stall = 0;
 		for (i = 0; i < n; i++) {

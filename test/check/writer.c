@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "sync/rcu.h"
 #include "sync/thread.h"
+#include "sync/wait.h"
 #include "vm/file.h"
 
 /* ---- the writer's view of the arena -------------------------------------- */
@@ -234,7 +235,7 @@ static void w_trap(struct stress *r)
 	    vs_cmpxchg(&r->trap, &old, TRAP_IDLE))
 		return;		/* no faulter came by: no trap */
 	if (vs__stress_wait_eq(&r->trap, TRAP_HELD, TRAP_ASK_NS)) {
-		vs__stress_nap_us(nap);
+		vs__stress_nap_us(r, nap);
 		/* The holder may have given up meanwhile (then IDLE). */
 		old = TRAP_HELD;
 		if (vs_cmpxchg(&r->trap, &old, TRAP_GO))
@@ -329,7 +330,7 @@ static void w_move_trap(struct stress *r)
 	vs_write_once(&r->hot, (uint32_t)s);
 	if (!do_mmap(r, s, HOT, RW, 0, below(&r->rng, 2)))
 		return;
-	vs__stress_nap_us(50 + (unsigned int)below(&r->rng, 150));
+	vs__stress_nap_us(r, 50 + (unsigned int)below(&r->rng, 150));
 	do_mremap(r, s, HOT, HOT, d);
 	r->move_traps++;
 }
@@ -428,6 +429,24 @@ static void w_downgrade(struct stress *r)
 }
 
 /*
+ * Wait for the writer's request: in 1 ms naps, to see the stop; in an
+ * explored run untimed (a timed wait there would end only when nobody
+ * else can run, and keep a deadlock from being seen), until the request
+ * or PROBE_QUIT.  Return: 1 when asked.
+ */
+static int probe_asked(struct stress *r)
+{
+	uint32_t cur;
+
+	if (!r->explore)
+		return vs__stress_wait_eq(&r->probe, PROBE_ASK, NS_PER_MS);
+	while ((cur = vs_load_acquire(&r->probe)) != PROBE_ASK &&
+	       cur != PROBE_QUIT)
+		(void)vs_futex_wait(&r->probe, cur, -1);
+	return cur == PROBE_ASK;
+}
+
+/*
  * The prober thread: when the writer asks (w_downgrade), take the
  * mmap_lock for reading and let it go, then try it for writing (and
  * let that go too).  It holds no lock between requests.
@@ -445,7 +464,7 @@ void *vs__stress_prober_main(void *arg)
 		vs_write_once(&w->progress, ++steps);
 		vs__stress_doing(w, DO_PROBE_WAIT, 0, 0);
 		vs_rcu_quiescent_state(); /* urcu-qsbr */
-		if (!vs__stress_wait_eq(&r->probe, PROBE_ASK, NS_PER_MS))
+		if (!probe_asked(r))
 			continue;
 		vs__stress_doing(w, DO_PROBE_READ, 0, 0);
 		vs_mmap_read_lock(r->mm);
@@ -570,5 +589,5 @@ void vs__stress_writer_op(struct stress *r)
 	else if (x < 98)
 		w_move_trap(r);
 	else
-		vs__stress_spin_ns(2000);	/* a quiet spell */
+		vs__stress_spin_ns(r, 2000);	/* a quiet spell */
 }

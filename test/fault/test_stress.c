@@ -159,6 +159,21 @@ START_TEST(explore_needs_vcpus)
 }
 END_TEST
 
+/* So is vs_stress_run()'s explore mode, and it runs nothing. */
+START_TEST(stress_explore_needs_vcpus)
+{
+	struct vs_explore_options o = { .seed = 1 };
+	struct vs_explore_report xr;
+	struct vs_stress_config cfg = { .explore = &o, .explore_report = &xr };
+	struct vs_stress_report rep;
+
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EOPNOTSUPP);
+	ck_assert_uint_eq(rep.faults, 0);
+	ck_assert_uint_eq(rep.violations, 0);
+	ck_assert_msg(strstr(xr.text, "needs the vCPU build"), "%s", xr.text);
+}
+END_TEST
+
 /*
  * A short run: the seed given is the seed reported; none (0) is the
  * configuration's own, the same each time; NULL means "rwsem".
@@ -388,6 +403,7 @@ Suite *stress_suite(void)
 			    stress_downgrade_keeps_writer,
 			    stress_fault_bits_named);
 	if (!VS_VCPU)	/* on vCPUs, the explore suite runs it */
-		vs_test_add(vs_test_tcase(s, "explore"), explore_needs_vcpus);
+		vs_test_add(vs_test_tcase(s, "explore"), explore_needs_vcpus,
+			    stress_explore_needs_vcpus);
 	return s;
 }

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The VM explored (vCPU build only): faults against the writer's
+ * operations, interleaved by PCT instead of by the hardware.
+ *
+ *   - race/STRATEGY: a small scenario over one mm: two faulters write
+ *     the pages of a four-page mapping while a writer mprotects half of
+ *     it, unmaps a page and maps it again; at the end every present PTE
+ *     lies in a VMA and is writable only in a VM_WRITE one, and the mm
+ *     is destroyed with every page back (vs_mm_destroy() is 0).  A few
+ *     thousand events a schedule;
+ *   - stress/STRATEGY: vs_stress_run() in explore mode
+ *     (test/check/stress.h): the stress run's writer, prober and
+ *     faulters with all their checks, short runs;
+ *   - api: the determinism contract, and bad arguments.
+ *
+ * Each exploration is PCT at its default depth, 1,000 schedules, for
+ * seeds 1 to 3 (the writer seed and PCT's); each prints one line.  The
+ * planted bugs of the fault path (sync/broken.def, suite stress) must
+ * each make the suite fail (teeth-vcpu-NAME).  A failure says after how
+ * many schedules each seed failed, and gives the first one's report
+ * with the line that replays it.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/explore.h"
+#include "check/stress.h"
+#include "test.h"
+#include "vm/mm.h"
+#include "vm/pgtable.h"
+#include "vm/slab.h"
+
+Suite *explore_vm_suite(void);
+
+#define SEEDS 3
+#define PAGES 4
+#define START 0x40000000UL
+#define AREA (START + 16 * VS_PAGE_SIZE)
+#define RW (VS_PROT_READ | VS_PROT_WRITE)
+
+/* Seeds that failed, after how many schedules, and the first report. */
+struct tally {
+	int failed;
+	unsigned long after[SEEDS];
+	double secs[SEEDS];
+	struct vs_explore_report first;
+};
+
+static void tally_add(struct tally *t, int seed, unsigned long schedules,
+		      const struct vs_explore_report *xr)
+{
+	if (!t->failed++)
+		t->first = *xr;
+	t->after[seed - 1] = schedules;
+	t->secs[seed - 1] = xr->seconds;
+}
+
+static void tally_assert(const struct tally *t, const char *what)
+{
+	ck_assert_msg(!t->failed, "%s: %d of %d seeds failed, after %lu, %lu, "
+		      "%lu schedules (%.3f, %.3f, %.3f s); the first:\n%s",
+		      what, t->failed, SEEDS, t->after[0], t->after[1],
+		      t->after[2], t->secs[0], t->secs[1], t->secs[2],
+		      t->first.text);
+}
+
+/* ---- race: a small scenario over one mm ---------------------------------- */
+
+struct race {
+	int strategy;
+	struct vs_mm *mm;
+	struct race *next;	/* on kept_races */
+};
+
+/* Failed schedules' scenarios: their threads were abandoned in them. */
+static struct race *kept_races;
+
+static int race_setup(void **state)
+{
+	const int *strategy = *state;
+	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
+				    .start = START,
+				    .end = START + VS_PMD_SIZE };
+	struct race *r = calloc(1, sizeof(*r));
+	long a;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	*state = r;
+	r->strategy = *strategy;
+	err = vs_mm_create(&r->mm, &mo);
+	if (err) {
+		r->mm = NULL;
+		return err;
+	}
+	err = vs_mm_set_fault_strategy(r->mm, r->strategy);
+	a = err ? err : vs_mmap(r->mm, AREA, PAGES * VS_PAGE_SIZE, RW,
+				VS_MAP_PRIVATE | VS_MAP_ANONYMOUS |
+				VS_MAP_FIXED, NULL, 0);
+	/* The last page written: the PTE table and the anon_vma are there,
+	 * so that a speculative fault need not fall back for them. */
+	if (a >= 0 && vs_handle_mm_fault(r->mm, AREA + (PAGES - 1) *
+					 VS_PAGE_SIZE, VS_FAULT_FLAG_WRITE))
+		a = -EIO;
+	if (a < 0) {	/* nothing else touched it */
+		(void)vs_mm_destroy(r->mm);
+		r->mm = NULL;
+	}
+	return a < 0 ? (int)a : 0;
+}
+
+/* The pages each faulter faults, in order, a write then a read and so
+ * on: both meet on each page, and often on page 2, which the writer
+ * unmaps and maps again and again. */
+static const int race_pages[2][8] = { { 2, 0, 2, 1, 2, 2, 0, 2 },
+				      { 1, 2, 0, 2, 2, 1, 2, 2 } };
+
+/* The faulters fault; the writer protects, unmaps and maps.  Results
+ * are not judged here: a fault may rightly fail while its page is
+ * unmapped or read-only. */
+static void race_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	unsigned long p2 = AREA + 2 * VS_PAGE_SIZE;
+	unsigned int k;
+
+	if (i < 2) {
+		for (k = 0; k < VS_ARRAY_SIZE(race_pages[i]); k++)
+			(void)vs_handle_mm_fault(r->mm, AREA +
+						 (unsigned long)race_pages[i][k] *
+						 VS_PAGE_SIZE,
+						 k & 1 ? 0 : VS_FAULT_FLAG_WRITE);
+		return;
+	}
+	(void)vs_mprotect(r->mm, AREA, 2 * VS_PAGE_SIZE, VS_PROT_READ);
+	for (k = 0; k < 3; k++) {
+		(void)vs_munmap(r->mm, p2, VS_PAGE_SIZE);
+		(void)vs_mmap(r->mm, p2, VS_PAGE_SIZE, RW, VS_MAP_PRIVATE |
+			      VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
+	}
+}
+
+/* Every present PTE in a VMA, writable only with VM_WRITE; then the mm
+ * goes, every page back. */
+static void race_check(void *state)
+{
+	struct race *r = state;
+	struct vs_vma *vma;
+	vs_atomic64_t *e;
+	unsigned long addr;
+	uint64_t pte;
+	int k;
+
+	vs_mmap_read_lock(r->mm);
+	for (k = 0; k < PAGES; k++) {
+		addr = AREA + (unsigned long)k * VS_PAGE_SIZE;
+		e = vs_pte_offset(&r->mm->pgtable, addr);
+		pte = e ? (uint64_t)vs_read_once(e) : 0;
+		if (!vs_pte_present(pte))
+			continue;
+		vma = vs_find_vma(r->mm, addr);
+		VS_EXPLORE_ASSERT(vma && vs_read_once(&vma->vm_start) <= addr);
+		VS_EXPLORE_ASSERT(!vs_pte_write(pte) ||
+				  (vs_read_once(&vma->vm_flags) & VS_VM_WRITE));
+	}
+	vs_mmap_read_unlock(r->mm);
+	VS_EXPLORE_ASSERT(vs_mm_destroy(r->mm) == 0);
+	r->mm = NULL;
+}
+
+/* A failed schedule's mm is left: its threads were abandoned in it.
+ * Context: the host thread (kept_races is its alone). */
+static void race_fini(void *state)
+{
+	struct race *r = state;
+
+	if (!r->mm) {
+		free(r);
+		return;
+	}
+	r->next = kept_races;
+	kept_races = r;
+}
+
+START_TEST(explore_race)
+{
+	static int strategy;
+	static char name[32];
+	static struct vs_explore_scenario race = {
+		.name = name, .threads = 3, .setup = race_setup,
+		.thread = race_thread, .check = race_check,
+		.fini = race_fini, .arg = &strategy,
+	};
+	static struct tally t;
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+	struct vs_explore_report xr;
+	int seed;
+
+	strategy = _i;
+	/* Its own name: a replay line names the strategy too. */
+	snprintf(name, sizeof(name), "race-%s", vs_fault_strategy_name(_i));
+	memset(&t, 0, sizeof(t));
+	for (seed = 1; seed <= SEEDS; seed++) {
+		o.seed = (uint64_t)seed;
+		if (vs_explore(&race, &o, &xr) == 0) {
+			printf("race %s seed %d: %lu schedules, %.2f s\n",
+			       vs_fault_strategy_name(strategy), seed,
+			       xr.schedules, xr.seconds);
+			continue;
+		}
+		printf("race %s seed %d: failed after %lu schedules\n",
+		       vs_fault_strategy_name(strategy), seed, xr.schedules);
+		tally_add(&t, seed, xr.schedules, &xr);
+	}
+	tally_assert(&t, vs_fault_strategy_name(strategy));
+}
+END_TEST
+
+/* ---- stress: vs_stress_run() explored ------------------------------------ */
+
+START_TEST(explore_stress)
+{
+	static struct vs_explore_report xr;
+	static struct tally t;
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+	struct vs_stress_config cfg = { .strategy = _i, .explore = &o,
+					.explore_report = &xr };
+	struct vs_stress_report rep;
+	int seed;
+
+	memset(&t, 0, sizeof(t));
+	for (seed = 1; seed <= SEEDS; seed++) {
+		cfg.seed = (uint64_t)seed;
+		o.seed = (uint64_t)seed;
+		ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
+		printf("stress %s seed %d: %lu schedules, %lu faults, %lu "
+		       "operations, %.2f s%s%s\n",
+		       vs_fault_strategy_name(_i), seed, rep.schedules,
+		       rep.faults, rep.ops, xr.seconds,
+		       rep.violations ? ": " : "", rep.first);
+		if (rep.violations)
+			tally_add(&t, seed, rep.schedules, &xr);
+	}
+	tally_assert(&t, vs_fault_strategy_name(_i));
+}
+END_TEST
+
+/* ---- api ------------------------------------------------------------------ */
+
+/*
+ * The determinism contract (test/check/explore.h): every schedule
+ * starts from empty object caches, so exploring the same run twice in
+ * one process, the second time with the caches the first left, takes
+ * the same schedules: the same faults and checks, summed over them.
+ */
+START_TEST(explore_stress_repeats)
+{
+	struct vs_explore_options o = { .seed = 7, .max_schedules = 100,
+					.flags = VS_EXPLORE_QUIET };
+	struct vs_stress_config cfg = { .strategy = VS_FAULT_SPF, .seed = 5,
+					.explore = &o };
+	struct vs_stress_report a, b;
+
+	ck_assert_int_eq(vs_stress_run(&cfg, &a), 0);
+	ck_assert_int_eq(vs_stress_run(&cfg, &b), 0);
+	ck_assert_uint_eq(a.violations, 0);
+	ck_assert_uint_eq(a.schedules, 100);
+	ck_assert_uint_eq(b.schedules, 100);
+	ck_assert_uint_eq(a.faults, b.faults);
+	ck_assert_uint_eq(a.quiet, b.quiet);
+	ck_assert_uint_eq(a.data_checks, b.data_checks);
+	ck_assert_uint_eq(a.race_checks, b.race_checks);
+	ck_assert_uint_eq(a.stats.spf_success, b.stats.spf_success);
+}
+END_TEST
+
+/* Explore mode's bad arguments: vs_explore()'s, by name, nothing run. */
+START_TEST(explore_stress_bad_options)
+{
+	struct vs_explore_options o = { .flags = 0x80 };
+	struct vs_explore_report xr;
+	struct vs_stress_config cfg = { .explore = &o, .explore_report = &xr };
+	struct vs_stress_report rep;
+
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+	ck_assert_uint_eq(rep.faults, 0);
+	ck_assert_msg(strstr(xr.text, "flags"), "%s", xr.text);
+	cfg.lock_kind = "no-such-kind";
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+	ck_assert_msg(strstr(xr.text, "unknown lock kind"), "%s", xr.text);
+	cfg.lock_kind = NULL;
+	cfg.strategy = 1000;
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+	ck_assert_msg(strstr(xr.text, "unknown strategy"), "%s", xr.text);
+}
+END_TEST
+
+static struct vs_kmem_cache kept_cache =
+	VS_KMEM_CACHE_INIT("explore_vm kept", 64, 8);
+static void *kept_obj;
+
+static void keep_thread(void *state, unsigned int i)
+{
+	(void)state;
+	(void)i;
+	if (!kept_obj)
+		kept_obj = vs_kmem_cache_alloc(&kept_cache);
+}
+
+/* A schedule that keeps an object of vm/'s caches breaks the contract
+ * (the next would not start as it did): -EBUSY, saying what to do. */
+START_TEST(explore_kept_object_refused)
+{
+	static const struct vs_explore_scenario keep = {
+		.name = "keep", .threads = 1, .thread = keep_thread,
+	};
+	struct vs_explore_options o = { .seed = 1, .flags = VS_EXPLORE_QUIET };
+	struct vs_explore_report xr;
+
+	ck_assert_int_eq(vs_explore(&keep, &o, &xr), -EBUSY);
+	ck_assert_uint_eq(xr.schedules, 1);
+	ck_assert_msg(strstr(xr.text, "left 1 objects of vm/'s caches"),
+		      "%s", xr.text);
+	ck_assert_ptr_nonnull(kept_obj);
+	vs_kmem_cache_free(&kept_cache, kept_obj);
+	ck_assert_int_eq(vs_kmem_cache_destroy(&kept_cache), 0);
+}
+END_TEST
+
+/* A test case not made with vs_test_tcase(): vs_explore() makes its
+ * own machines. */
+static TCase *plain_tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+Suite *explore_vm_suite(void)
+{
+	static char names[2][VS_FAULT_NR_STRATEGIES][32];
+	Suite *s = suite_create("explore_vm");
+	TCase *tc = plain_tcase(s, "api");
+	int k;
+
+	tcase_add_test(tc, explore_stress_repeats);
+	tcase_add_test(tc, explore_stress_bad_options);
+	tcase_add_test(tc, explore_kept_object_refused);
+	for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
+		snprintf(names[0][k], sizeof(names[0][k]), "race-%s",
+			 vs_fault_strategy_name(k));
+		snprintf(names[1][k], sizeof(names[1][k]), "stress-%s",
+			 vs_fault_strategy_name(k));
+		tcase_add_loop_test(plain_tcase(s, names[0][k]), explore_race,
+				    k, k + 1);
+		tcase_add_loop_test(plain_tcase(s, names[1][k]),
+				    explore_stress, k, k + 1);
+	}
+	return s;
+}
