@@ -1314,7 +1314,7 @@ int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 	end(m);
 	/* A failed run's contexts never run again (begin() refuses until
 	 * vs_machine_reset()): what they held of sync/'s statics is free. */
-	if (m->failed || m->deadlocked)
+	if (vs_machine_abandoned(m))
 		statics_abandon();
 	return err;
 }

@@ -132,11 +132,8 @@ int vs_vcpu_checks_freed(void)
 
 void vs_vcpu_poison(const void *addr, size_t len)
 {
-	struct vs_machine *m = vs__vcpu_machine;
-
-	if (m && m->cur && addr && len &&
-	    (m->cfg.flags & VS_MACHINE_CHECK_FREED))
-		mark(m, (uintptr_t)addr, len, 1);
+	if (addr && len && vs_vcpu_checks_freed())
+		mark(vs__vcpu_machine, (uintptr_t)addr, len, 1);
 }
 
 void vs_vcpu_unpoison(const void *addr, size_t len)

@@ -51,13 +51,6 @@ const char *uffd_unsupported(void);
  * test/CMakeLists.txt runs such a suite with vmsim-test-vcpu. */
 const char *vcpu_only(void);
 
-/**
- * vs_test_tcase - a new test case of @s, bounded by VS_TEST_TIMEOUT
- * @s: the suite it is added to
- * @name: its name (CK_RUN_CASE and `vmsim-test SUITE TCASE` select it)
- *
- * Return: the test case, already added to @s.
- */
 #if VS_VCPU
 /* vmsim-test-vcpu: each test runs as vCPU 0 of a machine of its own
  * (test_main.c; VS_TEST_VCPUS vCPUs, default 4, seed VS_TEST_SEED). */
@@ -65,16 +58,35 @@ void vs__test_vcpu_setup(void);
 void vs__test_vcpu_teardown(void);
 #endif
 
-static inline TCase *vs_test_tcase(Suite *s, const char *name)
+/**
+ * vs_test_plain_tcase - as vs_test_tcase(), but its tests run on the
+ * host thread in the vCPU build too: for tests that make machines of
+ * their own (vs_explore())
+ */
+static inline TCase *vs_test_plain_tcase(Suite *s, const char *name)
 {
 	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+/**
+ * vs_test_tcase - a new test case of @s, bounded by VS_TEST_TIMEOUT
+ * @s: the suite it is added to
+ * @name: its name (CK_RUN_CASE and `vmsim-test SUITE TCASE` select it)
+ *
+ * Return: the test case, already added to @s.
+ */
+static inline TCase *vs_test_tcase(Suite *s, const char *name)
+{
+	TCase *tc = vs_test_plain_tcase(s, name);
 
 #if VS_VCPU
 	tcase_add_checked_fixture(tc, vs__test_vcpu_setup,
 				  vs__test_vcpu_teardown);
 #endif
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	suite_add_tcase(s, tc);
 	return tc;
 }
 

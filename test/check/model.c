@@ -155,12 +155,13 @@ void vs__stress_thread_join(pthread_t tid)
  * explored). */
 void vs__stress_spin_ns(struct stress *r, int64_t ns)
 {
-	int64_t end = now_ns() + ns;
+	int64_t end;
 
 	if (r->explore) {
 		vs_cpu_relax();
 		return;
 	}
+	end = now_ns() + ns;
 	while (now_ns() < end)
 		vs_cpu_relax();
 }

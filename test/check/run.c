@@ -53,7 +53,7 @@ void vs__stress_free(struct stress *r)
  * Return: 0, or -ENOMEM.
  */
 int vs__stress_new(const struct vs_stress_config *cfg, const char *kind,
-		      uint64_t seed, struct stress **rp)
+		   uint64_t seed, struct stress **rp)
 {
 	struct stress *r;
 	int i;

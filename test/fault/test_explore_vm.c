@@ -29,6 +29,7 @@
 
 #include "check/explore.h"
 #include "check/stress.h"
+#include "explore_tally.h"
 #include "test.h"
 #include "vm/mm.h"
 #include "vm/pgtable.h"
@@ -36,37 +37,10 @@
 
 Suite *explore_vm_suite(void);
 
-#define SEEDS 3
 #define PAGES 4
 #define START 0x40000000UL
 #define AREA (START + 16 * VS_PAGE_SIZE)
 #define RW (VS_PROT_READ | VS_PROT_WRITE)
-
-/* Seeds that failed, after how many schedules, and the first report. */
-struct tally {
-	int failed;
-	unsigned long after[SEEDS];
-	double secs[SEEDS];
-	struct vs_explore_report first;
-};
-
-static void tally_add(struct tally *t, int seed, unsigned long schedules,
-		      const struct vs_explore_report *xr)
-{
-	if (!t->failed++)
-		t->first = *xr;
-	t->after[seed - 1] = schedules;
-	t->secs[seed - 1] = xr->seconds;
-}
-
-static void tally_assert(const struct tally *t, const char *what)
-{
-	ck_assert_msg(!t->failed, "%s: %d of %d seeds failed, after %lu, %lu, "
-		      "%lu schedules (%.3f, %.3f, %.3f s); the first:\n%s",
-		      what, t->failed, SEEDS, t->after[0], t->after[1],
-		      t->after[2], t->secs[0], t->secs[1], t->secs[2],
-		      t->first.text);
-}
 
 /* ---- race: a small scenario over one mm ---------------------------------- */
 
@@ -196,7 +170,7 @@ START_TEST(explore_race)
 		.thread = race_thread, .check = race_check,
 		.fini = race_fini, .arg = &strategy,
 	};
-	static struct tally t;
+	static struct vs_tally t;
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 	struct vs_explore_report xr;
 	int seed;
@@ -205,7 +179,7 @@ START_TEST(explore_race)
 	/* Its own name: a replay line names the strategy too. */
 	snprintf(name, sizeof(name), "race-%s", vs_fault_strategy_name(_i));
 	memset(&t, 0, sizeof(t));
-	for (seed = 1; seed <= SEEDS; seed++) {
+	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o.seed = (uint64_t)seed;
 		if (vs_explore(&race, &o, &xr) == 0) {
 			printf("race %s seed %d: %lu schedules, %.2f s\n",
@@ -215,9 +189,9 @@ START_TEST(explore_race)
 		}
 		printf("race %s seed %d: failed after %lu schedules\n",
 		       vs_fault_strategy_name(strategy), seed, xr.schedules);
-		tally_add(&t, seed, xr.schedules, &xr);
+		vs_tally_add(&t, seed, xr.schedules, &xr);
 	}
-	tally_assert(&t, vs_fault_strategy_name(strategy));
+	vs_tally_assert(&t, vs_fault_strategy_name(strategy));
 }
 END_TEST
 
@@ -226,7 +200,7 @@ END_TEST
 START_TEST(explore_stress)
 {
 	static struct vs_explore_report xr;
-	static struct tally t;
+	static struct vs_tally t;
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 	struct vs_stress_config cfg = { .strategy = _i, .explore = &o,
 					.explore_report = &xr };
@@ -234,7 +208,7 @@ START_TEST(explore_stress)
 	int seed;
 
 	memset(&t, 0, sizeof(t));
-	for (seed = 1; seed <= SEEDS; seed++) {
+	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		cfg.seed = (uint64_t)seed;
 		o.seed = (uint64_t)seed;
 		ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
@@ -244,9 +218,9 @@ START_TEST(explore_stress)
 		       rep.faults, rep.ops, xr.seconds,
 		       rep.violations ? ": " : "", rep.first);
 		if (rep.violations)
-			tally_add(&t, seed, rep.schedules, &xr);
+			vs_tally_add(&t, seed, rep.schedules, &xr);
 	}
-	tally_assert(&t, vs_fault_strategy_name(_i));
+	vs_tally_assert(&t, vs_fault_strategy_name(_i));
 }
 END_TEST
 
@@ -332,22 +306,11 @@ START_TEST(explore_kept_object_refused)
 }
 END_TEST
 
-/* A test case not made with vs_test_tcase(): vs_explore() makes its
- * own machines. */
-static TCase *plain_tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_set_timeout(tc, VS_TEST_TIMEOUT);
-	suite_add_tcase(s, tc);
-	return tc;
-}
-
 Suite *explore_vm_suite(void)
 {
 	static char names[2][VS_FAULT_NR_STRATEGIES][32];
 	Suite *s = suite_create("explore_vm");
-	TCase *tc = plain_tcase(s, "api");
+	TCase *tc = vs_test_plain_tcase(s, "api");
 	int k;
 
 	tcase_add_test(tc, explore_stress_repeats);
@@ -358,9 +321,9 @@ Suite *explore_vm_suite(void)
 			 vs_fault_strategy_name(k));
 		snprintf(names[1][k], sizeof(names[1][k]), "stress-%s",
 			 vs_fault_strategy_name(k));
-		tcase_add_loop_test(plain_tcase(s, names[0][k]), explore_race,
-				    k, k + 1);
-		tcase_add_loop_test(plain_tcase(s, names[1][k]),
+		tcase_add_loop_test(vs_test_plain_tcase(s, names[0][k]),
+				    explore_race, k, k + 1);
+		tcase_add_loop_test(vs_test_plain_tcase(s, names[1][k]),
 				    explore_stress, k, k + 1);
 	}
 	return s;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "check/explore.h"
+#include "explore_tally.h"
 #include "sync/lock.h"
 #include "sync/rcu.h"
 #include "sync/rwsem.h"
@@ -717,27 +718,22 @@ END_TEST
  */
 static void explore_kind(const struct vs_explore_scenario *sc, const char *k)
 {
-	static struct vs_explore_report rep, first;
+	static struct vs_explore_report rep;
+	static struct vs_tally t;
 	struct vs_explore_options o;
-	unsigned long after[3] = { 0 };
-	double secs[3] = { 0 };
-	int seed, failed = 0;
+	char what[128];
+	int seed;
 
 	kind = k;
 	broken = 0;
-	for (seed = 1; seed <= 3; seed++) {
+	memset(&t, 0, sizeof(t));
+	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o = quiet((uint64_t)seed);
-		if (!vs_explore(sc, &o, &rep))
-			continue;
-		if (!failed++)
-			first = rep;
-		after[seed - 1] = rep.schedules;
-		secs[seed - 1] = rep.seconds;
+		if (vs_explore(sc, &o, &rep))
+			vs_tally_add(&t, seed, rep.schedules, &rep);
 	}
-	ck_assert_msg(!failed, "%s on %s: %d of 3 seeds failed, after %lu, "
-		      "%lu, %lu schedules (%.3f, %.3f, %.3f s); the first:\n%s",
-		      sc->name, k, failed, after[0], after[1], after[2],
-		      secs[0], secs[1], secs[2], first.text);
+	snprintf(what, sizeof(what), "%s on %s", sc->name, k);
+	vs_tally_assert(&t, what);
 }
 
 /* Each scenario on its lock kind, in the case of the explore suite
@@ -763,10 +759,8 @@ START_TEST(explore_lock_kind)
 }
 END_TEST
 
-/*
- * The test case @name of @s, made on first use.  Not vs_test_tcase():
- * vs_explore() makes its own machines.
- */
+/* The test case @name of @s, made on first use (vs_explore() makes its
+ * own machines: vs_test_plain_tcase()). */
 static TCase *explore_tcase(Suite *s, const char *name)
 {
 	static TCase *made[8];
@@ -778,10 +772,8 @@ static TCase *explore_tcase(Suite *s, const char *name)
 			return made[i];
 	if (i == 8)
 		abort();	/* more cases than made[] holds */
-	made[i] = tcase_create(name);
+	made[i] = vs_test_plain_tcase(s, name);
 	names[i] = name;
-	tcase_set_timeout(made[i], VS_TEST_TIMEOUT);
-	suite_add_tcase(s, made[i]);
 	return made[i];
 }
 

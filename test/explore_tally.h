@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test/explore_tally.h - explorations of seeds 1 to VS_TALLY_SEEDS that
+ * must all pass, told together: which failed, after how many schedules
+ * and how long, with the first one's report (test/sync/test_explore.c,
+ * test/fault/test_explore_vm.c).
+ */
+#ifndef VS_TEST_EXPLORE_TALLY_H
+#define VS_TEST_EXPLORE_TALLY_H
+
+#include <check.h>
+
+#include "check/explore.h"
+
+#define VS_TALLY_SEEDS 3
+
+struct vs_tally {
+	int failed;
+	unsigned long after[VS_TALLY_SEEDS];
+	double secs[VS_TALLY_SEEDS];
+	struct vs_explore_report first;
+};
+
+/* Seed @seed failed after @schedules; @xr is its exploration's report. */
+static inline void vs_tally_add(struct vs_tally *t, int seed,
+				unsigned long schedules,
+				const struct vs_explore_report *xr)
+{
+	if (!t->failed++)
+		t->first = *xr;
+	t->after[seed - 1] = schedules;
+	t->secs[seed - 1] = xr->seconds;
+}
+
+/* Fail the test, naming @what, unless no seed failed. */
+static inline void vs_tally_assert(const struct vs_tally *t, const char *what)
+{
+	ck_assert_msg(!t->failed, "%s: %d of %d seeds failed, after %lu, %lu, "
+		      "%lu schedules (%.3f, %.3f, %.3f s); the first:\n%s",
+		      what, t->failed, VS_TALLY_SEEDS, t->after[0],
+		      t->after[1], t->after[2], t->secs[0], t->secs[1],
+		      t->secs[2], t->first.text);
+}
+
+#endif /* VS_TEST_EXPLORE_TALLY_H */
