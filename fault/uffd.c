@@ -513,7 +513,7 @@ static int install_unprotect(struct vs_uffd *u, unsigned long addr)
 static int install(struct vs_uffd *u, unsigned long addr, int write, int wp,
 		   long seq)
 {
-	struct vs_page *page;
+	struct vs_page *page = NULL;	/* GCC 12 cannot tell it is set */
 	int writable, err;
 
 	err = model_page(u, addr, &page, &writable);
