@@ -54,53 +54,91 @@ enum vs_vcpu_op {
 /* Private: the running vCPU's number, -1 on a host thread (sync/vcpu.c). */
 extern int vs__vcpu_cur;
 
-#if VS_VCPU
-void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);
-#define VS__EV(p, op) \
-	(__builtin_expect(vs__vcpu_cur >= 0, 0) ? \
-	 vs__vcpu_event((const volatile void *)(p), (op)) : (void)0)
-#define VS__SEAM(p, op, expr) (VS__EV((p), (op)), (expr))
 /*
- * VS__OP_P(p, op, fn, ...) - fn(p, ...), an event of kind @op on @p
- * first; VS__OP_PV() with a value @v, VS__OP_PON() with the expected
- * value's pointer @o and the new value @n.  The operands are evaluated
- * before the event, once each: an operand that is itself a seam
- * operation (vs_write_once(&x, vs_read_once(&y) + 1)) then takes its
- * event before this one, and a choice point lies between the two, as
- * between the two instructions on a CPU.
+ * VS__CODE(op, mo, size) - an event's code: its enum vs_vcpu_op, and for
+ * the memory models (sync/vcpu_memory.c) the C11 memory_order plus one
+ * and the access's size in bytes; an event without them (a size of 0)
+ * is charged but not modelled.
  */
-#define VS__OP_P(p, op, fn, ...) \
-	VS__OP_P_(__COUNTER__, p, op, fn, __VA_ARGS__)
-#define VS__OP_PV(p, v, op, fn, ...) \
-	VS__OP_PV_(__COUNTER__, p, v, op, fn, __VA_ARGS__)
-#define VS__OP_PON(p, o, n, op, fn, ...) \
-	VS__OP_PON_(__COUNTER__, p, o, n, op, fn, __VA_ARGS__)
+#define VS__CODE(op, mo, size) \
+	((unsigned int)(op) | ((unsigned int)(mo) + 1) << 4 | \
+	 (unsigned int)(size) << 8)
+
+/* Private: set by an event whose access a memory model must see done
+ * (sync/vcpu_memory.c); @stored says whether the access stored. */
+extern int vs__vcpu_post;
+void vs__vcpu_done(int stored);
+
+#if VS_VCPU
+void vs__vcpu_event(const volatile void *addr, unsigned int code);
+#define VS__EV(p, op) VS__EVC((p), (op))
+#define VS__EVC(p, code) \
+	(__builtin_expect(vs__vcpu_cur >= 0, 0) ? \
+	 vs__vcpu_event((const volatile void *)(p), (code)) : (void)0)
+#define VS__DONE(stored) \
+	(__builtin_expect(vs__vcpu_post, 0) ? vs__vcpu_done(stored) : (void)0)
+#define VS__SEAM(mo, op, expr) \
+	(VS__EVC((void *)0, VS__CODE((op), (mo), 0)), (expr))
+/*
+ * VS__OP_P(p, op, mo, fn, ...) - fn(p, ...), an event of kind @op and
+ * order @mo on @p first; VS__OP_PV() with a value @v, VS__OP_PON() with
+ * the expected value's pointer @o and the new value @n; VS__OP_ST() a
+ * store, which returns nothing.  The operands are evaluated before the
+ * event, once each: an operand that is itself a seam operation
+ * (vs_write_once(&x, vs_read_once(&y) + 1)) then takes its event before
+ * this one, and a choice point lies between the two, as between the two
+ * instructions on a CPU.  After the access, VS__DONE() lets a memory
+ * model (sync/vcpu_memory.c) see its result.
+ */
+#define VS__OP_P(p, op, mo, fn, ...) \
+	VS__OP_P_(__COUNTER__, p, op, mo, fn, __VA_ARGS__)
+#define VS__OP_PV(p, v, op, mo, fn, ...) \
+	VS__OP_PV_(__COUNTER__, p, v, op, mo, fn, __VA_ARGS__)
+#define VS__OP_PON(p, o, n, op, mo, fn, ...) \
+	VS__OP_PON_(__COUNTER__, p, o, n, op, mo, fn, __VA_ARGS__)
+#define VS__OP_ST(p, v, mo) VS__OP_ST_(__COUNTER__, p, v, mo)
 /* Each expansion's names are its own (__COUNTER__): a nested operation
  * shadows nothing (-Wshadow). */
 #define VS__OP_P_(k, ...) VS__OP_P__(k, __VA_ARGS__)
-#define VS__OP_P__(k, p, op, fn, ...) __extension__ ({ \
+#define VS__OP_P__(k, p, op, mo, fn, ...) __extension__ ({ \
 	__typeof__(p) vs__p##k = (p); \
-	VS__EV(vs__p##k, (op)); \
-	fn(vs__p##k, __VA_ARGS__); })
+	VS__EVC(vs__p##k, VS__CODE((op), (mo), sizeof(*vs__p##k))); \
+	__typeof__((void)0, fn(vs__p##k, __VA_ARGS__)) vs__r##k = \
+		fn(vs__p##k, __VA_ARGS__); \
+	VS__DONE(0); \
+	vs__r##k; })
 #define VS__OP_PV_(k, ...) VS__OP_PV__(k, __VA_ARGS__)
-#define VS__OP_PV__(k, p, v, op, fn, ...) __extension__ ({ \
+#define VS__OP_PV__(k, p, v, op, mo, fn, ...) __extension__ ({ \
 	__typeof__(p) vs__p##k = (p); \
 	__typeof__(v) vs__v##k = (v); \
-	VS__EV(vs__p##k, (op)); \
-	fn(vs__p##k, vs__v##k, __VA_ARGS__); })
+	VS__EVC(vs__p##k, VS__CODE((op), (mo), sizeof(*vs__p##k))); \
+	__typeof__((void)0, fn(vs__p##k, vs__v##k, __VA_ARGS__)) vs__r##k = \
+		fn(vs__p##k, vs__v##k, __VA_ARGS__); \
+	VS__DONE(1); \
+	vs__r##k; })
 #define VS__OP_PON_(k, ...) VS__OP_PON__(k, __VA_ARGS__)
-#define VS__OP_PON__(k, p, o, n, op, fn, ...) __extension__ ({ \
+#define VS__OP_PON__(k, p, o, n, op, mo, fn, ...) __extension__ ({ \
 	__typeof__(p) vs__p##k = (p); \
 	__typeof__(o) vs__o##k = (o); \
 	__typeof__(n) vs__n##k = (n); \
-	VS__EV(vs__p##k, (op)); \
-	fn(vs__p##k, vs__o##k, vs__n##k, __VA_ARGS__); })
+	VS__EVC(vs__p##k, VS__CODE((op), (mo), sizeof(*vs__p##k))); \
+	_Bool vs__r##k = fn(vs__p##k, vs__o##k, vs__n##k, __VA_ARGS__); \
+	VS__DONE(vs__r##k); \
+	vs__r##k; })
+#define VS__OP_ST_(k, ...) VS__OP_ST__(k, __VA_ARGS__)
+#define VS__OP_ST__(k, p, v, mo) __extension__ ({ \
+	__typeof__(p) vs__p##k = (p); \
+	__typeof__(v) vs__v##k = (v); \
+	VS__EVC(vs__p##k, VS__CODE(VS_VCPU_STORE, (mo), sizeof(*vs__p##k))); \
+	atomic_store_explicit(vs__p##k, vs__v##k, (mo)); \
+	VS__DONE(1); })
 #else
 #define VS__EV(p, op) ((void)0)
-#define VS__SEAM(p, op, expr) (expr)
-#define VS__OP_P(p, op, fn, ...) fn((p), __VA_ARGS__)
-#define VS__OP_PV(p, v, op, fn, ...) fn((p), (v), __VA_ARGS__)
-#define VS__OP_PON(p, o, n, op, fn, ...) fn((p), (o), (n), __VA_ARGS__)
+#define VS__SEAM(mo, op, expr) (expr)
+#define VS__OP_P(p, op, mo, fn, ...) fn((p), __VA_ARGS__)
+#define VS__OP_PV(p, v, op, mo, fn, ...) fn((p), (v), __VA_ARGS__)
+#define VS__OP_PON(p, o, n, op, mo, fn, ...) fn((p), (o), (n), __VA_ARGS__)
+#define VS__OP_ST(p, v, mo) atomic_store_explicit((p), (v), (mo))
 #endif
 
 /*
@@ -160,15 +198,15 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the value.
  */
 #define vs_read_once(p) \
-	VS__OP_P((p), VS_VCPU_LOAD, atomic_load_explicit, memory_order_relaxed)
+	VS__OP_P((p), VS_VCPU_LOAD, memory_order_relaxed, \
+		 atomic_load_explicit, memory_order_relaxed)
 /**
  * vs_write_once - store @v into *@p whole, unordered (WRITE_ONCE)
  * @p: the object
  * @v: the value
  */
 #define vs_write_once(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_STORE, atomic_store_explicit, \
-		  memory_order_relaxed)
+	VS__OP_ST((p), (v), memory_order_relaxed)
 
 /* One-way barriers attached to an access. */
 
@@ -181,15 +219,15 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the value.
  */
 #define vs_load_acquire(p) \
-	VS__OP_P((p), VS_VCPU_LOAD, atomic_load_explicit, memory_order_acquire)
+	VS__OP_P((p), VS_VCPU_LOAD, memory_order_acquire, \
+		 atomic_load_explicit, memory_order_acquire)
 /**
  * vs_store_release - store @v into *@p; earlier accesses stay before it
  * @p: the object
  * @v: the value
  */
 #define vs_store_release(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_STORE, atomic_store_explicit, \
-		  memory_order_release)
+	VS__OP_ST((p), (v), memory_order_release)
 
 /**
  * vs_cmpxchg - compare and exchange, fully ordered (try_cmpxchg)
@@ -204,8 +242,9 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored, false otherwise.
  */
 #define vs_cmpxchg(p, oldp, new) \
-	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit, memory_order_seq_cst, memory_order_seq_cst)
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, memory_order_seq_cst, \
+		   atomic_compare_exchange_strong_explicit, \
+		   memory_order_seq_cst, memory_order_seq_cst)
 /**
  * vs_cmpxchg_acquire - vs_cmpxchg() with acquire ordering only
  * @p: the object
@@ -215,8 +254,9 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored.
  */
 #define vs_cmpxchg_acquire(p, oldp, new) \
-	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit, memory_order_acquire, memory_order_acquire)
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, memory_order_acquire, \
+		   atomic_compare_exchange_strong_explicit, \
+		   memory_order_acquire, memory_order_acquire)
 /**
  * vs_cmpxchg_release - vs_cmpxchg() with release ordering on success
  * and none on failure
@@ -227,8 +267,9 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored.
  */
 #define vs_cmpxchg_release(p, oldp, new) \
-	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit, memory_order_release, memory_order_relaxed)
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, memory_order_release, \
+		   atomic_compare_exchange_strong_explicit, \
+		   memory_order_release, memory_order_relaxed)
 /**
  * vs_cmpxchg_relaxed - vs_cmpxchg() without ordering
  * @p: the object
@@ -238,8 +279,9 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: true when @new was stored.
  */
 #define vs_cmpxchg_relaxed(p, oldp, new) \
-	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, \
-	 atomic_compare_exchange_strong_explicit, memory_order_relaxed, memory_order_relaxed)
+	VS__OP_PON((p), (oldp), (new), VS_VCPU_RMW, memory_order_relaxed, \
+		   atomic_compare_exchange_strong_explicit, \
+		   memory_order_relaxed, memory_order_relaxed)
 
 /* Read-modify-write; each returns the old value. */
 
@@ -251,8 +293,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_exchange_explicit, \
-		  memory_order_seq_cst)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_seq_cst, \
+		  atomic_exchange_explicit, memory_order_seq_cst)
 /**
  * vs_xchg_acquire - vs_xchg() with acquire ordering only
  * @p: the object
@@ -261,8 +303,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg_acquire(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_exchange_explicit, \
-		  memory_order_acquire)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_acquire, \
+		  atomic_exchange_explicit, memory_order_acquire)
 /**
  * vs_xchg_release - vs_xchg() with release ordering only
  * @p: the object
@@ -271,8 +313,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_xchg_release(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_exchange_explicit, \
-		  memory_order_release)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_release, \
+		  atomic_exchange_explicit, memory_order_release)
 /**
  * vs_fetch_add - add @v to *@p, fully ordered
  * @p: the object
@@ -281,8 +323,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
-		  memory_order_seq_cst)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_seq_cst, \
+		  atomic_fetch_add_explicit, memory_order_seq_cst)
 /**
  * vs_fetch_add_relaxed - vs_fetch_add() without ordering
  * @p: the object
@@ -291,8 +333,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_relaxed(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
-		  memory_order_relaxed)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_relaxed, \
+		  atomic_fetch_add_explicit, memory_order_relaxed)
 /**
  * vs_fetch_add_acquire - vs_fetch_add() with acquire ordering only
  * @p: the object
@@ -301,8 +343,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_acquire(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
-		  memory_order_acquire)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_acquire, \
+		  atomic_fetch_add_explicit, memory_order_acquire)
 /**
  * vs_fetch_add_release - vs_fetch_add() with release ordering only
  * @p: the object
@@ -311,8 +353,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_add_release(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_add_explicit, \
-		  memory_order_release)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_release, \
+		  atomic_fetch_add_explicit, memory_order_release)
 /**
  * vs_fetch_sub - subtract @v from *@p, fully ordered
  * @p: the object
@@ -321,8 +363,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_sub(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_sub_explicit, \
-		  memory_order_seq_cst)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_seq_cst, \
+		  atomic_fetch_sub_explicit, memory_order_seq_cst)
 /**
  * vs_fetch_sub_release - vs_fetch_sub() with release ordering only
  * @p: the object
@@ -331,8 +373,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_sub_release(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_sub_explicit, \
-		  memory_order_release)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_release, \
+		  atomic_fetch_sub_explicit, memory_order_release)
 /**
  * vs_fetch_or - OR @v into *@p, fully ordered
  * @p: the object
@@ -341,8 +383,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_or(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_or_explicit, \
-		  memory_order_seq_cst)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_seq_cst, \
+		  atomic_fetch_or_explicit, memory_order_seq_cst)
 /**
  * vs_fetch_and - AND @v into *@p, fully ordered
  * @p: the object
@@ -351,8 +393,8 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
  * Return: the old value.
  */
 #define vs_fetch_and(p, v) \
-	VS__OP_PV((p), (v), VS_VCPU_RMW, atomic_fetch_and_explicit, \
-		  memory_order_seq_cst)
+	VS__OP_PV((p), (v), VS_VCPU_RMW, memory_order_seq_cst, \
+		  atomic_fetch_and_explicit, memory_order_seq_cst)
 
 /* Fences.  vs_barrier() orders the compiler only. */
 
@@ -360,21 +402,24 @@ typedef VS_ATOMIC(long) vs_atomic_long_t;	/* an atomic long */
 #define vs_barrier() atomic_signal_fence(memory_order_seq_cst)
 /** vs_smp_mb - a full memory barrier (smp_mb()) */
 #define vs_smp_mb() \
-	VS__SEAM((void *)0, VS_VCPU_FENCE, atomic_thread_fence(memory_order_seq_cst))
+	VS__SEAM(memory_order_seq_cst, VS_VCPU_FENCE, \
+		 atomic_thread_fence(memory_order_seq_cst))
 /**
  * vs_smp_rmb - order earlier loads before later loads (smp_rmb())
  *
  * An acquire fence: it also orders earlier loads before later stores.
  */
 #define vs_smp_rmb() \
-	VS__SEAM((void *)0, VS_VCPU_ORDER, atomic_thread_fence(memory_order_acquire))
+	VS__SEAM(memory_order_acquire, VS_VCPU_ORDER, \
+		 atomic_thread_fence(memory_order_acquire))
 /**
  * vs_smp_wmb - order earlier stores before later stores (smp_wmb())
  *
  * A release fence: it also orders earlier loads before later stores.
  */
 #define vs_smp_wmb() \
-	VS__SEAM((void *)0, VS_VCPU_ORDER, atomic_thread_fence(memory_order_release))
+	VS__SEAM(memory_order_release, VS_VCPU_ORDER, \
+		 atomic_thread_fence(memory_order_release))
 
 /**
  * vs_cpu_relax - pause inside a busy-wait loop (cpu_relax())

@@ -12,6 +12,13 @@
  * after a grace period that started after they were queued, in queue
  * order: deterministic like everything else.
  *
+ * What RCU orders, for the weak memory models (sync/vcpu_memory.c): a
+ * reader's section happens before the end of a grace period that
+ * waited for it; vs_call_rcu() before its callback; a callback before
+ * the rcu_barrier() that waited for it.  A grace period's start and a
+ * reader's entry are full fences, as in liburcu's urcu-mb: the later of
+ * the two sees what came before the earlier.
+ *
  * Off every machine (the host thread) there are no readers: a grace
  * period is over at once and a callback runs at once.
  */
@@ -76,7 +83,8 @@ void vs__vcpu_rcu_read_lock(void)
 	/* The nesting count is the reader's own line: a hit, as a
 	 * compiler barrier is under urcu-memb. */
 	vs__vcpu_event(&r->rd[vs__vcpu_cur].depth, VS_VCPU_STORE);
-	r->rd[vs__vcpu_cur].depth++;
+	if (r->rd[vs__vcpu_cur].depth++ == 0)
+		vs__mem_fence(vs__vcpu_machine);
 }
 
 void vs__vcpu_rcu_read_unlock(void)
@@ -89,9 +97,14 @@ void vs__vcpu_rcu_read_unlock(void)
 	vs__vcpu_event(&r->rd[me].depth, VS_VCPU_STORE);
 	if (--r->rd[me].depth > 0)
 		return;
-	vs_write_once(&r->rd[me].left, vs_read_once(&r->rd[me].left) + 1);
+	vs__mem_release(vs__vcpu_machine, VS__MEM_RCU_READERS);
+	/* Release: pairs with the acquire of @left in vs_synchronize_rcu():
+	 * a grace period that sees the count moved sees the section. */
+	vs_store_release(&r->rd[me].left, vs_read_once(&r->rd[me].left) + 1);
 	if (r->gp_waiting) {
-		vs_write_once(&r->gp_word, vs_read_once(&r->gp_word) + 1);
+		/* Release: pairs with the acquire of @gp_word there: who
+		 * sees it moved sees @left moved. */
+		vs_store_release(&r->gp_word, vs_read_once(&r->gp_word) + 1);
 		vs_futex_wake(&r->gp_word, INT32_MAX);
 	}
 }
@@ -114,6 +127,7 @@ void vs_synchronize_rcu(void)
 	if (!r || VS_BROKEN(rcu_no_grace_period))
 		return;
 	n = vs__vcpu_machine->nr_all;
+	vs__mem_fence(vs__vcpu_machine);
 	for (i = 0; i < n; i++) {
 		snap[i] = 0;
 		if (r->rd[i].depth == 0)
@@ -130,16 +144,18 @@ void vs_synchronize_rcu(void)
 	 * gp_word, so the wait below cannot miss it. */
 	r->gp_waiting++;
 	for (;;) {
-		gen = vs_read_once(&r->gp_word);
+		gen = vs_load_acquire(&r->gp_word);	/* see above */
 		waiting = 0;
 		for (i = 0; i < n; i++)
-			if (snap[i] && vs_read_once(&r->rd[i].left) < snap[i])
+			if (snap[i] &&
+			    vs_load_acquire(&r->rd[i].left) < snap[i])
 				waiting = 1;
 		if (!waiting)
 			break;
 		(void)vs_futex_wait(&r->gp_word, gen, -1);
 	}
 	r->gp_waiting--;
+	vs__mem_acquire(vs__vcpu_machine, VS__MEM_RCU_READERS);
 }
 
 /* The daemon: take the queued callbacks, wait a grace period, run them. */
@@ -158,12 +174,14 @@ static void rcu_daemon(void *arg)
 		list = r->head;
 		r->head = NULL;
 		r->tail = &r->head;
+		vs__mem_acquire(vs__vcpu_machine, VS__MEM_RCU_CALLS);
 		vs_synchronize_rcu();
 		for (; list; list = next) {
 			next = list->next;
 			list->func(list);
 			r->done++;
 		}
+		vs__mem_release(vs__vcpu_machine, VS__MEM_RCU_RAN);
 		vs_write_once(&r->done_word, vs_read_once(&r->done_word) + 1);
 		vs_futex_wake(&r->done_word, INT32_MAX);
 	}
@@ -193,6 +211,7 @@ void vs_call_rcu(struct vs_rcu_head *head,
 	*r->tail = &head->urcu;
 	r->tail = &head->urcu.next;
 	r->queued++;
+	vs__mem_release(vs__vcpu_machine, VS__MEM_RCU_CALLS);
 	if (!r->daemon) {
 		if (vs__machine_spawn_daemon(vs__vcpu_machine, rcu_daemon, r) < 0)
 			vs__die("vcpu rcu: no daemon vCPU", EBUSY);
@@ -217,6 +236,7 @@ void vs__rcu_barrier_callbacks(void)
 			break;
 		(void)vs_futex_wait(&r->done_word, gen, -1);
 	}
+	vs__mem_acquire(vs__vcpu_machine, VS__MEM_RCU_RAN);
 }
 
 /* Registration and quiescent states mean nothing on vCPUs. */

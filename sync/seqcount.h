@@ -17,6 +17,15 @@
 
 #include "atomic.h"
 
+/* A planted-bug build (sync/broken.def) compiles its bug into every file
+ * that includes this header, the tests' too; otherwise it is 0. */
+#ifdef VS_BROKEN_ID
+#include "internal.h"
+#define VS__SEQCOUNT_NO_WMB VS_BROKEN(seqcount_begin_no_wmb)
+#else
+#define VS__SEQCOUNT_NO_WMB 0
+#endif
+
 /**
  * struct vs_seqcount - a sequence counter (vs_seqcount_t, seqcount_t)
  * @sequence: even when no writer is inside, odd while one is; private
@@ -165,7 +174,8 @@ static inline void vs_write_seqcount_begin(vs_seqcount_t *s)
 	vs_write_once(&s->sequence, vs_read_once(&s->sequence) + 1);
 	/* Orders the odd count before the data stores; pairs with the
 	 * vs_smp_rmb() in vs_read_seqcount_retry(). */
-	vs_smp_wmb();
+	if (!VS__SEQCOUNT_NO_WMB)
+		vs_smp_wmb();
 }
 
 /**

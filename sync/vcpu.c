@@ -44,6 +44,7 @@
 
 struct vs_machine *vs__vcpu_machine;
 int vs__vcpu_cur = -1;
+int vs__vcpu_post;
 
 #define DEFAULT_STACK (256 * 1024)
 #define FNV_BASIS 0xcbf29ce484222325ull	/* the event hash's start */
@@ -455,7 +456,7 @@ static void record(struct vs_machine *m, const struct vs_vcpu_choice *c,
 	d->ctx = (uint16_t)c->ctx;
 	d->run = (uint16_t)run;
 	d->kind = (uint8_t)c->kind;
-	d->preempt = c->kind == VS_VCPU_CHOOSE_RUN && c->cand[0] == c->ctx;
+	d->preempt = vs__choice_preempts(c);
 }
 
 /*
@@ -489,6 +490,35 @@ static struct vs__vcpu *choose(struct vs_machine *m, struct vs__vcpu *cur,
 	if (i)
 		record(m, &c, cand[i]);
 	return &m->v[cand[i]];
+}
+
+unsigned int vs__vcpu_choose_mem(struct vs_machine *m, struct vs__vcpu *v,
+				 enum vs_vcpu_choice_kind kind,
+				 unsigned int nr)
+{
+	unsigned int cand[VS__VCPU_CONTEXTS + 1], i;
+	struct vs_vcpu_choice c;
+
+	if (nr < 2)
+		return 0;
+	if (!m->cfg.sched)
+		return (unsigned int)(rng_next(m) % nr);
+	for (i = 0; i < nr; i++)
+		cand[i] = i;
+	c.kind = kind;
+	c.ctx = v->id;
+	c.at = v->nev++;	/* an anchor of its own */
+	c.nr = nr;
+	c.cand = cand;
+	c.op = 0;
+	c.addr = NULL;
+	c.index = m->nchoices++;
+	i = m->cfg.sched->choose(m->sched, m, &c);
+	if (i >= nr)
+		vs__die("vcpu scheduler chose past its alternatives", EINVAL);
+	if (i)
+		record(m, &c, i);
+	return i;
 }
 
 /* ---- scheduling -------------------------------------------------------- */
@@ -567,6 +597,7 @@ static void maybe_yield(struct vs_machine *m, struct vs__vcpu *v,
 	v->nev++;
 	/* Its slice is over and another context waits for the vCPU. */
 	if (c->ready_head && v->clock - c->slice_start >= VS__VCPU_SLICE) {
+		vs__mem_stop(m, v);	/* a context switch drains */
 		cpu_release(m, v);
 		make_runnable(m, v, v->clock, 0);	/* queued behind it */
 		m->cpus[v->cpu].st.switches++;
@@ -644,13 +675,14 @@ static void count_event(struct vs_machine *m, const struct vs__vcpu *v)
 			      (unsigned long long)m->streak);
 }
 
-void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
+void vs__vcpu_event(const volatile void *addr, unsigned int code)
 {
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__vcpu *v = m->cur;
+	enum vs_vcpu_op op = (enum vs_vcpu_op)(code & 0xf);
 	struct vs_machine_stats *st;
 	uint64_t cost, lead, seq;
-	unsigned int by;
+	unsigned int by, back = 0;
 
 	count_event(m, v);
 	maybe_yield(m, v, op, addr);
@@ -672,6 +704,10 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 			maybe_yield(m, v, op, addr);
 		st = &m->cpus[v->cpu].st;
 	}
+	/* After the last yield: another context's event in between would
+	 * take the model's place for this access's end. */
+	if (m->mem)
+		back = vs__mem_event(m, v, addr, code);
 	v->clock += cost;
 	st->cycles += cost;
 	if (op == VS_VCPU_RELAX)
@@ -682,7 +718,7 @@ void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op)
 	if (op == VS_VCPU_RMW)
 		st->rmws++;
 	hash_event(m, v->id, op, v->clock);
-	vs__vcpu_log(m, v, addr, op);
+	vs__vcpu_log(m, v, addr, op, back);
 }
 
 void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
@@ -762,6 +798,7 @@ int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
 	v->deadline = UINT64_MAX;
 	v->state = VS__V_BLOCKED;
 	m->cpus[v->cpu].st.sleeps++;
+	vs__mem_stop(m, v);	/* the system call drains its stores */
 	cpu_release(m, v);
 	fq_add(m, v);
 	if (timeout_ns >= 0) {
@@ -818,6 +855,7 @@ static int wake(struct vs_machine *m, const volatile void *word, int nr,
 		}
 		*p = w->wait_next;
 		w->wait_next = NULL;
+		vs__mem_sync(m, m->cur, w);	/* the wake orders */
 		if (w->heap_idx >= 0)
 			heap_remove(m, w);
 		/* The sleeper is scheduled again after the wake latency. */
@@ -929,6 +967,7 @@ static int start_work(struct vs_machine *m, struct vs__vcpu *v,
 		if (err)
 			return err;
 	}
+	vs__mem_start(m, v);
 	v->fn = fn;
 	v->arg = arg;
 	v->cpu = cpu;
@@ -964,10 +1003,13 @@ int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
 	if (m->cur)
 		vs__vcpu_event(&m->cpus[cpu], VS_VCPU_RMW);
 	v = free_context(m);
-	if (!v)
+	if (!v || !vs__mem_may_spawn(m, v))
 		return -EAGAIN;
 	err = start_work(m, v, cpu, fn, arg, m->cur ? m->cur->clock : 0);
-	return err ? err : (int)v->id;
+	if (err)
+		return err;
+	vs__mem_sync(m, m->cur, v);	/* the spawner's past is its */
+	return (int)v->id;
 }
 
 int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),
@@ -975,11 +1017,15 @@ int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),
 {
 	unsigned int i;
 
-	for (i = VS__VCPU_WORKS; i < m->nr_all; i++)
-		if (m->v[i].state == VS__V_IDLE)
-			return start_work(m, &m->v[i], 0, fn, arg,
-					  m->cur ? m->cur->clock : 0) ? -EBUSY :
-			       (int)i;
+	for (i = VS__VCPU_WORKS; i < m->nr_all; i++) {
+		if (m->v[i].state != VS__V_IDLE)
+			continue;
+		if (start_work(m, &m->v[i], 0, fn, arg,
+			       m->cur ? m->cur->clock : 0))
+			return -EBUSY;
+		vs__mem_sync(m, m->cur, &m->v[i]);
+		return (int)i;
+	}
 	return -EBUSY;
 }
 
@@ -993,8 +1039,10 @@ int vs_machine_join(struct vs_machine *m, unsigned int work)
 	for (;;) {
 		vs__vcpu_event(&t->gen, VS_VCPU_LOAD);
 		/* No event between the check and the sleep: no lost wake. */
-		if (t->state == VS__V_IDLE)
+		if (t->state == VS__V_IDLE) {
+			vs__mem_sync(m, t, m->cur);	/* its work, done */
 			return 0;
+		}
 		(void)vs__vcpu_block(&t->gen, -1);
 	}
 }
@@ -1110,6 +1158,7 @@ static void machine_free(struct vs_machine *m)
 	free(m->dec);
 	vs__vcpu_names_reset(m, 1);
 	vs__vcpu_poison_reset(m, 1);
+	vs__mem_destroy(m);
 	engine_free(m->heap, m->nr_all * sizeof(*m->heap));
 	engine_free(m->cpus, m->nr * sizeof(*m->cpus));
 	engine_free(m->v, m->nr_all * sizeof(*m->v));
@@ -1157,6 +1206,8 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		m->ghz = m->profile.ghz;
 		err = vs_coherence_create(&m->coh, &m->profile, m->nr);
 	}
+	if (!err)
+		err = vs__mem_create(m);
 	if (!err && cfg->sched && cfg->sched->init)
 		err = cfg->sched->init(&m->sched, &m->cfg);
 	if (err) {
@@ -1259,6 +1310,7 @@ static int begin(struct vs_machine *m)
 	m->running = 1;
 	m->done = 0;
 	m->report[0] = 0;
+	vs__mem_reset(m);	/* each run starts from memory as it is */
 	vs__vcpu_machine = m;
 	host_stack(m);
 	return 0;
@@ -1277,6 +1329,7 @@ static int sched_end(struct vs_machine *m, int err)
 
 static void end(struct vs_machine *m)
 {
+	vs__mem_end(m);
 	m->running = 0;
 	m->cur = NULL;
 	vs__vcpu_machine = NULL;
@@ -1332,6 +1385,7 @@ int vs_machine_enter(struct vs_machine *m)
 		return -EBUSY;
 	}
 	m->entered = 1;
+	vs__mem_start(m, v);
 	v->cpu = 0;
 	v->clock = m->cpus[0].clock;
 	m->cpus[0].occupant = v;

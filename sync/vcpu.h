@@ -46,10 +46,21 @@ struct vs_coherence;
  *	on, or another context runs first (a preemption)
  * @VS_VCPU_CHOOSE_RUN_AFTER_STOP: the running context blocked, ended or
  *	used up its time slice, or the run starts: which context runs
+ * @VS_VCPU_CHOOSE_READ: the relaxed memory model, at a load: which
+ *	store it reads, counted back from the newest (the default, 0)
+ * @VS_VCPU_CHOOSE_FLUSH: the TSO memory model, before an event while
+ *	stores are buffered: 0 keeps them all (the default), i writes
+ *	the oldest store of the i-th context, by id, with stores buffered
+ *
+ * A memory choice (READ, FLUSH) has @cand 0..nr-1, not contexts; it
+ * comes after the RUN choice of the same event, with an anchor of its
+ * own, and one other than the default counts as a preemption.
  */
 enum vs_vcpu_choice_kind {
 	VS_VCPU_CHOOSE_RUN,
 	VS_VCPU_CHOOSE_RUN_AFTER_STOP,
+	VS_VCPU_CHOOSE_READ,
+	VS_VCPU_CHOOSE_FLUSH,
 };
 
 /** VS_VCPU_HOST - vs_vcpu_choice.ctx of the choice that starts a run */
@@ -271,6 +282,8 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  *		run fails as stuck (a livelock, a spin that never ends),
  *		as vs_machine_fail() does, instead of running forever
  * @flags: 0, or VS_MACHINE_NO_TRAPS and VS_MACHINE_CHECK_FREED
+ * @memory: what the seam's loads may return, enum vs_vcpu_memory: 0
+ *	    (VS_VCPU_MEM_SC) for the newest store
  */
 struct vs_machine_config {
 	const struct vs_vcpu_profile *profile;
@@ -281,7 +294,40 @@ struct vs_machine_config {
 	const void *sched_arg;
 	uint64_t max_events;
 	unsigned int flags;
+	unsigned int memory;
 };
+
+/**
+ * enum vs_vcpu_memory - vs_machine_config.memory, the memory model
+ * @VS_VCPU_MEM_SC: sequential consistency: every load returns the
+ *	newest store
+ * @VS_VCPU_MEM_TSO: x86-TSO: a FIFO store buffer per context, drained
+ *	by read-modify-writes, full fences, vs_cpu_relax(), blocking,
+ *	ending, and at scheduler-chosen events (VS_VCPU_CHOOSE_FLUSH); a
+ *	load sees its own buffered stores
+ * @VS_VCPU_MEM_RELAXED: C11 / LKMM as the seam's operations state
+ *	their order: a load may return an older store of the location's
+ *	last VS_VCPU_MEM_HISTORY that coherence and happens-before allow
+ *	(VS_VCPU_CHOOSE_READ); and a seam access to an object of vm/'s
+ *	caches whose allocation does not happen before it fails the run
+ *	("unpublished object").  At most 15 works a run (the 16th spawn
+ *	returns -EAGAIN)
+ *
+ * Only the seam's operations (sync/atomic.h) are modelled, on naturally
+ * aligned objects of 1, 2, 4 or 8 bytes; plain accesses always see
+ * memory as it is.  Without a scheduler, memory choices are drawn from
+ * the machine's PRNG.  docs/vcpu.md, "Memory models", says what each
+ * leaves out.
+ */
+enum vs_vcpu_memory {
+	VS_VCPU_MEM_SC,
+	VS_VCPU_MEM_TSO,
+	VS_VCPU_MEM_RELAXED,
+};
+
+/** VS_VCPU_MEM_HISTORY - the stores a location keeps under
+ * VS_VCPU_MEM_RELAXED */
+#define VS_VCPU_MEM_HISTORY 6
 
 /**
  * VS_MACHINE_NO_TRAPS - vs_machine_config.flags: the simulated faults
@@ -305,8 +351,8 @@ struct vs_machine_config {
  * @cfg: its settings
  *
  * Context: a host thread, not inside a machine.
- * Return: 0; -EINVAL for a NULL argument or a vCPU count out of range;
- * -ENOMEM.
+ * Return: 0; -EINVAL for a NULL argument, a vCPU count out of range, an
+ * unknown flag or memory model; -ENOMEM.
  */
 VS_EXTERN int vs_machine_create(struct vs_machine **mp,
 				const struct vs_machine_config *cfg);
@@ -576,12 +622,13 @@ VS_EXTERN int vs_machine_abandoned(struct vs_machine *m);
  * @nr: how many
  * @check: 32 bits the text carries along: the low half of the run's
  *	   vs_machine_hash(), so that a replay can tell another run
- * @buf: receives "v1.PAYLOAD.CHECK": base64url and 8 hex digits
+ * @buf: receives "v1.PAYLOAD.CHECK" ("v2." when a memory model's
+ *	 choices are among them): base64url and 8 hex digits
  * @len: its size; about 4 characters a decision, plus 13
  *
  * Context: any.
  * Return: 0; -EINVAL for NULL arguments or decisions no run records (an
- * anchor or a context chosen out of range, a kind past RUN_AFTER_STOP,
+ * anchor or a context chosen out of range, a kind past FLUSH,
  * a context's counts going down); -ENOSPC when @buf, or
  * VS_VCPU_REPLAY_MAX, is too small; -ENOMEM.
  */
@@ -752,13 +799,27 @@ VS_EXTERN void vs_vcpu_poison(const void *addr, size_t len);
 VS_EXTERN int vs_vcpu_checks_freed(void);
 
 /**
- * vs_vcpu_unpoison - [@addr, @addr + @len) is in use again
+ * vs_vcpu_unpoison - [@addr, @addr + @len) is allocated (in use again)
  * @addr: the memory
  * @len: its size
  *
- * Context: as vs_vcpu_poison().
+ * Under VS_VCPU_MEM_RELAXED the running context is its allocator: a
+ * seam access to it by a context that this does not happen before
+ * fails the run as an "unpublished object".
+ * Context: any; nothing happens on a host thread.
  */
 VS_EXTERN void vs_vcpu_unpoison(const void *addr, size_t len);
+
+/**
+ * vs_vcpu_forget - [@addr, @addr + @len) goes back to the heap: neither
+ * freed (poisoned) nor anyone's allocation
+ * @addr: the memory
+ * @len: its size
+ *
+ * vm/'s object caches forget their chunks when they free them.
+ * Context: any; nothing happens on a host thread.
+ */
+VS_EXTERN void vs_vcpu_forget(const void *addr, size_t len);
 
 /**
  * vs_machine_coherence - the machine's cost model, to name lines
@@ -771,7 +832,7 @@ VS_EXTERN void vs_vcpu_unpoison(const void *addr, size_t len);
 VS_EXTERN struct vs_coherence *vs_machine_coherence(struct vs_machine *m);
 
 /* Private: the hooks the seams call in the vCPU build. */
-VS_EXTERN void vs__vcpu_event(const volatile void *addr, enum vs_vcpu_op op);
+VS_EXTERN void vs__vcpu_event(const volatile void *addr, unsigned int code);
 VS_EXTERN int vs__vcpu_futex_wait(const volatile void *word, uint32_t val,
 				  int64_t timeout_ns);
 VS_EXTERN int vs__vcpu_futex_wake(const volatile void *word, int nr);

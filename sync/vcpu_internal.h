@@ -42,6 +42,8 @@ struct vs__logged {
 	uint64_t seq;			/* its place among the run's events */
 	const volatile void *addr;
 	unsigned int op;		/* enum vs_vcpu_op */
+	unsigned int back;		/* a load: how old what it read was,
+					 * 0 the newest (vs__mem_event()) */
 };
 
 /* A range named with vs_vcpu_name(): [lo, hi) is name @id. */
@@ -59,6 +61,17 @@ enum vs__vstate {
 };
 
 struct vs__poison;
+struct vs__mem;
+
+/* The memory models' vector clocks: an entry per work context below
+ * VS__MEM_CLOCKS - 1, the last for the daemon (sync/vcpu_memory.c). */
+#define VS__MEM_CLOCKS 16
+/* Stores a location keeps, for the relaxed model's loads to choose. */
+#define VS__MEM_HISTORY VS_VCPU_MEM_HISTORY
+
+struct vs__vclock {
+	uint32_t c[VS__MEM_CLOCKS];
+};
 
 struct vs__vcpu {
 	void *sp;			/* saved stack pointer */
@@ -142,10 +155,20 @@ struct vs_machine {
 	unsigned long nranges;		/* ranges named since the reset */
 	struct vs__names names;		/* their names, each once */
 	struct vs__poison *poison;	/* freed memory (vcpu_poison.c) */
+	struct vs__mem *mem;		/* NULL: sequentially consistent */
 	void *rcu;			/* sync/rcu_vcpu.c's state */
 	void (*rcu_destroy)(struct vs_machine *m);
 	char report[8192];
 };
+
+/* Does taking another alternative than the default at @c count as a
+ * preemption (struct vs_vcpu_decision.preempt)?  At a RUN choice where
+ * the running context could go on, and at every memory choice. */
+static inline int vs__choice_preempts(const struct vs_vcpu_choice *c)
+{
+	return c->kind >= VS_VCPU_CHOOSE_READ ||
+	       (c->kind == VS_VCPU_CHOOSE_RUN && c->cand[0] == c->ctx);
+}
 
 /* The next number of the splitmix64 sequence of *@state. */
 static inline uint64_t vs__splitmix64(uint64_t *state)
@@ -164,15 +187,18 @@ extern int vs__vcpu_cur;
 
 /* sync/vcpu_report.c: the events and names that reports tell. */
 
-/* Log the running context's event @op on @addr, about to take effect. */
+/* Log the running context's event @op on @addr, about to take effect,
+ * reading a value @back stores old (vs__mem_event()). */
 static inline void vs__vcpu_log(struct vs_machine *m, struct vs__vcpu *v,
-				const volatile void *addr, unsigned int op)
+				const volatile void *addr, unsigned int op,
+				unsigned int back)
 {
 	struct vs__logged *l = &v->log[v->nlog++ % VS__VCPU_LOG];
 
 	l->seq = m->seq++;
 	l->addr = addr;
 	l->op = op;
+	l->back = back;
 }
 
 /* Remember that [@addr, +@len) is @name, for reports. */
@@ -198,6 +224,62 @@ void vs__vcpu_poison_reset(struct vs_machine *m, int destroy);
  * by context @by after the run's event @seq (sync/vcpu_report.c). */
 void vs__vcpu_fail_freed(struct vs_machine *m, const volatile void *addr,
 			 unsigned int op, uint64_t seq, unsigned int by);
+
+/* sync/vcpu_memory.c: the weak memory models, with m->mem set. */
+
+/* Make, free, empty (before a run) the model of @m's configuration. */
+int vs__mem_create(struct vs_machine *m);
+void vs__mem_destroy(struct vs_machine *m);
+void vs__mem_reset(struct vs_machine *m);
+/* The run ends: what an abandoned access swapped in goes back, and
+ * every store buffer drains. */
+void vs__mem_end(struct vs_machine *m);
+/* May @v start work?  The relaxed model has clocks for so many. */
+int vs__mem_may_spawn(const struct vs_machine *m, const struct vs__vcpu *v);
+/* @v starts a work: nothing of the context's last one (its buffer
+ * drained, its clocks new). */
+void vs__mem_start(struct vs_machine *m, struct vs__vcpu *v);
+/* @v's seam event @code on @addr, its choice point passed: what the
+ * access will see.  Only with m->mem.  Return: 0, or for a load of
+ * another value than the newest, how many stores back it is (relaxed),
+ * VS__MEM_HIDDEN (TSO: the newest is in another's store buffer). */
+unsigned int vs__mem_event(struct vs_machine *m, struct vs__vcpu *v,
+			   const volatile void *addr, unsigned int code);
+#define VS__MEM_HIDDEN 255u
+/* @v stops running on its vCPU: its store buffer drains. */
+void vs__mem_stop(struct vs_machine *m, struct vs__vcpu *v);
+/* What happened in @from happens before what @to does next. */
+void vs__mem_sync(struct vs_machine *m, const struct vs__vcpu *from,
+		  const struct vs__vcpu *to);
+/* The running context executes a full fence (no event of its own). */
+void vs__mem_fence(struct vs_machine *m);
+/* Clocks that the engine's own synchronization passes along, emptied
+ * with the model before each run (sync/rcu_vcpu.c's). */
+enum {
+	VS__MEM_RCU_READERS,	/* readers' sections, for grace periods */
+	VS__MEM_RCU_CALLS,	/* vs_call_rcu(), for the callbacks */
+	VS__MEM_RCU_RAN,	/* callbacks run, for rcu_barrier() */
+	VS__MEM_CELLS
+};
+/* The running context puts its clock into @cell, or takes @cell's. */
+void vs__mem_release(struct vs_machine *m, unsigned int cell);
+void vs__mem_acquire(struct vs_machine *m, unsigned int cell);
+/* The running context allocated [@addr, +@len) (relaxed: publication);
+ * the range is nobody's again (back to the heap). */
+void vs__mem_alloc(struct vs_machine *m, const void *addr, size_t len);
+void vs__mem_forget(struct vs_machine *m, const void *addr, size_t len);
+/* Fail the run: @addr was touched by event @op before the allocation
+ * by @by happened before it (sync/vcpu_report.c). */
+void vs__vcpu_fail_unpublished(struct vs_machine *m,
+				const volatile void *addr, unsigned int op,
+				const char *by);
+
+/* sync/vcpu.c: a memory model's choice point of @kind at @v's event,
+ * with @nr alternatives 0..@nr-1, 0 the default.  Return: the one
+ * taken. */
+unsigned int vs__vcpu_choose_mem(struct vs_machine *m, struct vs__vcpu *v,
+				 enum vs_vcpu_choice_kind kind,
+				 unsigned int nr);
 
 /* Spawn a daemon vCPU (not waited for, not a deadlock when blocked). */
 int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),

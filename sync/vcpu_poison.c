@@ -140,8 +140,20 @@ void vs_vcpu_unpoison(const void *addr, size_t len)
 {
 	struct vs_machine *m = vs__vcpu_machine;
 
-	if (m && m->cur && addr && len)
+	if (m && m->cur && addr && len) {
 		mark(m, (uintptr_t)addr, len, 0);
+		vs__mem_alloc(m, addr, len);	/* in use: allocated */
+	}
+}
+
+void vs_vcpu_forget(const void *addr, size_t len)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	if (m && m->cur && addr && len) {
+		mark(m, (uintptr_t)addr, len, 0);
+		vs__mem_forget(m, addr, len);
+	}
 }
 
 int vs__vcpu_poisoned(struct vs_machine *m, const volatile void *addr,

@@ -4,11 +4,12 @@
  * vs_machine_decisions() recorded, in one shell-safe word that a
  * failing test prints and a later run replays (vs_vcpu_sched_replay).
  *
- *	v1.PAYLOAD.CHECK
+ *	vN.PAYLOAD.CHECK
  *
  * PAYLOAD is base64url without padding (A-Z a-z 0-9 - _) of, per
- * decision, three unsigned LEB128 varints: (anchor + 1) * 2 + kind,
- * with the host's anchor as 0; the anchor's count less that of the
+ * decision, three unsigned LEB128 varints: (anchor + 1) * 2^N + kind,
+ * with the host's anchor as 0 and N the version: 1 when every kind is
+ * a RUN kind, 2 when a memory model's choices are among them; the anchor's count less that of the
  * same anchor's previous decision (a context's counts only grow); the
  * context chosen.  CHECK is 8 hex digits the caller chooses, the low
  * half of the run's event hash, so that a schedule replayed against
@@ -72,9 +73,9 @@ static int get_varint(const unsigned char *p, size_t n, size_t *at,
 
 /* ---- encode ---------------------------------------------------------- */
 
-/* "v1." PAYLOAD "." CHECK into @buf. */
-static int base64(const struct bytes *b, uint32_t check, char *buf,
-		  size_t len)
+/* "vN." PAYLOAD "." CHECK into @buf, N = @version. */
+static int base64(const struct bytes *b, unsigned int version,
+		  uint32_t check, char *buf, size_t len)
 {
 	const unsigned char *raw = b->p;
 	size_t i, o;
@@ -83,7 +84,7 @@ static int base64(const struct bytes *b, uint32_t check, char *buf,
 
 	if (len < 3)
 		return -ENOSPC;
-	memcpy(buf, "v1.", 3);
+	memcpy(buf, version == 1 ? "v1." : "v2.", 3);
 	o = 3;
 	for (i = 0; i < b->n || bits > 0; ) {
 		if (bits < 6 && i < b->n) {
@@ -112,23 +113,26 @@ int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec, size_t nr,
 {
 	uint32_t last[VS__VCPU_CONTEXTS + 1] = { 0 };
 	struct bytes b = { NULL, 0, VS_VCPU_REPLAY_MAX };
+	unsigned int a, version = 1;
 	int err = 0;
 	size_t i;
-	unsigned int a;
 
 	if ((nr && !dec) || !buf || len == 0)
 		return -EINVAL;
+	for (i = 0; i < nr; i++)
+		if (dec[i].kind > VS_VCPU_CHOOSE_RUN_AFTER_STOP)
+			version = 2;
 	b.p = malloc(b.cap);	/* not on the stack: a vCPU's may be small */
 	if (!b.p)
 		return -ENOMEM;
 	for (i = 0; i < nr && !err; i++) {
 		a = dec[i].ctx == VS_VCPU_HOST ? 0 : dec[i].ctx + 1u;
-		if (a > VS__VCPU_CONTEXTS || dec[i].kind > 1 ||
+		if (a > VS__VCPU_CONTEXTS || dec[i].kind > VS_VCPU_CHOOSE_FLUSH ||
 		    dec[i].run >= VS__VCPU_CONTEXTS || dec[i].at < last[a]) {
 			err = -EINVAL;
 			break;
 		}
-		err = put_varint(&b, (uint64_t)a * 2 + dec[i].kind);
+		err = put_varint(&b, ((uint64_t)a << version) + dec[i].kind);
 		if (!err)
 			err = put_varint(&b, dec[i].at - last[a]);
 		if (!err)
@@ -136,7 +140,7 @@ int vs_vcpu_replay_encode(const struct vs_vcpu_decision *dec, size_t nr,
 		last[a] = dec[i].at;
 	}
 	if (!err)
-		err = base64(&b, check, buf, len);
+		err = base64(&b, version, check, buf, len);
 	free(b.p);
 	return err;
 }
@@ -150,7 +154,7 @@ static int b64_value(char c)
 	return p ? (int)(p - b64) : -1;
 }
 
-/* The payload between "v1." and the check, as bytes. */
+/* The payload between "vN." and the check, as bytes. */
 static int unbase64(const char *s, size_t n, struct bytes *b)
 {
 	uint32_t acc = 0;
@@ -192,10 +196,11 @@ static int parse_check(const char *s, uint32_t *check)
 	return 0;
 }
 
-/* The decisions in the payload's bytes. */
-static int decisions(const struct bytes *b, struct vs_vcpu_decision *dec,
-		     size_t max, size_t *nr)
+/* The decisions in the payload's bytes, of format @version. */
+static int decisions(const struct bytes *b, unsigned int version,
+		     struct vs_vcpu_decision *dec, size_t max, size_t *nr)
 {
+	uint64_t a, kind;
 	uint32_t last[VS__VCPU_CONTEXTS + 1] = { 0 };
 	uint64_t head, at, run;
 	size_t pos = 0, n = 0;
@@ -209,14 +214,16 @@ static int decisions(const struct bytes *b, struct vs_vcpu_decision *dec,
 			err = get_varint(b->p, b->n, &pos, &run);
 		if (err)
 			return err;
-		if (head / 2 > VS__VCPU_CONTEXTS ||
-		    at > UINT32_MAX - last[head / 2] || run >= VS__VCPU_CONTEXTS)
+		a = head >> version;
+		kind = head & ((1u << version) - 1);
+		if (a > VS__VCPU_CONTEXTS || at > UINT32_MAX - last[a] ||
+		    run >= VS__VCPU_CONTEXTS || kind > VS_VCPU_CHOOSE_FLUSH)
 			return -EILSEQ;
 		if (n == max)
 			return -E2BIG;
-		dec[n].ctx = head / 2 ? (uint16_t)(head / 2 - 1) : VS_VCPU_HOST;
-		dec[n].kind = (uint8_t)(head & 1);
-		dec[n].at = last[head / 2] += (uint32_t)at;
+		dec[n].ctx = a ? (uint16_t)(a - 1) : VS_VCPU_HOST;
+		dec[n].kind = (uint8_t)kind;
+		dec[n].at = last[a] += (uint32_t)at;
 		dec[n].run = (uint16_t)run;
 		n++;
 	}
@@ -228,13 +235,15 @@ int vs_vcpu_replay_decode(const char *s, struct vs_vcpu_decision *dec,
 			  size_t max, size_t *nr, uint32_t *check)
 {
 	struct bytes b = { NULL, 0, VS_VCPU_REPLAY_MAX };
+	unsigned int version;
 	const char *dot;
 	int err;
 
 	if (!s || (max && !dec) || !nr || !check)
 		return -EINVAL;
-	if (strncmp(s, "v1.", 3) != 0)
+	if (s[0] != 'v' || (s[1] != '1' && s[1] != '2') || s[2] != '.')
 		return -EILSEQ;
+	version = (unsigned int)(s[1] - '0');
 	s += 3;
 	dot = strchr(s, '.');
 	if (!dot)
@@ -246,7 +255,7 @@ int vs_vcpu_replay_decode(const char *s, struct vs_vcpu_decision *dec,
 	if (!err)
 		err = parse_check(dot + 1, check);
 	if (!err)
-		err = decisions(&b, dec, max, nr);
+		err = decisions(&b, version, dec, max, nr);
 	free(b.p);
 	return err;
 }

@@ -233,25 +233,55 @@ static size_t put_log(struct vs_machine *m, size_t at,
 	while (k--) {
 		l = shown[k];
 		(void)name_of(m, l->addr, name, sizeof(name));
-		at = put(m, at, "    #%llu %s %s\n",
+		at = put(m, at, "    #%llu %s %s",
 			 (unsigned long long)l->seq, op_name(l->op), name);
+		if (l->back == VS__MEM_HIDDEN)
+			at = put(m, at, " (an old value: the newest waits "
+				 "in another's store buffer)");
+		else if (l->back)
+			at = put(m, at, " (an old value: %u store%s before "
+				 "the newest)", l->back, l->back > 1 ? "s" : "");
+		at = put(m, at, "\n");
 	}
 	return at;
+}
+
+/* The running context's event @op on @addr fails the run: log it, for
+ * the report, and name @addr into @name. */
+static void name_failed(struct vs_machine *m, const volatile void *addr,
+			unsigned int op, char *name, size_t len)
+{
+	int self = vs__vcpu_cur;
+
+	vs__vcpu_log(m, m->cur, addr, op, 0);
+	vs__vcpu_cur = -1;			/* names, not events */
+	(void)name_of(m, addr, name, len);
+	vs__vcpu_cur = self;
 }
 
 void vs__vcpu_fail_freed(struct vs_machine *m, const volatile void *addr,
 			 unsigned int op, uint64_t seq, unsigned int by)
 {
-	int self = vs__vcpu_cur;
 	char name[160];
 
-	vs__vcpu_log(m, m->cur, addr, op);	/* the report shows it */
-	vs__vcpu_cur = -1;			/* names, not events */
-	(void)name_of(m, addr, name, sizeof(name));
-	vs__vcpu_cur = self;
+	name_failed(m, addr, op, name, sizeof(name));
 	(void)vs_machine_fail("use after free: a %s of %s, freed by work %u "
 			      "after event #%llu", op_name(op), name, by,
 			      (unsigned long long)(seq ? seq - 1 : 0));
+}
+
+void vs__vcpu_fail_unpublished(struct vs_machine *m,
+				const volatile void *addr, unsigned int op,
+				const char *by)
+{
+	char name[160];
+
+	name_failed(m, addr, op, name, sizeof(name));
+	(void)vs_machine_fail("unpublished object: a %s of %s, allocated by "
+			      "%s, whose allocation does not happen before "
+			      "it (a pointer stored without a release, or "
+			      "loaded without an acquire)", op_name(op), name,
+			      by);
 }
 
 size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)

@@ -135,6 +135,9 @@ static unsigned int pct_choose(void *state, struct vs_machine *m,
 	(void)m;
 	if (c->index == 0)
 		pct_begin(p);
+	if (c->kind >= VS_VCPU_CHOOSE_READ)	/* memory: at random */
+		return (unsigned int)(((vs__splitmix64(&p->rng) >> 32) *
+				       c->nr) >> 32);
 	if (c->kind == VS_VCPU_CHOOSE_RUN && c->cand[0] != c->ctx) {
 		(void)pct_prio(p, c->ctx);	/* it spins: lowest */
 		p->prio[c->ctx] = --p->floor - PCT_DEPTH_MAX;
@@ -247,7 +250,7 @@ static unsigned int dfs_choose(void *state, struct vs_machine *m,
 	n->ctx = (uint16_t)c->ctx;
 	n->nr = (uint16_t)c->nr;
 	n->chosen = 0;
-	n->preempt = c->kind == VS_VCPU_CHOOSE_RUN && c->cand[0] == c->ctx;
+	n->preempt = vs__choice_preempts(c);
 	n->before = d->depth == 1 ? 0 : (uint16_t)(n[-1].before +
 			(n[-1].preempt && n[-1].chosen));
 	return 0;
@@ -346,7 +349,7 @@ static int replay_init(void **state, const struct vs_machine_config *cfg)
 	    arg->nr > (SIZE_MAX - sizeof(*r)) / (sizeof(r->dec[0]) + 1))
 		return -EINVAL;
 	for (i = 0; i < arg->nr; i++)
-		if (arg->dec[i].kind > VS_VCPU_CHOOSE_RUN_AFTER_STOP ||
+		if (arg->dec[i].kind > VS_VCPU_CHOOSE_FLUSH ||
 		    arg->dec[i].run >= VS__VCPU_CONTEXTS)
 			return -EINVAL;
 	/* The decisions, then a byte each for the lenient mode. */

@@ -56,6 +56,7 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_MACHINE, "machine", "PROFILE" },
 	{ BENCH_OPT_SECONDS_AS, "seconds-as", "SECONDS" },
 	{ BENCH_OPT_COMPARE_REAL, "compare-real", NULL },
+	{ BENCH_OPT_MEMORY, "memory", "MODEL" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

@@ -86,6 +86,7 @@ enum bench_key {
 	BENCH_OPT_MACHINE,		/* --machine PROFILE */
 	BENCH_OPT_SECONDS_AS,		/* --seconds-as SECONDS */
 	BENCH_OPT_COMPARE_REAL,		/* --compare-real */
+	BENCH_OPT_MEMORY,		/* --memory MODEL */
 	BENCH_OPT_END			/* past the last */
 };
 

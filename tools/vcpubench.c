@@ -14,7 +14,8 @@
  *   schedules  exploration: --vcpus contexts (3) each take a spinlock
  *            and increment a counter 16 times, one schedule after another
  *            under PCT with the machine reset between them (--work
- *            schedules, 20000): host schedules per second
+ *            schedules, 20000), under the --memory model (sc): host
+ *            schedules per second
  *
  * Each prints one line of host figures and one "virtual:" line that
  * depends only on the configuration and --seed (the event hash, the
@@ -45,7 +46,10 @@ static struct {
 	uint64_t seed;
 	unsigned long work;
 	const char *strategy;
+	unsigned int memory;		/* enum vs_vcpu_memory */
 } opt = { .seed = 1, .work = 100000, .strategy = "locked" };
+
+static const char *const memory_names[] = { "sc", "tso", "relaxed" };
 
 static struct vs_vcpu_profile profile;
 static struct vs_machine *machine;
@@ -220,6 +224,7 @@ static int run_schedules(void)
 	struct vs_machine_config cfg = {
 		.nr_vcpus = opt.vcpus, .seed = opt.seed,
 		.sched = &vs_vcpu_sched_pct, .max_events = 1000000,
+		.memory = opt.memory,
 	};
 	unsigned long s, n = bench_given(BENCH_OPT_WORK) ? opt.work :
 			     SCHED_DEFAULT;
@@ -242,10 +247,11 @@ static int run_schedules(void)
 		hash = (hash ^ vs_machine_hash(machine)) * 0x100000001b3ull;
 	}
 	host_s = (double)(uv_hrtime() - t0) / 1e9;
-	printf("schedules on %u vCPUs (pct): %lu schedules of %.0f events, "
-	       "%.2f s of host time, %.0f schedules/s, %.1f ns per event\n",
-	       opt.vcpus, n, (double)events / (double)n, host_s,
-	       (double)n / host_s, host_s * 1e9 / (double)events);
+	printf("schedules on %u vCPUs (pct, %s): %lu schedules of %.0f "
+	       "events, %.2f s of host time, %.0f schedules/s, %.1f ns per "
+	       "event\n", opt.vcpus, memory_names[opt.memory], n,
+	       (double)events / (double)n, host_s, (double)n / host_s,
+	       host_s * 1e9 / (double)events);
 	printf("virtual: schedules seed %llu: %lu schedules, %llu events, "
 	       "hash %016llx\n", (unsigned long long)opt.seed, n,
 	       (unsigned long long)events, (unsigned long long)hash);
@@ -357,6 +363,12 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_STRATEGY:
 		opt.strategy = arg;
 		break;
+	case BENCH_OPT_MEMORY:
+		for (opt.memory = 0; opt.memory < 3; opt.memory++)
+			if (!strcmp(arg, memory_names[opt.memory]))
+				return;
+		bench_usage_error("--memory: no model '%s' (sc, tso or "
+				  "relaxed)", arg);
 	}
 }
 
@@ -378,6 +390,8 @@ static const struct bench_opt opts[] = {
 			  "schedules in schedules (default 20000)", NULL },
 	{ BENCH_OPT_STRATEGY, "fault strategy of fault (default locked)",
 	  NULL },
+	{ BENCH_OPT_MEMORY, "memory model of schedules: sc, tso or relaxed\n"
+			    "(default sc)", NULL },
 	{ BENCH_OPT_SEED, "the engine's seed (default 1)", NULL },
 	{ 0, NULL, NULL },
 };

@@ -7,7 +7,9 @@
  * vs__poison_obj() and vs__unpoison_obj() do the same for an object
  * cache's objects and, in the vCPU build, tell the engine too
  * (vs_vcpu_poison(): a machine made with VS_MACHINE_CHECK_FREED fails
- * at an event on a freed object).  Page frames are not: their bytes are
+ * at an event on a freed object; vs_vcpu_unpoison(): allocated, for
+ * the relaxed memory model); vs__forget_obj() gives a chunk back to
+ * the heap (vs_vcpu_forget()).  Page frames are not: their bytes are
  * copied, never touched through the seams.
  */
 #ifndef VS_VM_ASAN_H
@@ -35,9 +37,12 @@
 #define vs__poison_obj(p, n) (vs__poison((p), (n)), vs_vcpu_poison((p), (n)))
 #define vs__unpoison_obj(p, n) \
 	(vs__unpoison((p), (n)), vs_vcpu_unpoison((p), (n)))
+#define vs__forget_obj(p, n) \
+	(vs__unpoison((p), (n)), vs_vcpu_forget((p), (n)))
 #else
 #define vs__poison_obj(p, n) vs__poison((p), (n))
 #define vs__unpoison_obj(p, n) vs__unpoison((p), (n))
+#define vs__forget_obj(p, n) vs__unpoison((p), (n))
 #endif
 
 #endif /* VS_VM_ASAN_H */

@@ -300,7 +300,7 @@ static void empty(struct vs_kmem_cache *c, long chunks)
 
 	for (i = 0; i < chunks; i++) {
 		/* Unpoisoned: the heap may hand the block out again. */
-		vs__unpoison_obj(c->chunks[i], chunk_objs(c) * obj_size(c));
+		vs__forget_obj(c->chunks[i], chunk_objs(c) * obj_size(c));
 		free(c->chunks[i]);
 	}
 	free(c->chunks);

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "sync/atomic.h"
+#include "sync/internal.h"
 #include "sync/rcu.h"
 #include "vm/slab.h"
 #include "vm/vma_tree.h"
@@ -612,7 +613,10 @@ static int vt_commit(struct vs_vma_tree *t, struct vt_update *u,
 	 * reader could follow a pointer to a node whose fields it cannot
 	 * see yet.
 	 */
-	vs_store_release(&t->root, root);
+	if (VS_BROKEN(vma_tree_relaxed_root))
+		vs_write_once(&t->root, root);
+	else
+		vs_store_release(&t->root, root);
 	t->count += dcount;
 	/* Readers that may still see the old nodes hold them up. */
 	for (i = 0; i < u->nr_old; i++)

@@ -215,6 +215,7 @@ static int machine(struct vs_machine **mp, const struct xrun *x,
 		.sched_arg = arg,
 		.max_events = o->max_events ? o->max_events : VS_EXPLORE_EVENTS,
 		.flags = VS_MACHINE_CHECK_FREED,
+		.memory = o->memory,
 	};
 
 	return vs_machine_create(mp, &cfg);

@@ -139,6 +139,9 @@ struct vs_explore_scenario {
  * @profile: NULL (each event costs 1 cycle), or the machine whose
  *	     virtual time the report quotes; it does not change who runs
  * @flags: 0, or VS_EXPLORE_NO_SHRINK, VS_EXPLORE_QUIET
+ * @memory: the memory model (enum vs_vcpu_memory): 0, sequentially
+ *	    consistent, or VS_VCPU_MEM_TSO, VS_VCPU_MEM_RELAXED; a replay
+ *	    needs the same
  */
 struct vs_explore_options {
 	const struct vs_vcpu_sched_ops *sched;
@@ -149,6 +152,7 @@ struct vs_explore_options {
 	uint64_t max_events;
 	const struct vs_vcpu_profile *profile;
 	unsigned int flags;
+	unsigned int memory;
 };
 
 #define VS_EXPLORE_NO_SHRINK 0x1u	/* report the schedule as found */

@@ -161,6 +161,10 @@ static void race_fini(void *state)
 	kept_races = r;
 }
 
+/* The memory models explored, by name: "" for sequential consistency. */
+static const char *const models[] = { "", "-tso", "-relaxed" };
+
+/* _i: the strategy, plus VS_FAULT_NR_STRATEGIES times the model. */
 START_TEST(explore_race)
 {
 	static int strategy;
@@ -175,23 +179,24 @@ START_TEST(explore_race)
 	struct vs_explore_report xr;
 	int seed;
 
-	strategy = _i;
+	strategy = _i % VS_FAULT_NR_STRATEGIES;
+	o.memory = (unsigned int)(_i / VS_FAULT_NR_STRATEGIES);
 	/* Its own name: a replay line names the strategy too. */
-	snprintf(name, sizeof(name), "race-%s", vs_fault_strategy_name(_i));
+	snprintf(name, sizeof(name), "race-%s%s",
+		 vs_fault_strategy_name(strategy), models[o.memory]);
 	memset(&t, 0, sizeof(t));
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o.seed = (uint64_t)seed;
 		if (vs_explore(&race, &o, &xr) == 0) {
-			printf("race %s seed %d: %lu schedules, %.2f s\n",
-			       vs_fault_strategy_name(strategy), seed,
-			       xr.schedules, xr.seconds);
+			printf("%s seed %d: %lu schedules, %.2f s\n", name,
+			       seed, xr.schedules, xr.seconds);
 			continue;
 		}
-		printf("race %s seed %d: failed after %lu schedules\n",
-		       vs_fault_strategy_name(strategy), seed, xr.schedules);
+		printf("%s seed %d: failed after %lu schedules\n", name,
+		       seed, xr.schedules);
 		vs_tally_add(&t, seed, xr.schedules, &xr);
 	}
-	vs_tally_assert(&t, vs_fault_strategy_name(strategy));
+	vs_tally_assert(&t, name);
 }
 END_TEST
 
@@ -308,23 +313,30 @@ END_TEST
 
 Suite *explore_vm_suite(void)
 {
-	static char names[2][VS_FAULT_NR_STRATEGIES][32];
+	static char names[2][3 * VS_FAULT_NR_STRATEGIES][32];
 	Suite *s = suite_create("explore_vm");
 	TCase *tc = vs_test_plain_tcase(s, "api");
-	int k;
+	int k, m;
 
 	tcase_add_test(tc, explore_stress_repeats);
 	tcase_add_test(tc, explore_stress_bad_options);
 	tcase_add_test(tc, explore_kept_object_refused);
 	for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
-		snprintf(names[0][k], sizeof(names[0][k]), "race-%s",
-			 vs_fault_strategy_name(k));
 		snprintf(names[1][k], sizeof(names[1][k]), "stress-%s",
 			 vs_fault_strategy_name(k));
-		tcase_add_loop_test(vs_test_plain_tcase(s, names[0][k]),
-				    explore_race, k, k + 1);
 		tcase_add_loop_test(vs_test_plain_tcase(s, names[1][k]),
 				    explore_stress, k, k + 1);
+	}
+	for (m = 0; m < 3; m++) {
+		for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
+			int i = k + m * VS_FAULT_NR_STRATEGIES;
+
+			snprintf(names[0][i], sizeof(names[0][i]), "race-%s%s",
+				 vs_fault_strategy_name(k), models[m]);
+			tcase_add_loop_test(vs_test_plain_tcase(s,
+								names[0][i]),
+					    explore_race, i, i + 1);
+		}
 	}
 	return s;
 }

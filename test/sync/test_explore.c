@@ -27,6 +27,7 @@
 #include "sync/lock.h"
 #include "sync/rcu.h"
 #include "sync/rwsem.h"
+#include "sync/seqcount.h"
 #include "vm/slab.h"
 #include "test.h"
 
@@ -477,6 +478,59 @@ static const struct vs_explore_scenario free_rcu = {
 
 /* ---- the tests ------------------------------------------------------------ */
 
+/* ---- a seqcount: the reader's copy is never torn ------------------------- */
+
+#define SEQ_ROUNDS 2
+
+struct seq_box {
+	vs_seqcount_t seq;
+	vs_atomic32_t a, b;	/* written together: a == b, always */
+};
+
+static int seq_setup(void **state)
+{
+	struct seq_box *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	vs_seqcount_init(&b->seq);
+	vs_vcpu_name(&b->seq, sizeof(b->seq), "the seqcount");
+	vs_vcpu_name(&b->a, sizeof(b->a), "data a");
+	vs_vcpu_name(&b->b, sizeof(b->b), "data b");
+	*state = b;
+	return 0;
+}
+
+/* Thread 0 writes a and b together in a write section (it alone
+ * writes: the lock a seqcount needs); thread 1 reads them in a read
+ * section, retried until the count says the copy is whole. */
+static void seq_thread(void *state, unsigned int i)
+{
+	struct seq_box *b = state;
+	uint32_t k, x, y, s;
+
+	for (k = 1; k <= SEQ_ROUNDS; k++) {
+		if (i == 0) {
+			vs_write_seqcount_begin(&b->seq);
+			vs_write_once(&b->a, k);
+			vs_write_once(&b->b, k);
+			vs_write_seqcount_end(&b->seq);
+			continue;
+		}
+		do {
+			s = vs_read_seqcount_begin(&b->seq);
+			x = vs_read_once(&b->a);
+			y = vs_read_once(&b->b);
+		} while (vs_read_seqcount_retry(&b->seq, s));
+		VS_EXPLORE_ASSERT(x == y);
+	}
+}
+
+static const struct vs_explore_scenario seq_copy = {
+	.name = "seqcount", .threads = 2, .setup = seq_setup,
+	.thread = seq_thread, .fini = free,
+};
+
 /* The check-then-act writer is docs/examples/explore.c (CTest:
  * example-explore, example-explore-broken). */
 static const struct vs_explore_scenario *const scenarios[] = {
@@ -716,7 +770,8 @@ END_TEST
  * one fail (teeth-vcpu-*); the message says after how many schedules
  * each seed failed.
  */
-static void explore_kind(const struct vs_explore_scenario *sc, const char *k)
+static void explore_kind(const struct vs_explore_scenario *sc, const char *k,
+			 unsigned int memory)
 {
 	static struct vs_explore_report rep;
 	static struct vs_tally t;
@@ -729,33 +784,45 @@ static void explore_kind(const struct vs_explore_scenario *sc, const char *k)
 	memset(&t, 0, sizeof(t));
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o = quiet((uint64_t)seed);
+		o.memory = memory;
 		if (vs_explore(sc, &o, &rep))
 			vs_tally_add(&t, seed, rep.schedules, &rep);
 	}
-	snprintf(what, sizeof(what), "%s on %s", sc->name, k);
+	snprintf(what, sizeof(what), "%s on %s, memory model %u", sc->name,
+		 k ? k : "-", memory);
 	vs_tally_assert(&t, what);
 }
 
-/* Each scenario on its lock kind, in the case of the explore suite
- * that its planted bugs' teeth run. */
+/* Each scenario on its lock kind and memory model, in the case of the
+ * explore suite that its planted bugs' teeth run. */
 static const struct {
 	const char *tcase;
 	const struct vs_explore_scenario *sc;
 	const char *kind;
+	unsigned int memory;
 } kind_cases[] = {
-	{ "rwsem", &exclusion, "rwsem" },
-	{ "rwsem", &no_barging, "rwsem" },
-	{ "rwsem", &batch_wake, "rwsem" },
-	{ "percpu", &exclusion, "percpu" },
-	{ "prwlock", &exclusion, "prwlock" },
-	{ "brlock", &exclusion, "brlock" },
-	{ "rcu", &rcu_grace, NULL },
-	{ "free", &free_rcu, NULL },
+	{ "rwsem", &exclusion, "rwsem", VS_VCPU_MEM_SC },
+	{ "rwsem", &no_barging, "rwsem", VS_VCPU_MEM_SC },
+	{ "rwsem", &batch_wake, "rwsem", VS_VCPU_MEM_SC },
+	{ "percpu", &exclusion, "percpu", VS_VCPU_MEM_SC },
+	{ "prwlock", &exclusion, "prwlock", VS_VCPU_MEM_SC },
+	{ "brlock", &exclusion, "brlock", VS_VCPU_MEM_SC },
+	{ "rcu", &rcu_grace, NULL, VS_VCPU_MEM_SC },
+	{ "free", &free_rcu, NULL, VS_VCPU_MEM_SC },
+	{ "weak", &exclusion, "rwsem", VS_VCPU_MEM_TSO },
+	{ "weak", &exclusion, "rwsem", VS_VCPU_MEM_RELAXED },
+	{ "weak", &exclusion, "percpu", VS_VCPU_MEM_RELAXED },
+	{ "weak", &exclusion, "prwlock", VS_VCPU_MEM_RELAXED },
+	{ "weak", &exclusion, "brlock", VS_VCPU_MEM_RELAXED },
+	{ "weak", &rcu_grace, NULL, VS_VCPU_MEM_RELAXED },
+	{ "weak", &seq_copy, NULL, VS_VCPU_MEM_TSO },
+	{ "seqcount", &seq_copy, NULL, VS_VCPU_MEM_RELAXED },
 };
 
 START_TEST(explore_lock_kind)
 {
-	explore_kind(kind_cases[_i].sc, kind_cases[_i].kind);
+	explore_kind(kind_cases[_i].sc, kind_cases[_i].kind,
+		     kind_cases[_i].memory);
 }
 END_TEST
 
@@ -763,14 +830,14 @@ END_TEST
  * own machines: vs_test_plain_tcase()). */
 static TCase *explore_tcase(Suite *s, const char *name)
 {
-	static TCase *made[8];
-	static const char *names[8];
+	static TCase *made[12];
+	static const char *names[12];
 	unsigned int i;
 
-	for (i = 0; i < 8 && names[i]; i++)
+	for (i = 0; i < 12 && names[i]; i++)
 		if (!strcmp(names[i], name))
 			return made[i];
-	if (i == 8)
+	if (i == 12)
 		abort();	/* more cases than made[] holds */
 	made[i] = vs_test_plain_tcase(s, name);
 	names[i] = name;

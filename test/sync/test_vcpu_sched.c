@@ -517,7 +517,7 @@ END_TEST
 START_TEST(replay_text_refused)
 {
 	static const char *const bad[] = {
-		"", "v1", "v2.AAAA.00000000", "v1.AAAA", "v1.AA$A.00000000",
+		"", "v1", "v3.AAAA.00000000", "v1.AAAA", "v1.AA$A.00000000",
 		"v1.AAAA.0000000", "v1.AAAA.000000000", "v1.AAAA.0000000G",
 		"v1.AAAA.0000000A",	/* hex is lowercase */
 		"v1.gA.00000000",	/* a varint that never ends */
@@ -546,7 +546,7 @@ START_TEST(replay_text_refused)
 	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
 			 -EINVAL);
 	d[1].at = 6;
-	d[1].kind = 2;
+	d[1].kind = VS_VCPU_CHOOSE_FLUSH + 1;	/* no such kind */
 	ck_assert_int_eq(vs_vcpu_replay_encode(d, 2, 0, text, sizeof(text)),
 			 -EINVAL);
 	d[1].kind = 1;
