@@ -719,6 +719,8 @@ void vs__vcpu_event(const volatile void *addr, unsigned int code)
 		st->rmws++;
 	hash_event(m, v->id, op, v->clock);
 	vs__vcpu_log(m, v, addr, op, back);
+	if (m->cfg.flags & VS_MACHINE_TRACE)
+		vs__vcpu_trace(m, v, addr, op, back, cost + lead);
 }
 
 void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
@@ -807,6 +809,8 @@ int vs__vcpu_block(const volatile void *word, int64_t timeout_ns)
 		heap_push(m, v);
 	}
 	hash_event(m, v->id, 0x100, v->clock);
+	if (m->cfg.flags & VS_MACHINE_TRACE)
+		vs__vcpu_trace(m, v, word, VS__TRACE_SLEEP, 0, 0);
 	run_next(m, v, 0);
 	return v->wait_ret;
 }
@@ -935,6 +939,8 @@ static void vcpu_finish(struct vs_machine *m, struct vs__vcpu *v)
 	if (!v->daemon && m->nr_busy <= 1)
 		(void)wake(m, &m->busy_word, INT32_MAX, v->clock);
 	hash_event(m, v->id, 0x300, v->clock);
+	if (m->cfg.flags & VS_MACHINE_TRACE)
+		vs__vcpu_trace(m, v, NULL, VS__TRACE_END, 0, 0);
 	run_next(m, v, 1);
 	vs__die("vcpu: a finished vCPU was resumed", EINVAL);
 }
@@ -1156,6 +1162,7 @@ static void machine_free(struct vs_machine *m)
 	if (m->coh)
 		vs_coherence_destroy(m->coh);
 	free(m->dec);
+	free(m->trace);
 	vs__vcpu_names_reset(m, 1);
 	vs__vcpu_poison_reset(m, 1);
 	vs__mem_destroy(m);
@@ -1175,7 +1182,8 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		return -EINVAL;
 	if (cfg->sched && !cfg->sched->choose)
 		return -EINVAL;
-	if (cfg->flags & ~(VS_MACHINE_NO_TRAPS | VS_MACHINE_CHECK_FREED))
+	if (cfg->flags & ~(VS_MACHINE_NO_TRAPS | VS_MACHINE_CHECK_FREED |
+			   VS_MACHINE_TRACE))
 		return -EINVAL;
 	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
@@ -1307,6 +1315,8 @@ static int begin(struct vs_machine *m)
 	m->host_nev = 0;
 	m->dec_n = 0;
 	m->dec_lost = 0;
+	m->ntrace = 0;
+	m->trace_lost = 0;
 	m->running = 1;
 	m->done = 0;
 	m->report[0] = 0;

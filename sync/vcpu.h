@@ -281,7 +281,8 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  * @max_events: 0, or the most seam events a run may take: past it the
  *		run fails as stuck (a livelock, a spin that never ends),
  *		as vs_machine_fail() does, instead of running forever
- * @flags: 0, or VS_MACHINE_NO_TRAPS and VS_MACHINE_CHECK_FREED
+ * @flags: 0, or VS_MACHINE_NO_TRAPS, VS_MACHINE_CHECK_FREED and
+ *	   VS_MACHINE_TRACE
  * @memory: what the seam's loads may return, enum vs_vcpu_memory: 0
  *	    (VS_VCPU_MEM_SC) for the newest store
  */
@@ -344,6 +345,29 @@ enum vs_vcpu_memory {
  * use after free (-ECANCELED), naming the object and who freed it
  */
 #define VS_MACHINE_CHECK_FREED 0x2u
+
+/**
+ * VS_MACHINE_TRACE - vs_machine_config.flags: keep every event of each
+ * run (its time, cost, vCPU, work and what it touched), for
+ * vs_machine_trace_write()
+ */
+#define VS_MACHINE_TRACE 0x4u
+
+/**
+ * vs_machine_trace_write - write the last run's events to @path as a
+ * Chrome Trace Event file (JSON), which Perfetto (ui.perfetto.dev) and
+ * chrome://tracing open: a track per vCPU, a slice per event over its
+ * virtual time, named as reports name memory (by the names as the run
+ * left them), sleeps and ends as instants, and the run's report
+ * @m: a machine made with VS_MACHINE_TRACE
+ * @path: the file, created or truncated
+ *
+ * Context: the machine's host thread, outside a run.
+ * Return: 0; -EINVAL for NULL or a machine without the flag; -EBUSY
+ * while it runs; -ENOMEM when events could not all be kept; the
+ * errno of a file that cannot be written.
+ */
+VS_EXTERN int vs_machine_trace_write(struct vs_machine *m, const char *path);
 
 /**
  * vs_machine_create - a machine of idle vCPUs

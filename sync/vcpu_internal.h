@@ -46,6 +46,19 @@ struct vs__logged {
 					 * 0 the newest (vs__mem_event()) */
 };
 
+/* One event of a traced run (VS_MACHINE_TRACE). */
+struct vs__traced {
+	uint64_t seq;			/* its place among the run's events */
+	uint64_t clock;			/* virtual time at its end */
+	uint64_t cost;			/* its cycles */
+	const volatile void *addr;
+	uint16_t ctx, cpu;
+	uint8_t op;			/* enum vs_vcpu_op, or VS__TRACE_* */
+	uint8_t back;			/* as struct vs__logged's */
+};
+#define VS__TRACE_SLEEP 0x10		/* blocked on @addr */
+#define VS__TRACE_END 0x11		/* its work ended */
+
 /* A range named with vs_vcpu_name(): [lo, hi) is name @id. */
 struct vs__range {
 	uintptr_t lo, hi;
@@ -156,6 +169,9 @@ struct vs_machine {
 	struct vs__names names;		/* their names, each once */
 	struct vs__poison *poison;	/* freed memory (vcpu_poison.c) */
 	struct vs__mem *mem;		/* NULL: sequentially consistent */
+	struct vs__traced *trace;	/* VS_MACHINE_TRACE: this run's */
+	size_t ntrace, trace_cap;
+	int trace_lost;			/* one could not be kept */
 	void *rcu;			/* sync/rcu_vcpu.c's state */
 	void (*rcu_destroy)(struct vs_machine *m);
 	char report[8192];
@@ -200,6 +216,12 @@ static inline void vs__vcpu_log(struct vs_machine *m, struct vs__vcpu *v,
 	l->op = op;
 	l->back = back;
 }
+
+/* Keep context @v's event @op on @addr of @cost cycles, ending at its
+ * clock (VS_MACHINE_TRACE); sync/vcpu_report.c writes them out. */
+void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
+		    const volatile void *addr, unsigned int op,
+		    unsigned int back, uint64_t cost);
 
 /* Remember that [@addr, +@len) is @name, for reports. */
 void vs__vcpu_name_range(struct vs_machine *m, const void *addr, size_t len,

@@ -12,9 +12,11 @@
  *
  * Locking: the machine's host thread, between events.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -317,4 +319,139 @@ size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
 	}
 	vs__vcpu_cur = self;
 	return at;
+}
+
+/* ---- traces (VS_MACHINE_TRACE) ------------------------------------------ */
+
+void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
+		    const volatile void *addr, unsigned int op,
+		    unsigned int back, uint64_t cost)
+{
+	struct vs__traced *t;
+
+	if (m->ntrace == m->trace_cap) {
+		size_t cap = m->trace_cap ? 2 * m->trace_cap : 4096;
+
+		t = realloc(m->trace, cap * sizeof(*t));
+		if (!t) {
+			m->trace_lost = 1;
+			return;
+		}
+		m->trace = t;
+		m->trace_cap = cap;
+	}
+	t = &m->trace[m->ntrace++];
+	t->seq = m->seq ? m->seq - 1 : 0;	/* a seam event's, logged */
+	t->clock = v->clock;
+	t->cost = cost;
+	t->addr = addr;
+	t->ctx = (uint16_t)v->id;
+	t->cpu = (uint16_t)v->cpu;
+	t->op = (uint8_t)op;
+	t->back = (uint8_t)back;
+}
+
+/* @s as a JSON string's contents. */
+static void put_json(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+}
+
+/*
+ * Where @t starts and how long it lasts, in trace microseconds: with a
+ * scheduler, whose runs clocks do not order, an event a microsecond in
+ * the order they ran (a sleep or an end half way after the event before
+ * it); without, the virtual time.
+ */
+static void trace_time(const struct vs_machine *m, const struct vs__traced *t,
+		       double *ts, double *dur)
+{
+	if (m->cfg.sched) {
+		*ts = (double)t->seq + (t->op >= VS__TRACE_SLEEP ? 0.5 : 0);
+		*dur = 1;
+	} else {
+		*ts = (double)(t->clock - t->cost) / (m->ghz * 1000.0);
+		*dur = (double)t->cost / (m->ghz * 1000.0);
+	}
+}
+
+static void trace_event(FILE *f, struct vs_machine *m,
+			const struct vs__traced *t)
+{
+	char name[160];
+	double ts, dur;
+
+	(void)name_of(m, t->addr, name, sizeof(name));
+	trace_time(m, t, &ts, &dur);
+	if (t->op >= VS__TRACE_SLEEP) {
+		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%u,"
+			"\"ts\":%.3f,\"name\":\"", t->cpu, ts);
+		if (t->op == VS__TRACE_SLEEP) {
+			fputs("sleep on ", f);
+			put_json(f, name);
+		} else {
+			fputs("end", f);
+		}
+		fprintf(f, "\",\"args\":{\"work\":%u}}", t->ctx);
+		return;
+	}
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
+		"\"dur\":%.3f,\"name\":\"%s ", t->cpu, ts, dur,
+		op_name(t->op));
+	put_json(f, name);
+	fprintf(f, "\",\"args\":{\"event\":%llu,\"work\":%u",
+		(unsigned long long)t->seq, t->ctx);
+	if (t->back == VS__MEM_HIDDEN)
+		fputs(",\"read\":\"an old value: the newest waits in "
+		      "another's store buffer\"", f);
+	else if (t->back)
+		fprintf(f, ",\"read\":\"an old value: %u stores before the "
+			"newest\"", t->back);
+	fputs("}}", f);
+}
+
+int vs_machine_trace_write(struct vs_machine *m, const char *path)
+{
+	int self = vs__vcpu_cur, err = 0;
+	unsigned int i;
+	size_t k;
+	FILE *f;
+
+	if (!m || !path || !(m->cfg.flags & VS_MACHINE_TRACE))
+		return -EINVAL;
+	if (m->running)
+		return -EBUSY;
+	if (m->trace_lost)
+		return -ENOMEM;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	vs__vcpu_cur = -1;	/* names, not events */
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+	      "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\","
+	      "\"args\":{\"name\":\"vmsim machine\"}}", f);
+	for (i = 0; i < m->nr; i++)
+		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+			"\"name\":\"thread_name\",\"args\":{\"name\":"
+			"\"vCPU %u\"}}", i, i);
+	for (k = 0; k < m->ntrace; k++)
+		trace_event(f, m, &m->trace[k]);
+	fprintf(f, "\n],\"otherData\":{\"time\":\"%s\",\"report\":\"",
+		m->cfg.sched ? "an event a microsecond, in the order they ran" :
+		"virtual time");
+	put_json(f, m->report);
+	fputs("\"}}\n", f);
+	vs__vcpu_cur = self;
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
 }

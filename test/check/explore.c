@@ -42,6 +42,8 @@ struct xrun {
 	void *state;
 	int setup_err;
 	long live;	/* objects out in vm/'s caches before the first */
+	const char *trace;	/* a schedule to trace: the file */
+	int trace_err;		/* vs_machine_trace_write()'s */
 	struct xthread {
 		struct xrun *x;
 		unsigned int i;
@@ -180,6 +182,8 @@ static void schedule(struct xrun *x, struct vs_machine *m,
 	r->err = vs_machine_run(m, root, x);
 	if (!r->err && x->setup_err)
 		r->err = x->setup_err;
+	if (x->trace)
+		x->trace_err = vs_machine_trace_write(m, x->trace);
 	r->hash = vs_machine_hash(m);
 	snprintf(r->report, sizeof(r->report), "%s", vs_machine_report(m));
 	err = vs_machine_decisions(m, &dec, &r->nr);
@@ -214,7 +218,8 @@ static int machine(struct vs_machine **mp, const struct xrun *x,
 		.sched = sched,
 		.sched_arg = arg,
 		.max_events = o->max_events ? o->max_events : VS_EXPLORE_EVENTS,
-		.flags = VS_MACHINE_CHECK_FREED,
+		.flags = VS_MACHINE_CHECK_FREED |
+			 (x->trace ? VS_MACHINE_TRACE : 0),
 		.memory = o->memory,
 	};
 
@@ -421,6 +426,42 @@ static void report_failure(const struct xrun *x, const char *how,
 	}
 }
 
+/*
+ * With VMSIM_TRACE=PATH, run the reported schedule @f once more with
+ * every event kept, and write them to PATH for Perfetto; the report
+ * says where, or why not.
+ */
+static void trace_failure(struct xrun *x, const struct vs_explore_options *o,
+			  const struct xresult *f,
+			  struct vs_explore_report *rep)
+{
+	const char *path = getenv("VMSIM_TRACE");
+	size_t at = strlen(rep->text);
+	struct xresult *r;
+
+	if (!path || !*path)
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		x->trace_err = -ENOMEM;
+	} else {
+		x->trace = path;
+		x->trace_err = 0;
+		replay(x, o, f->dec, f->nr, r);
+		x->trace = NULL;
+		if (!x->trace_err && r->err)
+			x->trace_err = r->err == f->err ? 0 : r->err;
+		free(r->dec);
+		free(r);
+	}
+	if (x->trace_err)
+		snprintf(rep->text + at, sizeof(rep->text) - at,
+			 "trace: %s: %s\n", path, strerror(-x->trace_err));
+	else
+		snprintf(rep->text + at, sizeof(rep->text) - at,
+			 "trace: %s (open it in ui.perfetto.dev)\n", path);
+}
+
 /* Host seconds since @t0. */
 static double elapsed(const struct timespec *t0)
 {
@@ -573,6 +614,7 @@ static int run(struct xrun *x, const struct vs_explore_options *o,
 		rep->preemptions = preemptions(f->dec, f->nr);
 		how(x, o, word != NULL, rep, line, sizeof(line));
 		report_failure(x, line, f, rep);
+		trace_failure(x, o, f, rep);
 	} else if (err && !rep->text[0]) {
 		report_set(rep, "explore: %s: schedule %lu: %s%s\n%s",
 			   x->sc->name, rep->schedules, strerror(-err),

@@ -73,6 +73,11 @@
  * (`break writer if vs_explore_schedule == 2` stops in the replayed
  * schedule only).  Scenarios of other names explore as usual.
  *
+ * Tracing.  With VMSIM_TRACE set to a file, a failing schedule, once
+ * reported, runs once more with every event kept (VS_MACHINE_TRACE),
+ * and the file gets them as a Chrome Trace Event file for Perfetto
+ * (vs_machine_trace_write()); the report's last line says where.
+ *
  * Locking: the caller's host thread, not inside a machine; one
  * vs_explore() at a time in a process (the machine is the engine's
  * only one while it runs).

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check/explore.h"
 #include "explore_tally.h"
@@ -715,6 +716,83 @@ static int flag_setup(void **state)
 }
 
 /* A spin that never ends fails as stuck, on the first schedule. */
+/* The text of file @path, malloc'd (the test's to free). */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(buf);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	ck_assert_uint_lt(n, (1 << 20) - 1);
+	fclose(f);
+	return buf;
+}
+
+/* How many times @needle is in @hay. */
+static unsigned int count(const char *hay, const char *needle)
+{
+	unsigned int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+/* VMSIM_TRACE=PATH: the lost update's reported schedule, every event of
+ * it, goes to PATH as a Chrome trace a track per vCPU, the counter by
+ * name, the run's report along; the report says where.  The engine's
+ * writer refuses a machine without VS_MACHINE_TRACE and NULL, and says
+ * why a file cannot be written. */
+START_TEST(explore_trace)
+{
+	char path[] = "/tmp/vmsim-trace-XXXXXX", line[64];
+	struct vs_explore_options o = quiet(1);
+	struct vs_machine_config cfg = { .nr_vcpus = 1 };
+	static struct vs_explore_report rep;
+	struct vs_machine *m;
+	char *text;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	broken = 1;
+	ck_assert_int_eq(setenv("VMSIM_TRACE", path, 1), 0);
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -ECANCELED);
+	ck_assert_int_eq(unsetenv("VMSIM_TRACE"), 0);
+	snprintf(line, sizeof(line), "trace: %s (open it", path);
+	ck_assert_ptr_nonnull(strstr(rep.text, line));
+	text = slurp(path);
+	ck_assert_int_eq(strncmp(text, "{\"displayTimeUnit\":\"ns\","
+				 "\"traceEvents\":[", 35), 0);
+	ck_assert_uint_eq(count(text, "\"name\":\"thread_name\""), 3);
+	/* Each thread's two increments, a load and a store each, and the
+	 * check's load. */
+	ck_assert_uint_eq(count(text, "\"name\":\"load counter+0\""), 5);
+	ck_assert_uint_ge(count(text, "\"name\":\"store counter+0\""), 4);
+	/* The two threads end; the root fails its check. */
+	ck_assert_uint_eq(count(text, "\"name\":\"end\""), 2);
+	ck_assert_ptr_nonnull(strstr(text, "\"report\":\"vcpu: failed: "));
+	free(text);
+	ck_assert_int_eq(unlink(path), 0);
+
+	ck_assert_int_eq(vs_machine_trace_write(NULL, path), -EINVAL);
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), 0);
+	ck_assert_int_eq(vs_machine_trace_write(m, path), -EINVAL);
+	ck_assert_int_eq(vs_machine_destroy(m), 0);
+	cfg.flags = VS_MACHINE_TRACE;
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), 0);
+	ck_assert_int_eq(vs_machine_trace_write(m, NULL), -EINVAL);
+	ck_assert_int_eq(vs_machine_trace_write(m, "/nonexistent/dir/t"),
+			 -ENOENT);
+	ck_assert_int_eq(vs_machine_destroy(m), 0);
+}
+END_TEST
+
 START_TEST(explore_stuck)
 {
 	static const struct vs_explore_scenario spin = {
@@ -865,6 +943,7 @@ Suite *explore_suite(void)
 	tcase_add_loop_test(tc, explore_shrunk_is_minimal, 0, 3);
 	tcase_add_test(tc, explore_dfs);
 	tcase_add_test(tc, explore_stuck);
+	tcase_add_test(tc, explore_trace);
 	tcase_add_test(tc, explore_bad_arguments);
 
 	/* One case per lock kind: each planted bug of sync/broken.def that
