@@ -12,8 +12,9 @@
  * goes to stderr: docs/testing-a-locking-change.md reads it.
  *
  * It needs the vCPU build of vmsim (libvmsim-vcpu, VS_VCPU=1), whose
- * atomics are the scheduler's choice points; test/CMakeLists.txt builds
- * it so.
+ * atomics are the scheduler's choice points, and libvmsim-check-vcpu:
+ * vmsim::vmsim_check_vcpu in CMake, or pkg-config vmsim-vcpu, as
+ * test/CMakeLists.txt and test/install/ build it.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install vmsim from build dir $1 into a scratch prefix, then build and
-# run test/install/consumer.c against it: with CMake find_package
+# run test/install/consumer.c against it (and, where the vCPU build is
+# installed, docs/examples/explore.c): with CMake find_package
 # (shared and static), and with pkg-config and an rpath taken from
 # `pkg-config --variable=libdir vmsim`, as README tells a user who
 # installs into a prefix the dynamic loader does not search.  No
@@ -29,7 +30,8 @@ run_shared() {
 }
 
 cmake -S "$src" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
-	-DCMAKE_C_FLAGS="${VS_CONSUMER_CFLAGS:-}" >/dev/null
+	-DCMAKE_C_FLAGS="${VS_CONSUMER_CFLAGS:-}" \
+	-DVS_EXPLORE_EXAMPLE="$src/../../docs/examples/explore.c" >/dev/null
 cmake --build "$work/cmake" >/dev/null
 run_shared "$work/cmake/consumer_shared"
 "$work/cmake/consumer_static"
@@ -54,3 +56,21 @@ cc ${VS_CONSUMER_CFLAGS:-} -o "$work/check_consumer_pc" \
 	"$src/check_consumer.c" \
 	$(pkg-config --cflags --libs vmsim-check) -Wl,-rpath,"$libdir"
 run_shared "$work/check_consumer_pc"
+
+# The vCPU build (VS_VCPU_INSTALLED=1; not built under TSan):
+# docs/examples/explore.c, which exits 0 when its protocol passes 1,000
+# schedules, through CMake and through pkg-config.
+if [ "${VS_VCPU_INSTALLED:-0}" = 1 ]; then
+	for f in libvmsim-vcpu.a libvmsim-check-vcpu.a pkgconfig/vmsim-vcpu.pc; do
+		[ -f "$libdir/$f" ] || {
+			echo "install: $libdir/$f is missing" >&2
+			exit 1
+		}
+	done
+	"$work/cmake/explore_consumer" 2>/dev/null
+	# shellcheck disable=SC2046,SC2086 # compiler flags are meant to split
+	cc ${VS_CONSUMER_CFLAGS:-} -o "$work/explore_pc" \
+		"$src/../../docs/examples/explore.c" \
+		$(pkg-config --cflags --libs vmsim-vcpu)
+	"$work/explore_pc" 2>/dev/null
+fi
