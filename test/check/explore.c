@@ -18,7 +18,9 @@
  * when a replay (VS_VCPU_REPLAY_LENIENT: a decision whose anchor no
  * longer comes is skipped) still fails the same way, until none can go:
  * what is reported is 1-minimal, each decision needed.  "The same way":
- * the same result, and for a failed check the same message.
+ * the same result; for a failed check the same message; for a
+ * deadlock, each context in the same state, on the same word, holding
+ * the same locks.
  *
  * Locking: the caller's host thread; the machine is run from here.
  */
@@ -263,8 +265,44 @@ static const char *failure_what(const struct xresult *r, size_t *len)
 	return s;
 }
 
-/* @r fails as @f does: the same result, and for a failed check the same
- * message (an assertion that fails elsewhere is another bug). */
+/* The report's next line from *@s that sums up a context ("  vCPU 1
+ * (work 1): blocked on lock A+0; holds: lock B (write)"), its length
+ * in @len; NULL when none is left. */
+static const char *next_context(const char **s, size_t *len)
+{
+	const char *l = strstr(*s, "\n  vCPU ");
+
+	if (!l)
+		return NULL;
+	l++;
+	*len = strcspn(l, "\n");
+	*s = l + *len;
+	return l;
+}
+
+/* Do reports @a and @b leave each context the same: in the same state,
+ * waiting on the same word, holding the same locks? */
+static int same_contexts(const char *a, const char *b)
+{
+	const char *la, *lb;
+	size_t na, nb;
+
+	for (;;) {
+		la = next_context(&a, &na);
+		lb = next_context(&b, &nb);
+		if (!la || !lb)
+			return la == lb;
+		if (na != nb || memcmp(la, lb, na))
+			return 0;
+	}
+}
+
+/*
+ * @r fails as @f does: the same result; for a failed check the same
+ * message (an assertion that fails elsewhere is another bug); for a
+ * deadlock, every context waiting on the same word and holding the same
+ * locks (a lock never released is not a lock order inverted).
+ */
 static int same_failure(const struct xresult *r, const struct xresult *f)
 {
 	const char *a, *b;
@@ -272,6 +310,8 @@ static int same_failure(const struct xresult *r, const struct xresult *f)
 
 	if (r->err != f->err)
 		return 0;
+	if (r->err == -EDEADLK)
+		return same_contexts(r->report, f->report);
 	if (r->err != -ECANCELED)
 		return 1;
 	a = failure_what(r, &la);

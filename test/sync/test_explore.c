@@ -197,6 +197,85 @@ static const struct vs_explore_scenario lost_unlock = {
 	.thread = unlock_thread, .fini = space_fini,
 };
 
+/* ---- two deadlocks: shrinking keeps the one it found ---------------------- */
+
+struct abba {
+	struct vs_lock a, b;
+};
+
+static int abba_setup(void **state)
+{
+	struct abba *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	if (vs_lock_init(&s->a, "rwsem", "lock A") ||
+	    vs_lock_init(&s->b, "rwsem", "lock B")) {
+		(void)vs_lock_destroy(&s->a);
+		free(s);
+		return -EINVAL;
+	}
+	*state = s;
+	return 0;
+}
+
+/* Locks a failed schedule left held stay, with their memory. */
+static void abba_fini(void *state)
+{
+	struct abba *s = state;
+
+	if (vs_lock_destroy(&s->a) == 0 && vs_lock_destroy(&s->b) == 0)
+		free(s);
+}
+
+/* Thread 0 takes A then B; thread 1 takes B then A and returns still
+ * holding B.  Without a preemption both finish.  With one, two
+ * deadlocks: each waits on the other's lock, or thread 1 ran first
+ * and thread 0 waits for ever on the B it kept. */
+static void abba_thread(void *state, unsigned int i)
+{
+	struct abba *s = state;
+
+	vs_lock_write_lock(i ? &s->b : &s->a);
+	vs_lock_write_lock(i ? &s->a : &s->b);
+	vs_lock_write_unlock(i ? &s->a : &s->b);
+	if (!i)
+		vs_lock_write_unlock(&s->a);
+}
+
+static const struct vs_explore_scenario abba = {
+	.name = "abba", .threads = 2, .setup = abba_setup,
+	.thread = abba_thread, .fini = abba_fini,
+};
+
+/* The random scheduler, seeds 1 to 20: the deadlock each finds, shrunk,
+ * is still that deadlock (the inverted order stays one, not the lost
+ * unlock that needs no preemption), and some seed finds the inversion. */
+START_TEST(explore_shrink_keeps_deadlock)
+{
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+	static struct vs_explore_report rep;
+	int seed, inverted = 0, found;
+
+	o.sched = &vs_vcpu_sched_random;
+	for (seed = 1; seed <= 20; seed++) {
+		o.seed = (uint64_t)seed;
+		o.flags = VS_EXPLORE_QUIET | VS_EXPLORE_NO_SHRINK;
+		ck_assert_int_eq(vs_explore(&abba, &o, &rep), -EDEADLK);
+		/* Inverted: thread 1 (work 2) waits too, not ended. */
+		found = strstr(rep.text, "(work 2): blocked") != NULL;
+		inverted += found;
+		o.flags = VS_EXPLORE_QUIET;
+		ck_assert_int_eq(vs_explore(&abba, &o, &rep), -EDEADLK);
+		ck_assert_msg((strstr(rep.text, "(work 2): blocked") != NULL) ==
+			      found, "seed %d: found %s, shrunk to another:\n%s",
+			      seed, found ? "the inversion" : "the lost unlock",
+			      rep.text);
+	}
+	ck_assert_int_gt(inverted, 0);
+}
+END_TEST
+
 /* ---- the lock kinds -------------------------------------------------------- */
 
 /* The lock kind the scenarios below take (vs_lock_init()'s). */
@@ -944,6 +1023,7 @@ Suite *explore_suite(void)
 	tcase_add_test(tc, explore_dfs);
 	tcase_add_test(tc, explore_stuck);
 	tcase_add_test(tc, explore_trace);
+	tcase_add_test(tc, explore_shrink_keeps_deadlock);
 	tcase_add_test(tc, explore_bad_arguments);
 
 	/* One case per lock kind: each planted bug of sync/broken.def that
