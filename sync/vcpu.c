@@ -441,15 +441,12 @@ static void record(struct vs_machine *m, const struct vs_vcpu_choice *c,
 	struct vs_vcpu_decision *d;
 
 	if (m->dec_n == m->dec_cap) {
-		size_t cap = m->dec_cap ? 2 * m->dec_cap : 64;
-
-		d = realloc(m->dec, cap * sizeof(*d));
+		d = vs__grow(m->dec, &m->dec_cap, sizeof(*d), 64);
 		if (!d) {
 			m->dec_lost = 1;
 			return;
 		}
 		m->dec = d;
-		m->dec_cap = cap;
 	}
 	d = &m->dec[m->dec_n++];
 	d->at = c->at;
@@ -457,6 +454,21 @@ static void record(struct vs_machine *m, const struct vs_vcpu_choice *c,
 	d->run = (uint16_t)run;
 	d->kind = (uint8_t)c->kind;
 	d->preempt = vs__choice_preempts(c);
+}
+
+/* Ask the scheduler choice @c, numbered here, and record an answer
+ * other than the default.  Return: the index in @c->cand chosen. */
+static unsigned int ask(struct vs_machine *m, struct vs_vcpu_choice *c)
+{
+	unsigned int i;
+
+	c->index = m->nchoices++;
+	i = m->cfg.sched->choose(m->sched, m, c);
+	if (i >= c->nr)
+		vs__die("vcpu scheduler chose past its alternatives", EINVAL);
+	if (i)
+		record(m, c, c->cand[i]);
+	return i;
 }
 
 /*
@@ -469,7 +481,7 @@ static struct vs__vcpu *choose(struct vs_machine *m, struct vs__vcpu *cur,
 			       const struct vs__vcpu *anchor, unsigned int op,
 			       const volatile void *addr)
 {
-	unsigned int cand[VS__VCPU_CONTEXTS], i;
+	unsigned int cand[VS__VCPU_CONTEXTS];
 	struct vs_vcpu_choice c;
 
 	c.nr = candidates(m, cur, cur && op == VS_VCPU_RELAX, cand);
@@ -483,13 +495,7 @@ static struct vs__vcpu *choose(struct vs_machine *m, struct vs__vcpu *cur,
 	c.cand = cand;
 	c.op = cur ? op : 0;
 	c.addr = cur ? addr : NULL;
-	c.index = m->nchoices++;
-	i = m->cfg.sched->choose(m->sched, m, &c);
-	if (i >= c.nr)
-		vs__die("vcpu scheduler chose past its alternatives", EINVAL);
-	if (i)
-		record(m, &c, cand[i]);
-	return &m->v[cand[i]];
+	return &m->v[cand[ask(m, &c)]];
 }
 
 unsigned int vs__vcpu_choose_mem(struct vs_machine *m, struct vs__vcpu *v,
@@ -512,13 +518,7 @@ unsigned int vs__vcpu_choose_mem(struct vs_machine *m, struct vs__vcpu *v,
 	c.cand = cand;
 	c.op = 0;
 	c.addr = NULL;
-	c.index = m->nchoices++;
-	i = m->cfg.sched->choose(m->sched, m, &c);
-	if (i >= nr)
-		vs__die("vcpu scheduler chose past its alternatives", EINVAL);
-	if (i)
-		record(m, &c, i);
-	return i;
+	return ask(m, &c);
 }
 
 /* ---- scheduling -------------------------------------------------------- */

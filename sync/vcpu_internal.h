@@ -12,6 +12,7 @@
 #define VS_SYNC_VCPU_INTERNAL_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "atomic.h"
 #include "vcpu.h"
@@ -194,6 +195,20 @@ static inline uint64_t vs__splitmix64(uint64_t *state)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+/* @arr, full with *@cap entries of @size bytes, grown to twice as many
+ * (@first when it has none).  Return: the array, *@cap updated; NULL
+ * when memory ran out (@arr and *@cap as they were). */
+static inline void *vs__grow(void *arr, size_t *cap, size_t size,
+			     size_t first)
+{
+	size_t n = *cap ? 2 * *cap : first;
+	void *p = n <= SIZE_MAX / 2 / size ? realloc(arr, n * size) : NULL;
+
+	if (p)
+		*cap = n;
+	return p;
 }
 
 /* The machine and vCPU the host thread is running now. */

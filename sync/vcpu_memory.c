@@ -67,15 +67,22 @@ struct store {
 				 * entry when it first read it, 0 never */
 };
 
+/* The head of an entry of the two tables: an entry of an earlier run
+ * (vs__mem.run) is free, so a run starts with both empty at no cost. */
+struct head {
+	uintptr_t key;
+	uint64_t run;		/* 0: never used */
+};
+
 struct loc {
-	uintptr_t addr;		/* 0: a free slot */
+	struct head h;		/* key: its address */
 	unsigned int size;
 	unsigned int n;		/* stores kept, newest at s[n - 1] */
 	struct store s[HISTORY];
 };
 
 struct stamp {
-	uintptr_t granule;	/* address >> 3, 0: a free slot */
+	struct head h;		/* key: its granule, address >> 3 */
 	uint32_t stamp;
 	uint16_t ctx;
 };
@@ -88,6 +95,7 @@ struct buffered {
 };
 
 struct ctx {
+	uint64_t run;			/* the run it last started in */
 	unsigned int ix;		/* relaxed: its clock index */
 	struct vs__vclock vc;		/* what happens before it */
 	struct vs__vclock rel;		/* at its last release fence */
@@ -110,6 +118,7 @@ struct vs__mem {
 	struct ctx *ctx;		/* by context id */
 	unsigned int *full;		/* TSO: the ids with stores buffered */
 	unsigned int nfull;
+	uint64_t run;			/* runs so far, this one included */
 	unsigned int next_ix;		/* relaxed: the next work's index */
 	struct vs__vclock cells[VS__MEM_CELLS];	/* vs__mem_release() */
 	struct vs__vclock sc;		/* the fully ordered operations' */
@@ -192,29 +201,36 @@ static size_t hash_ptr(uintptr_t a, size_t cap)
 	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
 }
 
-/* Double an open-addressing table of @cap entries of @esz bytes whose
- * key (uintptr_t, 0 for free) comes first. */
-static int grow(void **tab, size_t *cap, size_t esz)
+/* The index in @tab, of @cap entries of @esz bytes that each start
+ * with a struct head, of @key's entry in run @run, or of the free entry
+ * where it would go.  The table is at most half full. */
+static size_t tab_find(const void *tab, size_t cap, size_t esz,
+		       uintptr_t key, uint64_t run)
 {
-	size_t ncap = *cap ? 2 * *cap : 1024, i, j;
+	struct head h;
+	size_t i;
+
+	for (i = hash_ptr(key, cap);; i = (i + 1) & (cap - 1)) {
+		memcpy(&h, (const char *)tab + i * esz, sizeof(h));
+		if (h.run != run || h.key == key)
+			return i;
+	}
+}
+
+/* Double such a table (from 1024 entries), keeping run @run's. */
+static int grow(void **tab, size_t *cap, size_t esz, uint64_t run)
+{
+	size_t ncap = *cap ? 2 * *cap : 1024, i;
 	char *old = *tab, *nt = calloc(ncap, esz);
+	struct head h;
 
 	if (!nt)
 		return -ENOMEM;
 	for (i = 0; i < *cap; i++) {
-		uintptr_t key;
-
-		memcpy(&key, old + i * esz, sizeof(key));
-		if (!key)
-			continue;
-		for (j = hash_ptr(key, ncap);; j = (j + 1) & (ncap - 1)) {
-			uintptr_t k2;
-
-			memcpy(&k2, nt + j * esz, sizeof(k2));
-			if (!k2)
-				break;
-		}
-		memcpy(nt + j * esz, old + i * esz, esz);
+		memcpy(&h, old + i * esz, sizeof(h));
+		if (h.run == run)
+			memcpy(nt + tab_find(nt, ncap, esz, h.key, run) * esz,
+			       old + i * esz, esz);
 	}
 	free(old);
 	*tab = nt;
@@ -225,25 +241,23 @@ static int grow(void **tab, size_t *cap, size_t esz)
 /* The location at @addr, or NULL; with @make a new one if need be. */
 static struct loc *loc_find(struct vs__mem *w, uintptr_t addr, int make)
 {
-	size_t i;
+	struct loc *l;
 
 	if (make && 2 * (w->nloc + 1) > w->cap &&
-	    grow((void **)&w->loc, &w->cap, sizeof(*w->loc)))
+	    grow((void **)&w->loc, &w->cap, sizeof(*w->loc), w->run))
 		vs__die("vcpu memory model", ENOMEM);
 	if (!w->cap)
 		return NULL;
-	for (i = hash_ptr(addr, w->cap);; i = (i + 1) & (w->cap - 1)) {
-		if (w->loc[i].addr == addr)
-			return &w->loc[i];
-		if (!w->loc[i].addr)
-			break;
-	}
+	l = &w->loc[tab_find(w->loc, w->cap, sizeof(*l), addr, w->run)];
+	if (l->h.run == w->run)
+		return l;
 	if (!make)
 		return NULL;
 	w->nloc++;
-	memset(&w->loc[i], 0, sizeof(w->loc[i]));
-	w->loc[i].addr = addr;
-	return &w->loc[i];
+	memset(l, 0, sizeof(*l));
+	l->h.key = addr;
+	l->h.run = w->run;
+	return l;
 }
 
 /* Start @l's history again from what memory holds: a store before the
@@ -255,7 +269,7 @@ static void loc_restart(struct loc *l, unsigned int size)
 	l->size = size;
 	l->n = 1;
 	memset(s, 0, sizeof(*s));
-	s->val = mem_get(l->addr, size);
+	s->val = mem_get(l->h.key, size);
 	s->ctx = NONE;
 }
 
@@ -263,47 +277,33 @@ static void loc_restart(struct loc *l, unsigned int size)
 static struct loc *loc_valid(struct loc *l, unsigned int size)
 {
 	if (l && (l->size != size ||
-		  l->s[l->n - 1].val != mem_get(l->addr, size)))
+		  l->s[l->n - 1].val != mem_get(l->h.key, size)))
 		loc_restart(l, size);
 	return l;
 }
 
-static void stamp_set(struct vs__mem *w, uintptr_t granule, uint16_t ctx,
-		      uint32_t stamp)
+/* The allocation stamp of @granule, or NULL; with @make a new one,
+ * nobody's, if need be. */
+static struct stamp *stamp_find(struct vs__mem *w, uintptr_t granule,
+				int make)
 {
-	size_t i;
+	struct stamp *st;
 
-	if (2 * (w->nst + 1) > w->st_cap &&
-	    grow((void **)&w->st, &w->st_cap, sizeof(*w->st)))
+	if (make && 2 * (w->nst + 1) > w->st_cap &&
+	    grow((void **)&w->st, &w->st_cap, sizeof(*w->st), w->run))
 		vs__die("vcpu memory model", ENOMEM);
-	for (i = hash_ptr(granule, w->st_cap);;
-	     i = (i + 1) & (w->st_cap - 1)) {
-		if (w->st[i].granule == granule)
-			break;
-		if (!w->st[i].granule) {
-			w->nst++;
-			w->st[i].granule = granule;
-			break;
-		}
-	}
-	w->st[i].ctx = ctx;
-	w->st[i].stamp = stamp;
-}
-
-static const struct stamp *stamp_get(const struct vs__mem *w,
-				     uintptr_t granule)
-{
-	size_t i;
-
 	if (!w->st_cap)
 		return NULL;
-	for (i = hash_ptr(granule, w->st_cap);;
-	     i = (i + 1) & (w->st_cap - 1)) {
-		if (w->st[i].granule == granule)
-			return &w->st[i];
-		if (!w->st[i].granule)
-			return NULL;
-	}
+	st = &w->st[tab_find(w->st, w->st_cap, sizeof(*st), granule, w->run)];
+	if (st->h.run == w->run)
+		return st;
+	if (!make)
+		return NULL;
+	w->nst++;
+	st->h.key = granule;
+	st->h.run = w->run;
+	st->ctx = NONE;
+	return st;
 }
 
 /* ---- TSO ----------------------------------------------------------------- */
@@ -495,7 +495,7 @@ static void publication_check(struct vs_machine *m, struct vs__mem *w,
 			      struct vs__vcpu *v, uintptr_t addr,
 			      unsigned int op)
 {
-	const struct stamp *s = stamp_get(w, addr >> 3);
+	const struct stamp *s = stamp_find(w, addr >> 3, 0);
 	char by[32];
 
 	if (!s || s->ctx == NONE || s->ctx == cix(w, v) ||
@@ -526,7 +526,7 @@ static void relaxed_load(struct vs_machine *m, struct vs__mem *w,
 	if (back) {
 		w->post = POST_RESTORE;
 		w->saved = l->s[l->n - 1].val;
-		mem_put(l->addr, l->size, s->val);
+		mem_put(l->h.key, l->size, s->val);
 		w->back = back;
 	}
 }
@@ -583,7 +583,7 @@ static void relaxed_store_done(struct vs__mem *w, struct loc *l)
 		memmove(l->s, l->s + 1, --l->n * sizeof(l->s[0]));
 	s = &l->s[l->n++];
 	memset(s, 0, sizeof(*s));
-	s->val = mem_get(l->addr, l->size);
+	s->val = mem_get(l->h.key, l->size);
 	s->ctx = (uint16_t)cix(w, v);
 	s->stamp = tick(w, v);
 	s->sync = releases(w->mo) ? c->vc : c->rel;
@@ -639,14 +639,12 @@ void vs__mem_reset(struct vs_machine *m)
 		return;
 	while (w->nfull)
 		tso_drain(w, w->full[0]);
-	memset(w->ctx, 0, m->nr_all * sizeof(*w->ctx));
+	/* The tables' entries and the contexts of earlier runs are free
+	 * or unknown from now on: no need to clear them. */
+	w->run++;
 	memset(&w->sc, 0, sizeof(w->sc));
 	memset(w->cells, 0, sizeof(w->cells));
 	w->next_ix = 0;
-	if (w->nloc)
-		memset(w->loc, 0, w->cap * sizeof(*w->loc));
-	if (w->nst)
-		memset(w->st, 0, w->st_cap * sizeof(*w->st));
 	w->nloc = 0;
 	w->nst = 0;
 	w->post = POST_NONE;
@@ -681,10 +679,11 @@ void vs__mem_start(struct vs_machine *m, struct vs__vcpu *v)
 	if (!w)
 		return;
 	tso_drain(w, v->id);	/* what its last work left buffered */
+	c = &w->ctx[v->id];
+	c->run = w->run;
 	if (w->model != VS_VCPU_MEM_RELAXED)
 		return;
 	/* A work of its own: nothing of the context's last one. */
-	c = &w->ctx[v->id];
 	memset(&c->vc, 0, sizeof(c->vc));
 	memset(&c->rel, 0, sizeof(c->rel));
 	memset(&c->acq, 0, sizeof(c->acq));
@@ -764,7 +763,9 @@ void vs__mem_sync(struct vs_machine *m, const struct vs__vcpu *from,
 	if (!w || !from || from == to)
 		return;
 	tso_drain(w, from->id);		/* a system call: serializing */
-	if (w->model == VS_VCPU_MEM_RELAXED)
+	/* A context that did not start this run (a join of a work that
+	 * never ran) has nothing to give. */
+	if (w->model == VS_VCPU_MEM_RELAXED && w->ctx[from->id].run == w->run)
 		vc_join(&w->ctx[to->id].vc, &w->ctx[from->id].vc);
 }
 
@@ -802,22 +803,28 @@ void vs__mem_alloc(struct vs_machine *m, const void *addr, size_t len)
 {
 	struct vs__mem *w = m->mem;
 	uintptr_t g, end = ((uintptr_t)addr + len + 7) >> 3;
+	struct stamp *st;
 	uint32_t stamp;
 
 	if (!w || w->model != VS_VCPU_MEM_RELAXED || !m->cur)
 		return;
 	stamp = tick(w, m->cur);
-	for (g = (uintptr_t)addr >> 3; g < end; g++)
-		stamp_set(w, g, (uint16_t)cix(w, m->cur), stamp);
+	for (g = (uintptr_t)addr >> 3; g < end; g++) {
+		st = stamp_find(w, g, 1);
+		st->ctx = (uint16_t)cix(w, m->cur);
+		st->stamp = stamp;
+	}
 }
 
 void vs__mem_forget(struct vs_machine *m, const void *addr, size_t len)
 {
 	struct vs__mem *w = m->mem;
 	uintptr_t g, end = ((uintptr_t)addr + len + 7) >> 3;
+	struct stamp *st;
 
 	if (!w || !w->nst)
 		return;
 	for (g = (uintptr_t)addr >> 3; g < end; g++)
-		stamp_set(w, g, NONE, 0);	/* nobody's */
+		if ((st = stamp_find(w, g, 0)))
+			st->ctx = NONE;		/* nobody's */
 }

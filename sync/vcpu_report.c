@@ -330,15 +330,12 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 	struct vs__traced *t;
 
 	if (m->ntrace == m->trace_cap) {
-		size_t cap = m->trace_cap ? 2 * m->trace_cap : 4096;
-
-		t = realloc(m->trace, cap * sizeof(*t));
+		t = vs__grow(m->trace, &m->trace_cap, sizeof(*t), 4096);
 		if (!t) {
 			m->trace_lost = 1;
 			return;
 		}
 		m->trace = t;
-		m->trace_cap = cap;
 	}
 	t = &m->trace[m->ntrace++];
 	t->seq = m->seq ? m->seq - 1 : 0;	/* a seam event's, logged */

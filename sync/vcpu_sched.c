@@ -236,8 +236,7 @@ static unsigned int dfs_choose(void *state, struct vs_machine *m,
 		return 0;
 	}
 	if (d->depth == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 256;
-		grown = realloc(d->stack, d->cap * sizeof(*grown));
+		grown = vs__grow(d->stack, &d->cap, sizeof(*grown), 256);
 		if (!grown) {
 			d->err = -ENOMEM;
 			return 0;

@@ -59,6 +59,25 @@ void vs__test_vcpu_teardown(void);
 #endif
 
 /**
+ * vs_test_dfs_more - is there another schedule for DFS to run on @m?
+ * @st: the scheduler's figures, filled in (zero before the first run)
+ * @max: a bound on the schedules; the test fails when it is reached
+ *
+ * For a loop that runs @m's scenario once per schedule until DFS
+ * (vs_vcpu_sched_dfs) has explored them all; the test fails on a DFS
+ * error.
+ */
+static inline bool vs_test_dfs_more(struct vs_machine *m,
+				    struct vs_vcpu_dfs_stats *st,
+				    unsigned long max)
+{
+	ck_assert_int_eq(vs_vcpu_dfs_stats(m, st), 0);
+	ck_assert_int_eq(st->error, 0);
+	ck_assert_uint_lt(st->schedules, max);
+	return !st->exhausted;
+}
+
+/**
  * vs_test_plain_tcase - as vs_test_tcase(), but its tests run on the
  * host thread in the vCPU build too: for tests that make machines of
  * their own (vs_explore())
