@@ -22,7 +22,7 @@
 #include "common.h"
 
 #if VS_VCPU
-#define VS_NR_SLOTS 256	/* vCPU build: vCPU i owns slot i */
+#define VS_NR_SLOTS 256	/* vCPU build: context i owns slot i */
 #else
 #define VS_NR_SLOTS 64	/* slots that a thread owns alone */
 #endif
@@ -51,6 +51,9 @@ VS_EXTERN int vs_thread_attach(void);
  */
 VS_EXTERN void vs_thread_detach(void);
 
+/* Private: contexts below it own a slot (vs_machine_config.own_slots). */
+extern int vs__vcpu_own_slots;
+
 /* Private: the slot and attach state of the calling thread. */
 extern VS_EXTERN __thread int vs__tls_slot VS_TLS_IE;
 VS_EXTERN int vs__thread_attach_slow(void);
@@ -65,9 +68,11 @@ static inline unsigned int vs__thread_slot(void)
 {
 	int slot = vs__tls_slot;
 
-	/* vCPU build: a vCPU's slot is its number; host threads share. */
+	/* vCPU build: a context's slot is its number (vs_vcpu_self()),
+	 * below vs_machine_config.own_slots; the others share, as host
+	 * threads do. */
 	if (VS_VCPU)
-		return vs__vcpu_cur >= 0 && vs__vcpu_cur < VS_NR_SLOTS ?
+		return vs__vcpu_cur >= 0 && vs__vcpu_cur < vs__vcpu_own_slots ?
 		       (unsigned int)vs__vcpu_cur : VS_SLOT_SHARED;
 
 	if (vs_unlikely(slot < 0))

@@ -44,6 +44,7 @@
 
 struct vs_machine *vs__vcpu_machine;
 int vs__vcpu_cur = -1;
+int vs__vcpu_own_slots = VS_NR_SLOTS;
 int vs__vcpu_post;
 
 #define DEFAULT_STACK (256 * 1024)
@@ -1187,6 +1188,8 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 		return -EINVAL;
 	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
+	if (cfg->own_slots > VS_NR_SLOTS)
+		return -EINVAL;
 	m = engine_alloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -1322,6 +1325,8 @@ static int begin(struct vs_machine *m)
 	m->report[0] = 0;
 	vs__mem_reset(m);	/* each run starts from memory as it is */
 	vs__vcpu_machine = m;
+	vs__vcpu_own_slots = m->cfg.own_slots ? (int)m->cfg.own_slots :
+			     VS_NR_SLOTS;
 	host_stack(m);
 	return 0;
 }
@@ -1344,6 +1349,7 @@ static void end(struct vs_machine *m)
 	m->cur = NULL;
 	vs__vcpu_machine = NULL;
 	vs__vcpu_cur = -1;
+	vs__vcpu_own_slots = VS_NR_SLOTS;
 }
 
 /* See sync/internal.h: after a run that failed or deadlocked. */

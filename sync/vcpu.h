@@ -285,6 +285,11 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  *	   VS_MACHINE_TRACE
  * @memory: what the seam's loads may return, enum vs_vcpu_memory: 0
  *	    (VS_VCPU_MEM_SC) for the newest store
+ * @own_slots: 0, every context (vs_vcpu_self()) owns its slot of the
+ *	       per-slot locks and caches (sync/thread.h: percpu, brlock,
+ *	       prwlock, the page pool); or 1..VS_NR_SLOTS, the contexts
+ *	       below it own theirs and the others share VS_SLOT_SHARED, as
+ *	       host threads beyond VS_NR_SLOTS do: to explore that path
  */
 struct vs_machine_config {
 	const struct vs_vcpu_profile *profile;
@@ -296,6 +301,7 @@ struct vs_machine_config {
 	uint64_t max_events;
 	unsigned int flags;
 	unsigned int memory;
+	unsigned int own_slots;
 };
 
 /**

@@ -105,6 +105,10 @@ static int check_args(const struct vs_explore_scenario *sc,
 		bad = "options flags: unknown bits";
 	else if (opt && opt->sched && !opt->sched->choose)
 		bad = "options sched: no choose()";
+	else if (opt && opt->memory > VS_VCPU_MEM_RELAXED)
+		bad = "options memory: want VS_VCPU_MEM_SC, _TSO or _RELAXED";
+	else if (opt && opt->own_slots > sc->threads + 1)
+		bad = "options own_slots: want 0..threads + 1";
 	if (!bad)
 		return 0;
 	report_set(rep, "explore: bad argument: %s\n", bad);
@@ -223,6 +227,7 @@ static int machine(struct vs_machine **mp, const struct xrun *x,
 		.flags = VS_MACHINE_CHECK_FREED |
 			 (x->trace ? VS_MACHINE_TRACE : 0),
 		.memory = o->memory,
+		.own_slots = o->own_slots,
 	};
 
 	return vs_machine_create(mp, &cfg);

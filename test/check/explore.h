@@ -147,6 +147,11 @@ struct vs_explore_scenario {
  * @memory: the memory model (enum vs_vcpu_memory): 0, sequentially
  *	    consistent, or VS_VCPU_MEM_TSO, VS_VCPU_MEM_RELAXED; a replay
  *	    needs the same
+ * @own_slots: the machine's vs_machine_config.own_slots, up to
+ *	       threads + 1 (thread i runs as context i + 1 while none has
+ *	       ended): 0, each thread owns its slot of the per-slot locks;
+ *	       2, thread 0 owns one and the others share VS_SLOT_SHARED; a
+ *	       replay needs the same
  */
 struct vs_explore_options {
 	const struct vs_vcpu_sched_ops *sched;
@@ -158,6 +163,7 @@ struct vs_explore_options {
 	const struct vs_vcpu_profile *profile;
 	unsigned int flags;
 	unsigned int memory;
+	unsigned int own_slots;
 };
 
 #define VS_EXPLORE_NO_SHRINK 0x1u	/* report the schedule as found */

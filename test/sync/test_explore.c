@@ -913,6 +913,14 @@ START_TEST(explore_bad_arguments)
 	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -EINVAL);
 	ck_assert_msg(strstr(rep.text, "flags"), "%s", rep.text);
 	o = quiet(1);
+	o.memory = VS_VCPU_MEM_RELAXED + 1;
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "options memory"), "%s", rep.text);
+	o = quiet(1);
+	o.own_slots = lost_update.threads + 2;
+	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -EINVAL);
+	ck_assert_msg(strstr(rep.text, "options own_slots"), "%s", rep.text);
+	o = quiet(1);
 	ck_assert_int_eq(setenv("VMSIM_REPLAY", "lost_update:v1.!!.00000000",
 				1), 0);
 	ck_assert_int_eq(vs_explore(&lost_update, &o, &rep), -EINVAL);
@@ -928,7 +936,7 @@ END_TEST
  * each seed failed.
  */
 static void explore_kind(const struct vs_explore_scenario *sc, const char *k,
-			 unsigned int memory)
+			 unsigned int memory, unsigned int own_slots)
 {
 	static struct vs_explore_report rep;
 	static struct vs_tally t;
@@ -942,44 +950,52 @@ static void explore_kind(const struct vs_explore_scenario *sc, const char *k,
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o = quiet((uint64_t)seed);
 		o.memory = memory;
+		o.own_slots = own_slots;
 		if (vs_explore(sc, &o, &rep))
 			vs_tally_add(&t, seed, rep.schedules, &rep);
 	}
-	snprintf(what, sizeof(what), "%s on %s, memory model %u", sc->name,
-		 k ? k : "-", memory);
+	snprintf(what, sizeof(what), "%s on %s, memory model %u, own slots %u",
+		 sc->name, k ? k : "-", memory, own_slots);
 	vs_tally_assert(&t, what);
 }
 
-/* Each scenario on its lock kind and memory model, in the case of the
- * explore suite that its planted bugs' teeth run. */
+/* Each scenario on its lock kind, memory model and owned slots (0:
+ * all; 2: the writer, thread 0, owns one and the readers share
+ * VS_SLOT_SHARED), in the case of the explore suite that its planted
+ * bugs' teeth run. */
 static const struct {
 	const char *tcase;
 	const struct vs_explore_scenario *sc;
 	const char *kind;
 	unsigned int memory;
+	unsigned int own_slots;
 } kind_cases[] = {
-	{ "rwsem", &exclusion, "rwsem", VS_VCPU_MEM_SC },
-	{ "rwsem", &no_barging, "rwsem", VS_VCPU_MEM_SC },
-	{ "rwsem", &batch_wake, "rwsem", VS_VCPU_MEM_SC },
-	{ "percpu", &exclusion, "percpu", VS_VCPU_MEM_SC },
-	{ "prwlock", &exclusion, "prwlock", VS_VCPU_MEM_SC },
-	{ "brlock", &exclusion, "brlock", VS_VCPU_MEM_SC },
-	{ "rcu", &rcu_grace, NULL, VS_VCPU_MEM_SC },
-	{ "free", &free_rcu, NULL, VS_VCPU_MEM_SC },
-	{ "weak", &exclusion, "rwsem", VS_VCPU_MEM_TSO },
-	{ "weak", &exclusion, "rwsem", VS_VCPU_MEM_RELAXED },
-	{ "weak", &exclusion, "percpu", VS_VCPU_MEM_RELAXED },
-	{ "weak", &exclusion, "prwlock", VS_VCPU_MEM_RELAXED },
-	{ "weak", &exclusion, "brlock", VS_VCPU_MEM_RELAXED },
-	{ "weak", &rcu_grace, NULL, VS_VCPU_MEM_RELAXED },
-	{ "weak", &seq_copy, NULL, VS_VCPU_MEM_TSO },
-	{ "seqcount", &seq_copy, NULL, VS_VCPU_MEM_RELAXED },
+	{ "rwsem", &exclusion, "rwsem", VS_VCPU_MEM_SC, 0 },
+	{ "rwsem", &no_barging, "rwsem", VS_VCPU_MEM_SC, 0 },
+	{ "rwsem", &batch_wake, "rwsem", VS_VCPU_MEM_SC, 0 },
+	{ "percpu", &exclusion, "percpu", VS_VCPU_MEM_SC, 0 },
+	{ "percpu", &exclusion, "percpu", VS_VCPU_MEM_SC, 2 },
+	{ "prwlock", &exclusion, "prwlock", VS_VCPU_MEM_SC, 0 },
+	{ "prwlock", &exclusion, "prwlock", VS_VCPU_MEM_SC, 2 },
+	{ "brlock", &exclusion, "brlock", VS_VCPU_MEM_SC, 0 },
+	{ "brlock", &exclusion, "brlock", VS_VCPU_MEM_SC, 2 },
+	{ "rcu", &rcu_grace, NULL, VS_VCPU_MEM_SC, 0 },
+	{ "free", &free_rcu, NULL, VS_VCPU_MEM_SC, 0 },
+	{ "weak", &exclusion, "rwsem", VS_VCPU_MEM_TSO, 0 },
+	{ "weak", &exclusion, "rwsem", VS_VCPU_MEM_RELAXED, 0 },
+	{ "weak", &exclusion, "percpu", VS_VCPU_MEM_RELAXED, 0 },
+	{ "weak", &exclusion, "prwlock", VS_VCPU_MEM_RELAXED, 0 },
+	{ "weak", &exclusion, "brlock", VS_VCPU_MEM_RELAXED, 0 },
+	{ "weak", &exclusion, "brlock", VS_VCPU_MEM_RELAXED, 2 },
+	{ "weak", &rcu_grace, NULL, VS_VCPU_MEM_RELAXED, 0 },
+	{ "weak", &seq_copy, NULL, VS_VCPU_MEM_TSO, 0 },
+	{ "seqcount", &seq_copy, NULL, VS_VCPU_MEM_RELAXED, 0 },
 };
 
 START_TEST(explore_lock_kind)
 {
 	explore_kind(kind_cases[_i].sc, kind_cases[_i].kind,
-		     kind_cases[_i].memory);
+		     kind_cases[_i].memory, kind_cases[_i].own_slots);
 }
 END_TEST
 

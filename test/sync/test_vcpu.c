@@ -15,6 +15,7 @@
 #include "sync/lock.h"
 #include "sync/lockstat.h"
 #include "sync/rcu.h"
+#include "sync/thread.h"
 #include "sync/vcpu.h"
 #include "sync/wait.h"
 #include "test.h"
@@ -51,6 +52,9 @@ START_TEST(vcpu_args)
 					      sizeof(err)), 0);
 	cfg.profile = &p;
 	cfg.nr_vcpus = p.nr_cpus + 1;	/* more vCPUs than the machine's */
+	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
+	cfg.nr_vcpus = 2;
+	cfg.own_slots = VS_NR_SLOTS + 1;	/* more than there are */
 	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
 	ck_assert_int_eq(vs_machine_destroy(NULL), -EINVAL);
 	m = mach(2, NULL);
@@ -120,6 +124,57 @@ START_TEST(vcpu_spawn_join)
 	ck_assert_uint_ge(st.events, 3000);
 	ck_assert_uint_eq(st.rmws >= 3000, 1);
 	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
+/* ---- slots -------------------------------------------------------------- */
+
+static unsigned int slot_of[4];
+static vs_atomic32_t noted;
+
+/* Note the slot of the context it runs on; wait for the others, so that
+ * none ends and has its context reused. */
+static void note_slot(void *arg)
+{
+	(void)arg;
+	slot_of[vs_vcpu_self()] = vs__thread_slot();
+	(void)vs_fetch_add(&noted, 1);
+	while (vs_read_once(&noted) < 3)
+		vs_cpu_relax();
+}
+
+static void slot_noters(void *arg)
+{
+	int id[3], i;
+
+	(void)arg;
+	vs_atomic_init(&noted, 0);
+	for (i = 0; i < 3; i++)
+		id[i] = vs_machine_spawn(cur, (unsigned int)i + 1, note_slot,
+					 NULL);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(vs_machine_join(cur, (unsigned int)id[i]), 0);
+	slot_of[0] = vs__thread_slot();
+}
+
+/* Context i owns slot i, or with own_slots = 2 the contexts from 2 on
+ * share VS_SLOT_SHARED; the host is back on the shared slot after. */
+START_TEST(vcpu_own_slots)
+{
+	struct vs_machine_config cfg = { .nr_vcpus = 4, .own_slots = 2 };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		cfg.own_slots = 2 * i;
+		ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+		ck_assert_int_eq(vs_machine_run(cur, slot_noters, NULL), 0);
+		ck_assert_uint_eq(slot_of[0], 0);
+		ck_assert_uint_eq(slot_of[1], 1);
+		ck_assert_uint_eq(slot_of[2], i ? VS_SLOT_SHARED : 2u);
+		ck_assert_uint_eq(slot_of[3], i ? VS_SLOT_SHARED : 3u);
+		ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	}
+	ck_assert_uint_eq(vs__thread_slot(), VS_SLOT_SHARED);
 }
 END_TEST
 
@@ -782,6 +837,7 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_args);
 	tcase_add_test(tc, vcpu_refused);
 	tcase_add_test(tc, vcpu_spawn_join);
+	tcase_add_test(tc, vcpu_own_slots);
 	tcase_add_test(tc, vcpu_timeout);
 	tcase_add_test(tc, vcpu_costs);
 	tcase_add_test(tc, vcpu_cas_retry_holds_the_line);
