@@ -13,8 +13,10 @@
  * preemptions, a search of every schedule with fewer
  * (vs_vcpu_sched_dfs, bound by bound, within half of
  * VS_EXPLORE_SHRINK_RUNS schedules) for one that fails the same way:
- * the first found has the fewest preemptions there are.  Then the
- * decisions are removed one at a time, latest first, each removal kept
+ * the first found has the fewest preemptions there are.  When that
+ * search runs out first (weak memory offers a choice at most loads), more
+ * schedules of the exploring scheduler, seeded anew, may find the
+ * failure with fewer.  Then the decisions are removed one at a time, latest first, each removal kept
  * when a replay (VS_VCPU_REPLAY_LENIENT: a decision whose anchor no
  * longer comes is skipped) still fails the same way, until none can go:
  * what is reported is 1-minimal, each decision needed.  "The same way":
@@ -343,7 +345,7 @@ static unsigned long drop_decisions(struct xrun *x,
 	try = malloc((f->nr ? f->nr : 1) * sizeof(*try));
 	while (r && try && changed) {
 		changed = 0;
-		for (i = f->nr; i-- > 0 && runs < VS_EXPLORE_SHRINK_RUNS / 2;) {
+		for (i = f->nr; i-- > 0 && runs < VS_EXPLORE_SHRINK_RUNS * 2 / 5;) {
 			memcpy(try, f->dec, i * sizeof(*try));
 			memcpy(try + i, f->dec + i + 1,
 			       (f->nr - i - 1) * sizeof(*try));
@@ -366,38 +368,48 @@ static unsigned long drop_decisions(struct xrun *x,
 	return runs;
 }
 
-/*
- * Look for @f's failure with fewer preemptions than it has: a search of
- * every schedule with up to one less (vs_vcpu_sched_dfs, bound by bound,
- * so that the first found has the fewest), within @budget schedules.
- * @f becomes what it finds.  Return: the schedules run.
- */
-static unsigned long fewer(struct xrun *x, const struct vs_explore_options *o,
-			   struct xresult *f, unsigned long budget)
+/* Is @m's scheduler DFS, and has it run out of schedules? */
+static int exhausted(struct vs_machine *m)
 {
-	unsigned int p = preemptions(f->dec, f->nr) - 1;
-	struct vs_vcpu_dfs bound = { p < VS_VCPU_DFS_MAX ? p : VS_VCPU_DFS_MAX };
 	struct vs_vcpu_dfs_stats st;
+
+	return !vs_vcpu_dfs_stats(m, &st) && (st.exhausted || st.error);
+}
+
+/*
+ * Look for @f's failure with fewer preemptions than it has among the
+ * schedules of @sched (@arg, @seed) on a new machine, within @budget.
+ * @f becomes the one with the fewest found.  DFS, bound by bound, stops
+ * at the first: no schedule it has not run has fewer.
+ * Return: the schedules run.
+ */
+static unsigned long search(struct xrun *x, const struct vs_explore_options *o,
+			    struct xresult *f,
+			    const struct vs_vcpu_sched_ops *sched,
+			    const void *arg, uint64_t seed,
+			    unsigned long budget)
+{
 	struct vs_machine *m;
 	struct xresult *r;
 	unsigned long runs = 0;
 
 	r = calloc(1, sizeof(*r));
-	if (!r || machine(&m, x, o, &vs_vcpu_sched_dfs, &bound, 0)) {
+	if (!r || machine(&m, x, o, sched, arg, seed)) {
 		free(r);
 		return 0;
 	}
-	while (runs < budget && !vs_vcpu_dfs_stats(m, &st) && !st.exhausted &&
-	       !st.error) {
+	while (runs < budget && preemptions(f->dec, f->nr) > 1 &&
+	       !exhausted(m)) {
 		schedule(x, m, r);
 		runs++;
-		if (same_failure(r, f) &&
-		    preemptions(r->dec, r->nr) < preemptions(f->dec, f->nr)) {
-			free(f->dec);
-			*f = *r;
-			r->dec = NULL;
+		if (!same_failure(r, f) ||
+		    preemptions(r->dec, r->nr) >= preemptions(f->dec, f->nr))
+			continue;
+		free(f->dec);
+		*f = *r;
+		r->dec = NULL;
+		if (sched == &vs_vcpu_sched_dfs)
 			break;
-		}
 	}
 	(void)vs_machine_destroy(m);
 	free(r->dec);
@@ -405,15 +417,29 @@ static unsigned long fewer(struct xrun *x, const struct vs_explore_options *o,
 	return runs;
 }
 
-/* Shrink @f: fewer preemptions if a bounded search finds them, then
- * fewer decisions.  Return: the replays and schedules it took. */
+/*
+ * Shrink @f: a search of every schedule with fewer preemptions (DFS
+ * bound by bound); when it runs out first (weak memory offers a choice
+ * at most loads), more schedules of the exploring scheduler, seeded
+ * anew, for the same failure with fewer; then fewer decisions.
+ * Return: the replays and schedules it took.
+ */
 static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 			    struct xresult *f)
 {
+	unsigned int found = preemptions(f->dec, f->nr);
+	struct vs_vcpu_dfs bound = { found - 1 < VS_VCPU_DFS_MAX ?
+				     found - 1 : VS_VCPU_DFS_MAX };
 	unsigned long runs = 0;
 
-	if (preemptions(f->dec, f->nr) > 1)
-		runs = fewer(x, o, f, VS_EXPLORE_SHRINK_RUNS / 2);
+	if (found > 1)
+		runs = search(x, o, f, &vs_vcpu_sched_dfs, &bound, 0,
+			      VS_EXPLORE_SHRINK_RUNS * 2 / 5);
+	if (preemptions(f->dec, f->nr) == found &&
+	    o->sched != &vs_vcpu_sched_dfs)
+		runs += search(x, o, f, o->sched ? o->sched :
+			       &vs_vcpu_sched_pct, o->sched_arg, o->seed + 1,
+			       VS_EXPLORE_SHRINK_RUNS / 5);
 	return runs + drop_decisions(x, o, f);
 }
 
@@ -528,16 +554,6 @@ static int more(const struct vs_explore_options *o,
 	return !o->max_ms || elapsed(t0) * 1000 < o->max_ms;
 }
 
-/* Has the scheduler run out of schedules? (DFS says so.) */
-static int exhausted(struct vs_machine *m, const struct vs_explore_options *o)
-{
-	struct vs_vcpu_dfs_stats st;
-
-	if (o->sched != &vs_vcpu_sched_dfs || vs_vcpu_dfs_stats(m, &st))
-		return 0;
-	return st.exhausted || st.error;
-}
-
 /* Schedule 1 without preemptions (the warm-up), then the scheduler's,
  * until one fails or the bounds say stop.  @f: the last one's outcome. */
 static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
@@ -557,14 +573,14 @@ static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 	err = machine(&m, x, o, sched, o->sched_arg, o->seed);
 	if (err)
 		return err;
-	while (more(o, rep, t0) && !exhausted(m, o)) {
+	while (more(o, rep, t0) && !exhausted(m)) {
 		vs_explore_schedule = rep->schedules + 1;
 		schedule(x, m, f);
 		rep->schedules++;
 		if (f->err)
 			break;
 	}
-	rep->exhausted = exhausted(m, o);
+	rep->exhausted = exhausted(m);
 	(void)vs_machine_destroy(m);
 	return f->err;
 }

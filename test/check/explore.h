@@ -96,7 +96,7 @@
 #define VS_EXPLORE_NAME_MAX 64		/* longest scenario name */
 #define VS_EXPLORE_SCHEDULES 1000	/* default of .max_schedules */
 #define VS_EXPLORE_EVENTS 100000	/* default of .max_events */
-#define VS_EXPLORE_SHRINK_RUNS 2000	/* most replays shrinking takes */
+#define VS_EXPLORE_SHRINK_RUNS 2500	/* most replays shrinking takes */
 
 /**
  * struct vs_explore_scenario - what runs in each schedule

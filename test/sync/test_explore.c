@@ -562,6 +562,10 @@ static const struct vs_explore_scenario free_rcu = {
 
 #define SEQ_ROUNDS 2
 
+/* The writer's section lacks its write barrier, as the planted bug
+ * seqcount-begin-no-wmb's: a torn copy under relaxed memory. */
+static int seq_no_wmb;
+
 struct seq_box {
 	vs_seqcount_t seq;
 	vs_atomic32_t a, b;	/* written together: a == b, always */
@@ -591,7 +595,11 @@ static void seq_thread(void *state, unsigned int i)
 
 	for (k = 1; k <= SEQ_ROUNDS; k++) {
 		if (i == 0) {
-			vs_write_seqcount_begin(&b->seq);
+			if (seq_no_wmb)	/* the begin, without its barrier */
+				vs_write_once(&b->seq.sequence,
+					      vs_read_once(&b->seq.sequence) + 1);
+			else
+				vs_write_seqcount_begin(&b->seq);
 			vs_write_once(&b->a, k);
 			vs_write_once(&b->b, k);
 			vs_write_seqcount_end(&b->seq);
@@ -625,6 +633,34 @@ static struct vs_explore_options quiet(uint64_t seed)
 
 	return o;
 }
+
+/* A weak failure, found with many choices of older values, shrinks to
+ * the three the torn copy needs (the reader's old count, old second
+ * word, old count again), though the search of every schedule with
+ * fewer preemptions runs out first: more schedules find it. */
+START_TEST(explore_shrinks_weak)
+{
+	static struct vs_explore_report rep;
+	struct vs_explore_options o;
+	unsigned int most = 0;
+	int seed;
+
+	seq_no_wmb = 1;
+	for (seed = 1; seed <= 3; seed++) {
+		o = quiet((uint64_t)seed);
+		o.memory = VS_VCPU_MEM_RELAXED;
+		ck_assert_int_eq(vs_explore(&seq_copy, &o, &rep), -ECANCELED);
+		ck_assert_msg(rep.preemptions <= 3, "seed %d: found with %u "
+			      "preemptions, shrunk to %u:\n%s", seed,
+			      rep.found_preemptions, rep.preemptions,
+			      rep.text);
+		if (rep.found_preemptions > most)
+			most = rep.found_preemptions;
+	}
+	seq_no_wmb = 0;
+	ck_assert_uint_gt(most, 3);
+}
+END_TEST
 
 /* Each bug is found within the default 1,000 schedules, for 5 seeds,
  * as the failure it is; each fix passes 1,000 schedules. */
@@ -1040,6 +1076,7 @@ Suite *explore_suite(void)
 	tcase_add_test(tc, explore_stuck);
 	tcase_add_test(tc, explore_trace);
 	tcase_add_test(tc, explore_shrink_keeps_deadlock);
+	tcase_add_test(tc, explore_shrinks_weak);
 	tcase_add_test(tc, explore_bad_arguments);
 
 	/* One case per lock kind: each planted bug of sync/broken.def that
