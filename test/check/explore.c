@@ -22,7 +22,7 @@
  * what is reported is 1-minimal, each decision needed.  "The same way":
  * the same result; for a failed check the same message; for a
  * deadlock, each context in the same state, on the same word, holding
- * the same locks.
+ * the same locks; for a stuck run, both.
  *
  * Locking: the caller's host thread; the machine is run from here.
  */
@@ -308,7 +308,8 @@ static int same_contexts(const char *a, const char *b)
  * @r fails as @f does: the same result; for a failed check the same
  * message (an assertion that fails elsewhere is another bug); for a
  * deadlock, every context waiting on the same word and holding the same
- * locks (a lock never released is not a lock order inverted).
+ * locks (a lock never released is not a lock order inverted); for a
+ * stuck run, both (the same work spinning, the others where they were).
  */
 static int same_failure(const struct xresult *r, const struct xresult *f)
 {
@@ -323,7 +324,9 @@ static int same_failure(const struct xresult *r, const struct xresult *f)
 		return 1;
 	a = failure_what(r, &la);
 	b = failure_what(f, &lb);
-	return la == lb && memcmp(a, b, la) == 0;
+	if (la != lb || memcmp(a, b, la))
+		return 0;
+	return strncmp(a, "stuck:", 6) || same_contexts(r->report, f->report);
 }
 
 /*

@@ -248,31 +248,95 @@ static const struct vs_explore_scenario abba = {
 	.thread = abba_thread, .fini = abba_fini,
 };
 
-/* The random scheduler, seeds 1 to 20: the deadlock each finds, shrunk,
- * is still that deadlock (the inverted order stays one, not the lost
- * unlock that needs no preemption), and some seed finds the inversion. */
-START_TEST(explore_shrink_keeps_deadlock)
-{
-	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
-	static struct vs_explore_report rep;
-	int seed, inverted = 0, found;
+/* ---- two spins: shrinking keeps the one it found ------------------------- */
 
-	o.sched = &vs_vcpu_sched_random;
+struct two_spins {
+	vs_atomic32_t x, z;
+};
+
+static int two_spins_setup(void **state)
+{
+	struct two_spins *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	vs_vcpu_name(&s->x, sizeof(s->x), "x");
+	vs_vcpu_name(&s->z, sizeof(s->z), "z");
+	*state = s;
+	return 0;
+}
+
+/* Each thread raises a word for a moment and spins for ever if it
+ * catches the other's raised.  Without a preemption both finish.
+ * Thread 1 spins after one (thread 0 stopped with z raised), thread 0
+ * after two (it stopped before looking, then thread 1 with x raised). */
+static void two_spins_thread(void *state, unsigned int i)
+{
+	struct two_spins *s = state;
+	vs_atomic32_t *mine = i ? &s->x : &s->z, *theirs = i ? &s->z : &s->x;
+
+	if (i == 0 && vs_read_once(theirs))
+		for (;;)
+			vs_cpu_relax();
+	vs_write_once(mine, 1);
+	vs_write_once(mine, 0);
+	if (i == 1 && vs_read_once(theirs))
+		for (;;)
+			vs_cpu_relax();
+}
+
+static const struct vs_explore_scenario two_spins = {
+	.name = "two_spins", .threads = 2, .setup = two_spins_setup,
+	.thread = two_spins_thread, .fini = free,
+};
+
+/*
+ * @sc under the random scheduler, seeds 1 to 20: each fails with @err,
+ * and the failure found, with or without @mark in its report, is shrunk
+ * to one that has @mark or not as well.  Return: the seeds that found
+ * it with @mark.
+ */
+static int shrink_keeps(const struct vs_explore_scenario *sc, int err,
+			const char *mark, uint64_t max_events)
+{
+	struct vs_explore_options o = { .sched = &vs_vcpu_sched_random,
+					.max_events = max_events };
+	static struct vs_explore_report rep;
+	int seed, marked = 0, found;
+
 	for (seed = 1; seed <= 20; seed++) {
 		o.seed = (uint64_t)seed;
 		o.flags = VS_EXPLORE_QUIET | VS_EXPLORE_NO_SHRINK;
-		ck_assert_int_eq(vs_explore(&abba, &o, &rep), -EDEADLK);
-		/* Inverted: thread 1 (work 2) waits too, not ended. */
-		found = strstr(rep.text, "(work 2): blocked") != NULL;
-		inverted += found;
+		ck_assert_int_eq(vs_explore(sc, &o, &rep), err);
+		found = strstr(rep.text, mark) != NULL;
+		marked += found;
 		o.flags = VS_EXPLORE_QUIET;
-		ck_assert_int_eq(vs_explore(&abba, &o, &rep), -EDEADLK);
-		ck_assert_msg((strstr(rep.text, "(work 2): blocked") != NULL) ==
-			      found, "seed %d: found %s, shrunk to another:\n%s",
-			      seed, found ? "the inversion" : "the lost unlock",
-			      rep.text);
+		ck_assert_int_eq(vs_explore(sc, &o, &rep), err);
+		ck_assert_msg((strstr(rep.text, mark) != NULL) == found,
+			      "%s, seed %d: found %s \"%s\", shrunk to %s:\n%s",
+			      sc->name, seed, found ? "with" : "without", mark,
+			      found ? "without" : "with", rep.text);
 	}
-	ck_assert_int_gt(inverted, 0);
+	return marked;
+}
+
+/* Of the two deadlocks, the inverted order stays one, not the lost
+ * unlock that needs no preemption; some seed finds the inversion
+ * (thread 1, work 2, waits too, not ended). */
+START_TEST(explore_shrink_keeps_deadlock)
+{
+	ck_assert_int_gt(shrink_keeps(&abba, -EDEADLK, "(work 2): blocked",
+				      0), 0);
+}
+END_TEST
+
+/* Of the two stuck runs, thread 0 spinning stays so, not thread 1,
+ * which needs fewer preemptions; some seed finds thread 0 (work 1)
+ * spinning. */
+START_TEST(explore_shrink_keeps_stuck)
+{
+	ck_assert_int_gt(shrink_keeps(&two_spins, -ECANCELED,
+				      "(work 1): running", 2000), 0);
 }
 END_TEST
 
@@ -1076,6 +1140,7 @@ Suite *explore_suite(void)
 	tcase_add_test(tc, explore_stuck);
 	tcase_add_test(tc, explore_trace);
 	tcase_add_test(tc, explore_shrink_keeps_deadlock);
+	tcase_add_test(tc, explore_shrink_keeps_stuck);
 	tcase_add_test(tc, explore_shrinks_weak);
 	tcase_add_test(tc, explore_bad_arguments);
 
