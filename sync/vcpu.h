@@ -285,11 +285,12 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  *	   VS_MACHINE_TRACE
  * @memory: what the seam's loads may return, enum vs_vcpu_memory: 0
  *	    (VS_VCPU_MEM_SC) for the newest store
- * @own_slots: 0, every context (vs_vcpu_self()) owns its slot of the
- *	       per-slot locks and caches (sync/thread.h: percpu, brlock,
- *	       prwlock, the page pool); or 1..VS_NR_SLOTS, the contexts
- *	       below it own theirs and the others share VS_SLOT_SHARED, as
- *	       host threads beyond VS_NR_SLOTS do: to explore that path
+ * @own_slots: 0, every work's context (vs_vcpu_self()) owns its slot
+ *	       of the per-slot locks and caches (sync/thread.h: percpu,
+ *	       brlock, prwlock, the page pool); or 1..VS_NR_SLOTS, the
+ *	       contexts below it own theirs and the others share
+ *	       VS_SLOT_SHARED, as host threads beyond VS_NR_SLOTS and the
+ *	       RCU daemon do: to explore that path
  */
 struct vs_machine_config {
 	const struct vs_vcpu_profile *profile;

@@ -9,14 +9,15 @@
  * choices: a schedule found by one scheduler is replayed by
  * vs_vcpu_sched_replay on a new machine, event for event.
  *
- * Shrinking is two steps.  First, when the schedule has two or more
+ * Shrinking is three steps.  First, when the schedule has two or more
  * preemptions, a search of every schedule with fewer
- * (vs_vcpu_sched_dfs, bound by bound, within half of
+ * (vs_vcpu_sched_dfs, bound by bound, within 2/5 of
  * VS_EXPLORE_SHRINK_RUNS schedules) for one that fails the same way:
  * the first found has the fewest preemptions there are.  When that
- * search runs out first (weak memory offers a choice at most loads), more
- * schedules of the exploring scheduler, seeded anew, may find the
- * failure with fewer.  Then the decisions are removed one at a time, latest first, each removal kept
+ * search runs out of schedules before it is through (weak memory offers
+ * a choice at most loads), 1/5 more of the exploring scheduler, seeded
+ * anew, look for the failure with fewer.  Then the decisions are
+ * removed one at a time, latest first (2/5), each removal kept
  * when a replay (VS_VCPU_REPLAY_LENIENT: a decision whose anchor no
  * longer comes is skipped) still fails the same way, until none can go:
  * what is reported is 1-minimal, each decision needed.  "The same way":
@@ -383,14 +384,15 @@ static int exhausted(struct vs_machine *m)
  * Look for @f's failure with fewer preemptions than it has among the
  * schedules of @sched (@arg, @seed) on a new machine, within @budget.
  * @f becomes the one with the fewest found.  DFS, bound by bound, stops
- * at the first: no schedule it has not run has fewer.
+ * at the first: no schedule it has not run has fewer.  *@through (when
+ * not NULL): the scheduler ran out of schedules, DFS having run all.
  * Return: the schedules run.
  */
 static unsigned long search(struct xrun *x, const struct vs_explore_options *o,
 			    struct xresult *f,
 			    const struct vs_vcpu_sched_ops *sched,
 			    const void *arg, uint64_t seed,
-			    unsigned long budget)
+			    unsigned long budget, int *through)
 {
 	struct vs_machine *m;
 	struct xresult *r;
@@ -414,6 +416,8 @@ static unsigned long search(struct xrun *x, const struct vs_explore_options *o,
 		if (sched == &vs_vcpu_sched_dfs)
 			break;
 	}
+	if (through)
+		*through = exhausted(m);
 	(void)vs_machine_destroy(m);
 	free(r->dec);
 	free(r);
@@ -434,15 +438,17 @@ static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 	struct vs_vcpu_dfs bound = { found - 1 < VS_VCPU_DFS_MAX ?
 				     found - 1 : VS_VCPU_DFS_MAX };
 	unsigned long runs = 0;
+	int through = 1;
 
 	if (found > 1)
 		runs = search(x, o, f, &vs_vcpu_sched_dfs, &bound, 0,
-			      VS_EXPLORE_SHRINK_RUNS * 2 / 5);
-	if (preemptions(f->dec, f->nr) == found &&
-	    o->sched != &vs_vcpu_sched_dfs)
+			      VS_EXPLORE_SHRINK_RUNS * 2 / 5, &through);
+	/* Only a scheduler that draws schedules at random draws others. */
+	if (!through && preemptions(f->dec, f->nr) == found &&
+	    o->sched != &vs_vcpu_sched_dfs && o->sched != &vs_vcpu_sched_replay)
 		runs += search(x, o, f, o->sched ? o->sched :
 			       &vs_vcpu_sched_pct, o->sched_arg, o->seed + 1,
-			       VS_EXPLORE_SHRINK_RUNS / 5);
+			       VS_EXPLORE_SHRINK_RUNS / 5, NULL);
 	return runs + drop_decisions(x, o, f);
 }
 

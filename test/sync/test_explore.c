@@ -1046,6 +1046,7 @@ static void explore_kind(const struct vs_explore_scenario *sc, const char *k,
 
 	kind = k;
 	broken = 0;
+	seq_no_wmb = 0;		/* in case explore_shrinks_weak failed */
 	memset(&t, 0, sizeof(t));
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o = quiet((uint64_t)seed);
