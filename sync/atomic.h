@@ -51,7 +51,8 @@ enum vs_vcpu_op {
 	VS_VCPU_ORDER,
 };
 
-/* Private: the running vCPU's number, -1 on a host thread (sync/vcpu.c). */
+/* Private: the running context's id (vs_vcpu_self(), not its vCPU's
+ * number), -1 on a host thread (sync/vcpu.c). */
 extern int vs__vcpu_cur;
 
 /*

@@ -211,10 +211,9 @@ static inline void *vs__grow(void *arr, size_t *cap, size_t size,
 	return p;
 }
 
-/* The machine and vCPU the host thread is running now. */
+/* The machine the host thread is running now (its context:
+ * vs__vcpu_cur, sync/atomic.h). */
 extern struct vs_machine *vs__vcpu_machine;
-/* The running vCPU's number, -1 on the host (sync/common.h's TLS). */
-extern int vs__vcpu_cur;
 
 /* sync/vcpu_report.c: the events and names that reports tell. */
 
