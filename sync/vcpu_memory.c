@@ -238,26 +238,38 @@ static int grow(void **tab, size_t *cap, size_t esz, uint64_t run)
 	return 0;
 }
 
+/* @key's entry of this run in the table *@tab (*@cap entries of @esz
+ * bytes, *@n of them this run's), or NULL; with @make a new one, zeroed
+ * but for its head, if need be. */
+static void *tab_get(struct vs__mem *w, void **tab, size_t *cap, size_t *n,
+		     size_t esz, uintptr_t key, int make)
+{
+	struct head h;
+	char *e;
+
+	if (make && 2 * (*n + 1) > *cap && grow(tab, cap, esz, w->run))
+		vs__die("vcpu memory model", ENOMEM);
+	if (!*cap)
+		return NULL;
+	e = (char *)*tab + tab_find(*tab, *cap, esz, key, w->run) * esz;
+	memcpy(&h, e, sizeof(h));
+	if (h.run == w->run)
+		return e;
+	if (!make)
+		return NULL;
+	(*n)++;
+	memset(e, 0, esz);
+	h.key = key;
+	h.run = w->run;
+	memcpy(e, &h, sizeof(h));
+	return e;
+}
+
 /* The location at @addr, or NULL; with @make a new one if need be. */
 static struct loc *loc_find(struct vs__mem *w, uintptr_t addr, int make)
 {
-	struct loc *l;
-
-	if (make && 2 * (w->nloc + 1) > w->cap &&
-	    grow((void **)&w->loc, &w->cap, sizeof(*w->loc), w->run))
-		vs__die("vcpu memory model", ENOMEM);
-	if (!w->cap)
-		return NULL;
-	l = &w->loc[tab_find(w->loc, w->cap, sizeof(*l), addr, w->run)];
-	if (l->h.run == w->run)
-		return l;
-	if (!make)
-		return NULL;
-	w->nloc++;
-	memset(l, 0, sizeof(*l));
-	l->h.key = addr;
-	l->h.run = w->run;
-	return l;
+	return tab_get(w, (void **)&w->loc, &w->cap, &w->nloc,
+		       sizeof(*w->loc), addr, make);
 }
 
 /* Start @l's history again from what memory holds: a store before the
@@ -282,28 +294,13 @@ static struct loc *loc_valid(struct loc *l, unsigned int size)
 	return l;
 }
 
-/* The allocation stamp of @granule, or NULL; with @make a new one,
- * nobody's, if need be. */
+/* The allocation stamp of @granule, or NULL; with @make a new one
+ * (the caller stamps it) if need be. */
 static struct stamp *stamp_find(struct vs__mem *w, uintptr_t granule,
 				int make)
 {
-	struct stamp *st;
-
-	if (make && 2 * (w->nst + 1) > w->st_cap &&
-	    grow((void **)&w->st, &w->st_cap, sizeof(*w->st), w->run))
-		vs__die("vcpu memory model", ENOMEM);
-	if (!w->st_cap)
-		return NULL;
-	st = &w->st[tab_find(w->st, w->st_cap, sizeof(*st), granule, w->run)];
-	if (st->h.run == w->run)
-		return st;
-	if (!make)
-		return NULL;
-	w->nst++;
-	st->h.key = granule;
-	st->h.run = w->run;
-	st->ctx = NONE;
-	return st;
+	return tab_get(w, (void **)&w->st, &w->st_cap, &w->nst,
+		       sizeof(*w->st), granule, make);
 }
 
 /* ---- TSO ----------------------------------------------------------------- */

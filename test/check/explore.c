@@ -332,12 +332,12 @@ static int same_failure(const struct xresult *r, const struct xresult *f)
 
 /*
  * Drop @f's decisions one at a time while a replay still fails as @f
- * did, until none can go or the replays run out.  @f becomes the
+ * did, until none can go or @budget replays have run.  @f becomes the
  * shortest found.  Return: the replays run.
  */
 static unsigned long drop_decisions(struct xrun *x,
 				    const struct vs_explore_options *o,
-				    struct xresult *f)
+				    struct xresult *f, unsigned long budget)
 {
 	struct vs_vcpu_decision *try;
 	struct xresult *r;
@@ -349,7 +349,7 @@ static unsigned long drop_decisions(struct xrun *x,
 	try = malloc((f->nr ? f->nr : 1) * sizeof(*try));
 	while (r && try && changed) {
 		changed = 0;
-		for (i = f->nr; i-- > 0 && runs < VS_EXPLORE_SHRINK_RUNS * 2 / 5;) {
+		for (i = f->nr; i-- > 0 && runs < budget;) {
 			memcpy(try, f->dec, i * sizeof(*try));
 			memcpy(try + i, f->dec + i + 1,
 			       (f->nr - i - 1) * sizeof(*try));
@@ -449,7 +449,7 @@ static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 		runs += search(x, o, f, o->sched ? o->sched :
 			       &vs_vcpu_sched_pct, o->sched_arg, o->seed + 1,
 			       VS_EXPLORE_SHRINK_RUNS / 5, NULL);
-	return runs + drop_decisions(x, o, f);
+	return runs + drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS * 2 / 5);
 }
 
 /* "VMSIM_REPLAY=name:word" of @f into rep->replay, or "" if too long. */

@@ -161,7 +161,7 @@ static void slot_noters(void *arg)
  * share VS_SLOT_SHARED; after the run every context owns its own again. */
 START_TEST(vcpu_own_slots)
 {
-	struct vs_machine_config cfg = { .nr_vcpus = 4, .own_slots = 2 };
+	struct vs_machine_config cfg = { .nr_vcpus = 4 };
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
