@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../sync/wait.h"
 #include "uffd_internal.h"
 
 /* Newer than Debian 12's headers (Linux 6.1); the ABI is fixed. */
@@ -80,8 +81,6 @@ int vs_uffd_probe(uint64_t *features)
 	uint64_t f;
 	int fd, err;
 
-	if (VS_VCPU)
-		return -EOPNOTSUPP;
 	fd = uffd_open();
 	if (fd < 0)
 		return fd;
@@ -146,16 +145,26 @@ static int check_options(const struct vs_uffd_options *o)
 
 /*
  * Reserve the real range (PROT_NONE until the model maps something
- * there) and register it for missing and write-protect faults.
+ * there) and register it for missing and write-protect faults.  It
+ * starts on a PMD boundary: the model's page tables then lie the same
+ * way over it in every process, so that a run on vCPUs takes the same
+ * locks (each PTE table has its own PTL) wherever mmap put it.
  */
 static int reserve(struct vs_uffd *u)
 {
 	struct uffdio_register reg = { 0 };
-	void *p = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
+	size_t slack = VS_PMD_SIZE;
+	char *p = mmap(NULL, u->size + slack, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t head;
 
 	if (p == MAP_FAILED)
 		return -ENOMEM;
+	head = (size_t)(-(uintptr_t)p & (slack - 1));
+	if (head)
+		munmap(p, head);
+	munmap(p + head + u->size, slack - head);
+	p += head;
 	u->base = p;
 	/* Base pages only: the model maps 4 KiB pages. */
 	(void)madvise(p, u->size, MADV_NOHUGEPAGE);
@@ -187,7 +196,8 @@ static int make_mm(struct vs_uffd *u, const struct vs_uffd_options *o)
 		return err;
 	vs_mmap_write_lock(u->mm);
 	u->mm->fault_noalloc = 1;
-	for (a = start; a < mo.end && !err; a += VS_PTRS_PER_TABLE * PAGE)
+	for (a = start & ~(VS_PMD_SIZE - 1); a < mo.end && !err;
+	     a += VS_PMD_SIZE)
 		if (!vs_pte_alloc(&u->mm->pgtable, a))
 			err = -ENOMEM;
 	vs_mmap_write_unlock(u->mm);
@@ -212,7 +222,6 @@ static void region_free(struct vs_uffd *u)
 		close(u->mem_fd);
 	if (u->base)
 		munmap(u->base, u->size);
-	pthread_mutex_destroy(&u->inv_mutex);
 	free(u);
 }
 
@@ -232,7 +241,16 @@ static struct vs_uffd *region_alloc(const struct vs_uffd_options *o)
 	u->pagemap_fd = -1;
 	u->mem_fd = -1;
 	vs_spin_lock_init(&u->mmu_lock);
-	pthread_mutex_init(&u->inv_mutex, NULL);
+	vs_spin_lock_init(&u->inv_mutex);
+	/* What a report of a run on vCPUs calls them. */
+	vs_vcpu_name(u, sizeof(*u), "a uffd region");
+	vs_vcpu_name(&u->mmu_lock, sizeof(u->mmu_lock), "a uffd mmu_lock");
+	vs_vcpu_name(&u->inv_seq, sizeof(u->inv_seq), "a uffd inv_seq");
+	vs_vcpu_name(&u->inv_in_progress, sizeof(u->inv_in_progress),
+		     "a uffd inv_in_progress");
+	vs_vcpu_name(&u->inv_mutex, sizeof(u->inv_mutex), "a uffd inv_mutex");
+	vs_vcpu_name(u->stat, sizeof(u->stat), "uffd counters");
+	vs_vcpu_name(u->tstat, sizeof(u->tstat), "uffd per-thread faults");
 	return u;
 }
 
@@ -242,12 +260,13 @@ int vs_uffd_create(struct vs_uffd **up, const struct vs_uffd_options *opt)
 	struct vs_uffd *u;
 	int err;
 
-	if (VS_VCPU)	/* real memory and real faults: not on vCPUs */
-		return -EOPNOTSUPP;
 	if (!up)
 		return -EINVAL;
 	if (opt)
 		o = *opt;
+	/* Handler threads and a loop would run outside the machine. */
+	if (VS_VCPU && o.mode != VS_UFFD_SIGBUS)
+		return -EOPNOTSUPP;
 	o.size = o.size ? o.size : 64UL << 20;
 	if (o.mode == VS_UFFD_THREADS && !o.nr_threads)
 		o.nr_threads = 1;
@@ -427,7 +446,7 @@ static long inv_begin(struct vs_uffd *u)
 		seq = vs_load_acquire(&u->inv_seq);
 		if (!vs_load_acquire(&u->inv_in_progress))
 			return seq;
-		sched_yield();
+		vs_yield();
 	}
 }
 

@@ -173,9 +173,7 @@ struct vs_uffd;
  * else /dev/userfaultfd) and asks UFFDIO_API what it offers.
  *
  * Context: any thread; not a signal handler.
- * Return: 0; -EPERM or -ENOSYS as above; -EOPNOTSUPP in the vCPU build
- * (sync/vcpu.h): userfaultfd is real memory and real faults, which
- * virtual CPUs do not run.
+ * Return: 0; -EPERM or -ENOSYS as above.
  */
 VS_EXTERN int vs_uffd_probe(uint64_t *features);
 
@@ -185,13 +183,21 @@ VS_EXTERN int vs_uffd_probe(uint64_t *features);
  * @opt: settings, or NULL for the defaults
  *
  * In sigbus mode the first region installs the process's SIGBUS handler
- * (and the last one's destroy restores the previous one).
+ * (and the last one's destroy restores the previous one).  The range
+ * starts on a 2 MiB boundary.
+ *
+ * In the vCPU build (sync/vcpu.h) the model's side runs on the vCPUs:
+ * the mirror's invalidations and a fault's resolution, which is what the
+ * explore_uffd suite explores (a test calls the handler's resolution,
+ * fault/uffd_internal.h, from a vCPU).  Real loads and stores are no
+ * events of the machine, and the handler threads and the loop of the
+ * other modes would run outside it: only sigbus mode is accepted there.
  *
  * Context: any thread; not a signal handler.
  * Return: 0; -EINVAL for a NULL @up, a bad size, mode, thread count,
  * strategy or mm setting; -EPERM, -ENOSYS as above; -ENOMEM; -EBUSY when
- * VS_UFFD_MAX_REGIONS regions exist; -EOPNOTSUPP in the vCPU build, as
- * vs_uffd_probe().
+ * VS_UFFD_MAX_REGIONS regions exist; -EOPNOTSUPP for the threads or uv
+ * mode in the vCPU build.
  */
 VS_EXTERN int vs_uffd_create(struct vs_uffd **up,
 			     const struct vs_uffd_options *opt);

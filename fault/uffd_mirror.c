@@ -137,7 +137,7 @@ static void mirror_start(struct vs_mmu_notifier *mn,
 
 	if (r->event == VS_MMU_NOTIFY_MAP)
 		return;	/* nothing is invalidated */
-	pthread_mutex_lock(&u->inv_mutex);
+	vs_spin_lock(&u->inv_mutex);
 	vs_spin_lock(&u->mmu_lock);
 	vs_write_once(&u->inv_in_progress,
 		      vs_read_once(&u->inv_in_progress) + 1);
@@ -183,7 +183,7 @@ static void mirror_end(struct vs_mmu_notifier *mn,
 	vs_write_once(&u->inv_in_progress,
 		      vs_read_once(&u->inv_in_progress) - 1);
 	vs_spin_unlock(&u->mmu_lock);
-	pthread_mutex_unlock(&u->inv_mutex);
+	vs_spin_unlock(&u->inv_mutex);
 }
 
 const struct vs_mmu_notifier_ops vs__uffd_mirror_ops = {

@@ -9,6 +9,8 @@
 #define VS_TEST_EXPLORE_TALLY_H
 
 #include <check.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "check/explore.h"
 
@@ -40,6 +42,33 @@ static inline void vs_tally_assert(const struct vs_tally *t, const char *what)
 		      what, t->failed, VS_TALLY_SEEDS, t->after[0],
 		      t->after[1], t->after[2], t->secs[0], t->secs[1],
 		      t->secs[2], t->first.text);
+}
+
+/*
+ * Explore @sc with @o, its seed set to each of 1 to VS_TALLY_SEEDS, a
+ * line printed a seed, and fail the test, naming @sc, unless every seed
+ * passed.
+ */
+static inline void vs_tally_explore(const struct vs_explore_scenario *sc,
+				    struct vs_explore_options *o)
+{
+	static struct vs_explore_report xr;
+	static struct vs_tally t;
+	int seed;
+
+	memset(&t, 0, sizeof(t));
+	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
+		o->seed = (uint64_t)seed;
+		if (vs_explore(sc, o, &xr) == 0) {
+			printf("%s seed %d: %lu schedules, %.2f s\n", sc->name,
+			       seed, xr.schedules, xr.seconds);
+			continue;
+		}
+		printf("%s seed %d: failed after %lu schedules\n", sc->name,
+		       seed, xr.schedules);
+		vs_tally_add(&t, seed, xr.schedules, &xr);
+	}
+	vs_tally_assert(&t, sc->name);
 }
 
 #endif /* VS_TEST_EXPLORE_TALLY_H */

@@ -47,9 +47,14 @@
 const char *diff_unsupported(void);
 /* test/fault/test_uffd.c: why userfaultfd cannot be used here, or NULL. */
 const char *uffd_unsupported(void);
+/* test/fault/test_uffd.c: why userfaultfd is refused to this process
+ * (vs_uffd_probe()), or NULL. */
+const char *uffd_refused(void);
 /* test/sync/test_vcpu.c: NULL in the vCPU build, why not otherwise.
- * test/CMakeLists.txt runs such a suite with vmsim-test-vcpu. */
+ * test/CMakeLists.txt runs such a suite (vcpu_*) with vmsim-test-vcpu. */
 const char *vcpu_only(void);
+/* test/fault/test_explore_uffd.c: as vcpu_only(), then uffd_refused(). */
+const char *vcpu_uffd_only(void);
 
 #if VS_VCPU
 /* vmsim-test-vcpu: each test runs as vCPU 0 of a machine of its own

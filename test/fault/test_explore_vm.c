@@ -174,10 +174,7 @@ START_TEST(explore_race)
 		.thread = race_thread, .check = race_check,
 		.fini = race_fini, .arg = &strategy,
 	};
-	static struct vs_tally t;
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
-	struct vs_explore_report xr;
-	int seed;
 
 	strategy = _i % VS_FAULT_NR_STRATEGIES;
 	o.memory = (unsigned int)(_i / VS_FAULT_NR_STRATEGIES);
@@ -192,19 +189,7 @@ START_TEST(explore_race)
 	/* Its own name: a replay line names the strategy too. */
 	snprintf(name, sizeof(name), "race-%s%s",
 		 vs_fault_strategy_name(strategy), models[o.memory]);
-	memset(&t, 0, sizeof(t));
-	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
-		o.seed = (uint64_t)seed;
-		if (vs_explore(&race, &o, &xr) == 0) {
-			printf("%s seed %d: %lu schedules, %.2f s\n", name,
-			       seed, xr.schedules, xr.seconds);
-			continue;
-		}
-		printf("%s seed %d: failed after %lu schedules\n", name,
-		       seed, xr.schedules);
-		vs_tally_add(&t, seed, xr.schedules, &xr);
-	}
-	vs_tally_assert(&t, name);
+	vs_tally_explore(&race, &o);
 }
 END_TEST
 

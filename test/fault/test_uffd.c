@@ -96,12 +96,17 @@ static char pat(size_t i, int seed)
 
 const char *uffd_unsupported(void)
 {
-	static char why[512];
-	int err;
-
 	if (VS_VCPU)
-		return "userfaultfd is real memory, not run on virtual CPUs";
-	err = vs_uffd_probe(NULL);
+		return "real threads touch real memory, not run on virtual "
+		       "CPUs";
+	return uffd_refused();
+}
+
+const char *uffd_refused(void)
+{
+	static char why[512];
+	int err = vs_uffd_probe(NULL);
+
 	if (!err)
 		return NULL;
 	snprintf(why, sizeof(why), "userfaultfd unavailable: %s",
@@ -579,6 +584,8 @@ static struct vs_uffd *region_new(int i)
 	mm = vs_uffd_mm(u);
 	ck_assert_ptr_nonnull(mm);
 	ck_assert_ptr_nonnull(vs_uffd_base(u));
+	/* On a PMD boundary: its PTE tables lie the same way every run. */
+	ck_assert_uint_eq((unsigned long)vs_uffd_base(u) % VS_PMD_SIZE, 0);
 	ck_assert_uint_eq(vs_uffd_size(u), REGION);
 	/* A model address is the real address. */
 	ck_assert_uint_eq(mm->start, (unsigned long)vs_uffd_base(u));

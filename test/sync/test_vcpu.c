@@ -67,14 +67,18 @@ START_TEST(vcpu_args)
 }
 END_TEST
 
-/* What virtual CPUs cannot run is refused by name. */
+/* What virtual CPUs cannot run is refused: a uffd region delivered by
+ * handler threads or a loop (host threads), the pthread lock kind. */
 START_TEST(vcpu_refused)
 {
-	struct vs_uffd *u;
+	struct vs_uffd_options o = { .mode = VS_UFFD_THREADS };
+	struct vs_uffd *u = NULL;
 	struct vs_lock l;
 
-	ck_assert_int_eq(vs_uffd_probe(NULL), -EOPNOTSUPP);
-	ck_assert_int_eq(vs_uffd_create(&u, NULL), -EOPNOTSUPP);
+	ck_assert_int_eq(vs_uffd_create(&u, &o), -EOPNOTSUPP);
+	o.mode = VS_UFFD_UV;
+	ck_assert_int_eq(vs_uffd_create(&u, &o), -EOPNOTSUPP);
+	ck_assert_ptr_null(u);
 	ck_assert_int_eq(vs_lock_init(&l, "pthread", NULL), -EOPNOTSUPP);
 }
 END_TEST
