@@ -187,11 +187,14 @@ VS_EXTERN int vs_uffd_probe(uint64_t *features);
  * starts on a 2 MiB boundary.
  *
  * In the vCPU build (sync/vcpu.h) the model's side runs on the vCPUs:
- * the mirror's invalidations and a fault's resolution, which is what the
- * explore_uffd suite explores (a test calls the handler's resolution,
- * fault/uffd_internal.h, from a vCPU).  Real loads and stores are no
- * events of the machine, and the handler threads and the loop of the
- * other modes would run outside it: only sigbus mode is accepted there.
+ * the mirror's invalidations, and a fault's resolution in the SIGBUS
+ * handler of the vCPU whose real access faulted (the handler may give
+ * that vCPU to another context before it returns; SIGBUS is not blocked
+ * meanwhile).  A real load or store is no event of the machine: the
+ * scheduler places it where the event before it is.  The explore_uffd
+ * suite explores both protocols so.  The handler threads and the loop
+ * of the other modes would run outside the machine: only sigbus mode
+ * is accepted there.
  *
  * Context: any thread; not a signal handler.
  * Return: 0; -EINVAL for a NULL @up, a bad size, mode, thread count,

@@ -106,7 +106,8 @@ static void on_sigbus(int sig, siginfo_t *info, void *ctx)
 	if (!u) {
 		chain(sig, info, ctx);
 	} else {
-		if (vs__tls_slot < 0)
+		/* On vCPUs every context is attached (sync/thread.h). */
+		if (!VS_VCPU && vs__tls_slot < 0)
 			die_unattached(addr);
 		fault_kind(u, addr, ctx, &write, &wp);
 		/* A model SIGSEGV: the retried access meets the real
@@ -130,6 +131,11 @@ static int sigbus_get(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* On vCPUs a handler may give its vCPU to another context, whose
+	 * store then faults in turn, with the first handler not returned:
+	 * SIGBUS must stay unblocked (a blocked one kills the process). */
+	if (VS_VCPU)
+		sa.sa_flags |= SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	if (!sigaction(SIGBUS, &sa, &old_sigbus))
 		return 0;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The userfaultfd backing explored (vCPU build, where userfaultfd can
- * be used): a fault resolved as the delivery resolves it, racing the
- * writer's munmap, interleaved by PCT instead of by the hardware.
+ * be used): its two protocols with real memory, interleaved by PCT
+ * instead of by the hardware.
  *
  *   - install/STRATEGY: one faulter resolves a write fault on page 2
  *     and then on page 1 (vs__uffd_resolve(), what the SIGBUS handler
@@ -14,17 +14,25 @@
  *     (mincore(2), which touches nothing) exactly where the model
  *     has a present PTE; a real page the model no longer maps is what
  *     the invalidation protocol exists to prevent;
- *   - the same under the relaxed memory model, 300 schedules a seed,
- *     unshrunk: the sequence is read with acquire loads and under the
- *     mmu_lock.
+ *   - install-spf-relaxed: the same for spf under the relaxed memory
+ *     model, 300 schedules a seed, unshrunk: the sequence is read with
+ *     acquire loads and under the mmu_lock;
+ *
+ *   - fork/STRATEGY: one thread stores 1, 2, 3 into a page by real
+ *     stores while the writer forks twice; the first child's copy of
+ *     the page must be the same before and after the second fork, and
+ *     the page must end holding 3.  A fork's invalidation copies what
+ *     real stores wrote back into the model's page and write-protects
+ *     the real page, so that a later store faults (SIGBUS, resolved by
+ *     the handler on the storing vCPU: a copy-on-write in the model)
+ *     instead of landing in a page the model now shares with the
+ *     child.
  *
  * PCT at its default depth, 1,000 schedules, seeds 1 to 3, each prints
- * one line; the planted bug uffd-install-no-seq must make the suite
- * fail (teeth-vcpu-uffd-install-no-seq).  The real range is PROT_NONE
- * or not yet filled wherever nothing resolved it, and no thread of the
- * scenario touches it: real loads and stores are no events, and a
- * fault taken on a vCPU would resolve on that vCPU inside a signal
- * handler.
+ * one line; the planted bugs uffd-install-no-seq and uffd-writeback-
+ * no-wp must each make the suite fail (teeth-vcpu-NAME).  A real load
+ * or store is no event: each store here follows an event of its own
+ * (a count), which is where the scheduler places it.
  */
 #include <check.h>
 #include <errno.h>
@@ -47,7 +55,9 @@ Suite *explore_uffd_suite(void);
 struct ux {
 	int strategy;
 	struct vs_uffd *u;
-	struct ux *next;	/* on kept */
+	struct vs_mm *child[2];		/* fork: the writer's two forks */
+	vs_atomic_long_t stores;	/* fork: the faulter's, so far */
+	struct ux *next;		/* on kept */
 };
 
 /* Failed schedules' regions: their threads were abandoned in them. */
@@ -77,6 +87,7 @@ static int ux_setup(void **state)
 		return -ENOMEM;
 	*state = x;
 	x->strategy = *strategy;
+	vs_vcpu_name(&x->stores, sizeof(x->stores), "the faulter's stores");
 	err = vs_uffd_create(&x->u, &o);
 	if (err) {
 		x->u = NULL;
@@ -117,36 +128,45 @@ static void ux_thread(void *state, unsigned int i)
 	}
 }
 
-/* Real residency is the model's present PTEs, page by page; then the
- * region goes, every page back. */
+/* Destroy the region, every page back.  Before a check reports: a
+ * region left behind keeps one of the VS_UFFD_MAX_REGIONS places, and
+ * shrinking replays many failing schedules. */
+static void ux_destroy(struct ux *x)
+{
+	VS_EXPLORE_ASSERT(vs_uffd_destroy(x->u) == 0);
+	x->u = NULL;
+}
+
+/* Real residency is the model's present PTEs, page by page. */
 static void ux_check(void *state)
 {
 	struct ux *x = state;
 	struct vs_mm *mm = vs_uffd_mm(x->u);
 	unsigned char real[PAGES];
+	int k, model[PAGES], err = 0;
 	vs_atomic64_t *e;
-	int k, model;
 
-	if (mincore(vs_uffd_base(x->u), PAGES * VS_PAGE_SIZE, real)) {
-		vs_machine_fail("mincore: errno %d", errno);
-		return;
-	}
+	if (mincore(vs_uffd_base(x->u), PAGES * VS_PAGE_SIZE, real))
+		err = errno;
 	vs_mmap_read_lock(mm);
 	for (k = 0; k < PAGES; k++) {
 		e = vs_pte_offset(&mm->pgtable, page_addr(x, k));
-		model = e && vs_pte_present((uint64_t)vs_read_once(e));
-		if (model != (real[k] & 1)) {
-			vs_mmap_read_unlock(mm);
+		model[k] = e && vs_pte_present((uint64_t)vs_read_once(e));
+	}
+	vs_mmap_read_unlock(mm);
+	ux_destroy(x);
+	if (err) {
+		vs_machine_fail("mincore: errno %d", err);
+		return;
+	}
+	for (k = 0; k < PAGES; k++)
+		if (model[k] != (real[k] & 1)) {
 			vs_machine_fail("page %d: real memory %s, the model "
 					"%s", k, real[k] & 1 ? "resident" :
-					"not resident", model ?
+					"not resident", model[k] ?
 					"maps it" : "does not map it");
 			return;
 		}
-	}
-	vs_mmap_read_unlock(mm);
-	VS_EXPLORE_ASSERT(vs_uffd_destroy(x->u) == 0);
-	x->u = NULL;
 }
 
 /* A failed schedule's region is left: its threads were abandoned in it.
@@ -163,7 +183,61 @@ static void ux_fini(void *state)
 	kept = x;
 }
 
-/* _i: the strategy, plus VS_FAULT_NR_STRATEGIES for relaxed memory. */
+/* ---- fork: real stores against the mirror's write-back ------------------ */
+
+#define STORES 3
+#define FORK_PAGE (PAGES - 1)	/* the page setup() resolved, writable */
+
+/* Thread 0 stores 1, 2, 3 into the last page, by real stores: each
+ * counted first, an event, so that the scheduler places it.  Thread 1
+ * forks twice and reads the first child's copy of the page before and
+ * after the second fork: nobody writes to that child, so it must not
+ * change. */
+static void fork_thread(void *state, unsigned int i)
+{
+	struct ux *x = state;
+	struct vs_mm *mm = vs_uffd_mm(x->u);
+	unsigned long addr = page_addr(x, FORK_PAGE);
+	long k, before = -1, after = -1;
+
+	if (i == 0) {
+		for (k = 1; k <= STORES; k++) {
+			vs_fetch_add_relaxed(&x->stores, 1);
+			*(volatile long *)addr = k;
+		}
+		return;
+	}
+	VS_EXPLORE_ASSERT(vs_fork(mm, &x->child[0]) == 0);
+	VS_EXPLORE_ASSERT(vs_read(x->child[0], addr, &before,
+				  sizeof(before)) == 0);
+	VS_EXPLORE_ASSERT(vs_fork(mm, &x->child[1]) == 0);
+	VS_EXPLORE_ASSERT(vs_read(x->child[0], addr, &after,
+				  sizeof(after)) == 0);
+	if (before != after)
+		vs_machine_fail("the first child's copy changed from %ld to "
+				"%ld at the second fork: a store after the "
+				"first reached it", before, after);
+}
+
+/* Every store landed (read back by a load: the page is present); the
+ * children and the region go. */
+static void fork_check(void *state)
+{
+	struct ux *x = state;
+	long v = *(volatile long *)page_addr(x, FORK_PAGE);
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		VS_EXPLORE_ASSERT(vs_mm_destroy(x->child[k]) == 0);
+		x->child[k] = NULL;
+	}
+	ux_destroy(x);
+	if (v != STORES)
+		vs_machine_fail("the page holds %ld after %d stores", v,
+				STORES);
+}
+
+/* _i: the strategy; VS_FAULT_NR_STRATEGIES: spf under relaxed memory. */
 START_TEST(explore_install)
 {
 	static int strategy;
@@ -174,11 +248,12 @@ START_TEST(explore_install)
 		.arg = &strategy,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
-	int relaxed = _i >= VS_FAULT_NR_STRATEGIES;
+	int relaxed = _i == VS_FAULT_NR_STRATEGIES;
 
-	strategy = _i % VS_FAULT_NR_STRATEGIES;
+	strategy = relaxed ? VS_FAULT_SPF : _i;
 	/* Under relaxed memory, as explore_vm's weak cases: 300 schedules
-	 * a seed, unshrunk (CI runs this suite under ASan too). */
+	 * a seed, unshrunk, and only spf, whose lookup takes no lock
+	 * (CI runs this suite under ASan too). */
 	if (relaxed) {
 		o.memory = VS_VCPU_MEM_RELAXED;
 		o.max_schedules = 300;
@@ -187,6 +262,24 @@ START_TEST(explore_install)
 	/* Its own name: a replay line names the strategy too. */
 	snprintf(name, sizeof(name), "install-%s%s",
 		 vs_fault_strategy_name(strategy), relaxed ? "-relaxed" : "");
+	vs_tally_explore(&sc, &o);
+}
+END_TEST
+
+/* _i: the strategy. */
+START_TEST(explore_fork)
+{
+	static int strategy;
+	static char name[32];
+	static struct vs_explore_scenario sc = {
+		.name = name, .threads = 2, .setup = ux_setup,
+		.thread = fork_thread, .check = fork_check, .fini = ux_fini,
+		.arg = &strategy,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	strategy = _i;
+	snprintf(name, sizeof(name), "fork-%s", vs_fault_strategy_name(_i));
 	vs_tally_explore(&sc, &o);
 }
 END_TEST
@@ -200,16 +293,24 @@ const char *vcpu_uffd_only(void)
 
 Suite *explore_uffd_suite(void)
 {
-	static char names[2 * VS_FAULT_NR_STRATEGIES][32];
+	enum { NR = VS_FAULT_NR_STRATEGIES };
+	static char names[2 * NR + 1][32];
 	Suite *s = suite_create("explore_uffd");
+	char *n;
 	int i;
 
-	for (i = 0; i < 2 * VS_FAULT_NR_STRATEGIES; i++) {
-		snprintf(names[i], sizeof(names[i]), "install-%s%s",
-			 vs_fault_strategy_name(i % VS_FAULT_NR_STRATEGIES),
-			 i >= VS_FAULT_NR_STRATEGIES ? "-relaxed" : "");
+	for (i = 0; i <= NR; i++) {
+		snprintf(names[i], sizeof(names[i]), "install-%s",
+			 i < NR ? vs_fault_strategy_name(i) : "spf-relaxed");
 		tcase_add_loop_test(vs_test_plain_tcase(s, names[i]),
 				    explore_install, i, i + 1);
+	}
+	for (i = 0; i < NR; i++) {
+		n = names[NR + 1 + i];
+		snprintf(n, sizeof(names[0]), "fork-%s",
+			 vs_fault_strategy_name(i));
+		tcase_add_loop_test(vs_test_plain_tcase(s, n), explore_fork,
+				    i, i + 1);
 	}
 	return s;
 }
