@@ -52,6 +52,7 @@
 #include "sync/vcpu_cost.h"
 #include "sync/vcpu_profile.h"
 #include "sync/wait.h"
+#include "vm/fail.h"
 #include "vm/file.h"
 #include "vm/mm.h"
 #include "vm/page.h"

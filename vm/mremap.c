@@ -17,10 +17,11 @@
  * (move_ptes): the page, its reference, mapcount and RSS go with the
  * PTE.  Each PTL is taken alone, so a per-mm PTL is no self-deadlock.
  * Context: mmap_lock held for write; both VMAs write-marked.
- * Return: 0, -ENOMEM (no table at the target: the rest stays).
+ * Return: the bytes moved: @len, or fewer when a table at the target
+ * could not be allocated (the rest stays).
  */
-static int move_ptes(struct vs_mm *mm, unsigned long old, unsigned long new,
-		     unsigned long len)
+static unsigned long move_ptes(struct vs_mm *mm, unsigned long old,
+			       unsigned long new, unsigned long len)
 {
 	vs_atomic64_t *src, *dst;
 	vs_spinlock_t *ptl;
@@ -32,7 +33,7 @@ static int move_ptes(struct vs_mm *mm, unsigned long old, unsigned long new,
 		if (!src || vs_pte_none(vs_ptep_get_lockless(src)))
 			continue;
 		if (!vs_pte_alloc(&mm->pgtable, new + i))
-			return -ENOMEM;
+			return i;
 		src = vs_pte_offset_map_lock(&mm->pgtable, old + i, &ptl);
 		if (!src)
 			continue;
@@ -45,12 +46,17 @@ static int move_ptes(struct vs_mm *mm, unsigned long old, unsigned long new,
 		vs_set_pte(dst, v);
 		vs_pte_unmap_unlock(ptl);
 	}
-	return 0;
+	return len;
 }
 
 /*
  * move_vma: map [new_addr, new_addr + new_len) like the old range, move
- * the pages, unmap the old range.  Context: mmap_lock held for write.
+ * the pages, unmap the old range.  When the pages cannot all move (a
+ * page table at the target cannot be allocated), do as the kernel does:
+ * move those that did back, which cannot fail (their tables at the
+ * source are still there), and unmap the new range instead of the old,
+ * so that the call fails leaving the old mapping as it was.
+ * Context: mmap_lock held for write.
  * Return: new_addr or a negative errno.
  */
 static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
@@ -58,7 +64,7 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 		     unsigned long new_len, unsigned long new_addr)
 {
 	struct vs_vma *new = vs__vma_dup(mm, vma);
-	unsigned long len;
+	unsigned long len, moved;
 	int err;
 
 	if (!new)
@@ -90,17 +96,21 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	vs_vm_write_end(vma);
 	len = old_len < new_len ? old_len : new_len;
 	vs__mmu_notify_start(mm, addr, addr + len, VS_MMU_NOTIFY_MOVE, 0);
-	err = move_ptes(mm, addr, new_addr, len);
+	moved = move_ptes(mm, addr, new_addr, len);
+	if (moved < len)
+		(void)move_ptes(mm, new_addr, addr, moved);
 	vs__mmu_notify_end(mm, addr, addr + len, VS_MMU_NOTIFY_MOVE, 0);
 	vs__mmu_notify_start(mm, new_addr, new_addr + new_len,
 			     VS_MMU_NOTIFY_MAP, new->vm_flags);
 	vs__mmu_notify_end(mm, new_addr, new_addr + new_len,
 			   VS_MMU_NOTIFY_MAP, new->vm_flags);
 	vs_vm_write_end(new);
+	if (moved < len) {
+		(void)vs__do_munmap(mm, new_addr, new_addr + new_len);
+		return -ENOMEM;
+	}
 	if (old_len) /* 0: a duplicate of a shared mapping */
 		(void)vs__do_munmap(mm, addr, addr + old_len);
-	if (err)
-		return err;
 	new = vs_vma_lookup(mm, new_addr);
 	if (new)
 		(void)vs__vma_merge_neighbours(mm, new);

@@ -23,6 +23,7 @@
 #include "../sync/thread.h"
 #include "../sync/vcpu.h"
 #include "asan.h"
+#include "fail.h"
 
 
 /*
@@ -264,6 +265,8 @@ struct vs_page *vs_alloc_page(struct vs_page_pool *pool)
 	struct vs_page *page;
 	uint32_t pfn = PFN_NONE;
 
+	if (vs__fail_alloc(VS_FAIL_PAGE, NULL))
+		return NULL;
 	vs__slot_lock(&pcp->lock);
 	if (pcp->head != PFN_NONE || pcp_refill(pool, pcp, PCP_BATCH))
 		pfn = pcp_pop(pool, pcp);

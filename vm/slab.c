@@ -19,6 +19,7 @@
 #include "../sync/rcu.h"
 #include "../sync/vcpu.h"
 #include "asan.h"
+#include "fail.h"
 
 #ifdef VS__ASAN
 #define KMEM_QUARANTINE 1
@@ -210,6 +211,8 @@ void *vs_kmem_cache_alloc(struct vs_kmem_cache *c)
 	void *obj = NULL;
 	uint32_t nr;
 
+	if (vs__fail_alloc(VS_FAIL_SLAB, c->name))
+		return NULL;
 	vs__slot_lock(&m->lock);
 	if (vs_read_once(&m->nr) == 0)
 		mag_refill(c, m);

@@ -134,14 +134,6 @@ struct vt_path {
 	unsigned int idx[VT_MAX_HEIGHT];	/* slot taken at node[l] */
 };
 
-/* Test hook (writer side, plain): the allocation that is made to fail. */
-static long vt_fail_nth = -1;
-
-static int vt_fail_now(void)
-{
-	return vt_fail_nth >= 0 && vt_fail_nth-- == 0;
-}
-
 /* Leaves and inner nodes, each in a cache of its own size. */
 static struct vs_kmem_cache vt_leaf_cache =
 	VS_KMEM_CACHE_INIT("vma_tree_leaf", VT_LEAF_SIZE, VS_CACHELINE);
@@ -354,7 +346,7 @@ static struct vs__vt_node *vt_mk(struct vt_update *u,
 	if (u->err)
 		return NULL;
 	/* The bound cannot be reached; fail cleanly rather than overrun. */
-	if (u->nr_fresh == VT_MAX_CHANGED || vt_fail_now() ||
+	if (u->nr_fresh == VT_MAX_CHANGED ||
 	    !(n = vs_kmem_cache_alloc(vt_cache(it->level)))) {
 		u->err = -ENOMEM;
 		return NULL;
@@ -949,7 +941,3 @@ long vs__vma_tree_live_nodes(void)
 	return leaf.active + inner.active;
 }
 
-void vs__vma_tree_fail_alloc(long nth)
-{
-	vt_fail_nth = nth;
-}

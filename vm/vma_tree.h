@@ -199,12 +199,10 @@ VS_EXTERN int vs__vma_tree_height(struct vs_vma_tree *t);
 VS_EXTERN unsigned long vs__vma_tree_node_size(void);
 
 /*
- * Private test hooks.  vs__vma_tree_live_nodes: nodes allocated and not
- * yet freed, in all trees (after vs_rcu_barrier(), the nodes of the
- * live trees).  vs__vma_tree_fail_alloc: make the allocation @nth from
- * now fail (0: the next one), -1: none; writers only.
+ * Private test hook: nodes allocated and not yet freed, in all trees
+ * (after vs_rcu_barrier(), the nodes of the live trees).  A node's
+ * allocation is made to fail through vm/fail.h (cache "vma_tree").
  */
 VS_EXTERN long vs__vma_tree_live_nodes(void);
-VS_EXTERN void vs__vma_tree_fail_alloc(long nth);
 
 #endif /* VS_VM_VMA_TREE_H */

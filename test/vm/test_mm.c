@@ -17,6 +17,7 @@
 #include "sync/thread.h"
 #include "test.h"
 #include "fault/fault.h"
+#include "vm/fail.h"
 #include "vm/file.h"
 #include "vm/mm.h"
 #include "vm/slab.h"
@@ -762,6 +763,53 @@ START_TEST(mremap_cases)
 }
 END_TEST
 
+/*
+ * A move that fails part-way, its second page table at the target not
+ * allocated (vm/fail.h): -ENOMEM, and as the kernel's move_vma() leaves
+ * it, the pages that moved are back, the old mapping is as it was, the
+ * new range is unmapped.  Then the same move succeeds.
+ */
+START_TEST(mremap_move_enomem)
+{
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB,
+				      .cache = "pgtable", .nth = 1,
+				      .times = 1 };
+	struct vs_mm *mm = mm_new();
+	/* Pages 0 and 1 in a table that exists, 2 and 3 in one that not. */
+	unsigned long b = A0 + 2 * VS_PMD_SIZE - 2 * PG, k;
+	char buf[PG], want[PG];
+
+	map_fixed(mm, A0, 4 * PG, RW, ANON);
+	for (k = 0; k < 4; k++) {
+		memset(want, (int)('a' + k), PG);
+		ck_assert_int_eq(vs_write(mm, A0 + k * PG, want, PG), 0);
+	}
+	map_fixed(mm, A0 + VS_PMD_SIZE, PG, RW, ANON | VS_MAP_POPULATE);
+	ck_assert_int_eq(vs_fail_set(&fo), 0);
+	ck_assert_int_eq(vs_mremap(mm, A0, 4 * PG, 4 * PG, VS_MREMAP_MAYMOVE |
+				   VS_MREMAP_FIXED, b), -ENOMEM);
+	ck_assert_int_eq(vs_fail_injected(), 1);
+	ck_assert_int_eq(vs_fail_set(NULL), 0);
+	expect(mm, 2, (unsigned long[]){ A0, A0 + 4 * PG, A0 + VS_PMD_SIZE,
+					 A0 + VS_PMD_SIZE + PG });
+	ck_assert_int_eq(ptes(mm, A0, A0 + 4 * PG).pages, 4);
+	ck_assert_int_eq(ptes(mm, b, b + 4 * PG).pages, 0);
+	check_rss(mm);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 5);
+	for (k = 0; k < 4; k++) {
+		memset(want, (int)('a' + k), PG);
+		ck_assert_int_eq(vs_read(mm, A0 + k * PG, buf, PG), 0);
+		ck_assert(memcmp(buf, want, PG) == 0);
+	}
+	ck_assert_int_eq(vs_mremap(mm, A0, 4 * PG, 4 * PG, VS_MREMAP_MAYMOVE |
+				   VS_MREMAP_FIXED, b), (long)b);
+	ck_assert_int_eq(ptes(mm, b, b + 4 * PG).pages, 4);
+	ck_assert_int_eq(vs_read(mm, b + 3 * PG, buf, PG), 0);
+	ck_assert_int_eq(buf[0], 'd');
+	mm_done(mm);
+}
+END_TEST
+
 /* 6.18's batched move: every VMA of the range, holes kept. */
 START_TEST(mremap_multi_vma)
 {
@@ -1023,7 +1071,8 @@ Suite *mm_suite(void)
 		    mm_destroy_returns_pages, mm_destroy_busy, munmap_cases,
 		    mprotect_split_merge, mprotect_hole, madvise_dontneed,
 		    brk_grow_shrink, mm_dump_format, file_mappings,
-		    mremap_cases, mremap_multi_vma, shared_anon_pages,
+		    mremap_cases, mremap_multi_vma, mremap_move_enomem,
+		    shared_anon_pages,
 		    fork_cow, mm_caches_balance);
 	for (n = 0; vs_lock_kind_name(n); n++)
 		;

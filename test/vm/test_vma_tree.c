@@ -22,6 +22,7 @@
 #include "sync/rcu.h"
 #include "sync/thread.h"
 #include "test.h"
+#include "vm/fail.h"
 #include "vm/vma_tree.h"
 
 #define FAKE_MAGIC UINT64_C(0x7a6d61766d617601)
@@ -580,12 +581,15 @@ static void snap_same(struct vs_vma_tree *t, struct snap *before)
 static void enomem_op(struct vs_vma_tree *t, struct vs_vma *v, int op)
 {
 	static struct snap before;
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB,
+				      .cache = "vma_tree", .times = 1 };
 	long nth;
 	int err;
 
 	snap_take(t, &before);
 	for (nth = 0;; nth++) {
-		vs__vma_tree_fail_alloc(nth);
+		fo.nth = (unsigned long)nth + 1;
+		ck_assert_int_eq(vs_fail_set(&fo), 0);
 		if (op == 0)
 			err = vs_vma_tree_insert(t, v->start, v->end, v);
 		else if (op == 1)
@@ -593,7 +597,8 @@ static void enomem_op(struct vs_vma_tree *t, struct vs_vma *v, int op)
 		else
 			err = vs_vma_tree_replace(t, 2000, v->start, v->end,
 						  v);
-		vs__vma_tree_fail_alloc(-1);
+		ck_assert_int_eq(vs_fail_injected(), err ? 1 : 0);
+		ck_assert_int_eq(vs_fail_set(NULL), 0);
 		if (err == 0)
 			break;
 		ck_assert_int_eq(err, -ENOMEM);

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm/fail.c - allocation failures on demand (vm/fail.h).
+ *
+ * The state is written by vs_fail_set() while nothing allocates, and
+ * read by allocators on any thread.  Its counters are host atomics, not
+ * the seam's (sync/atomic.h): asking is no event of the vCPU engine, so
+ * that a run with injection off schedules exactly as one without it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fail.h"
+
+#define CACHE_MAX 32
+
+unsigned int vs__fail_kinds;
+
+static struct {
+	char cache[CACHE_MAX];
+	unsigned long nth;
+	uint64_t threshold;	/* a draw below it fails */
+	uint64_t seed;
+	unsigned long times;
+	unsigned long seen;	/* allocations asked about: atomic */
+	unsigned long injected;	/* atomic */
+} fail;
+
+/* splitmix64: the draw of allocation @i, the same for a seed. */
+static uint64_t draw(uint64_t seed, uint64_t i)
+{
+	uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* One more failure, unless @times are spent. */
+static int take_one(void)
+{
+	unsigned long n = __atomic_load_n(&fail.injected, __ATOMIC_RELAXED);
+
+	do {
+		if (fail.times && n >= fail.times)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&fail.injected, &n, n + 1, 0,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 1;
+}
+
+int vs__fail_alloc_slow(unsigned int kind, const char *name)
+{
+	unsigned long i;
+
+	if (kind == VS_FAIL_SLAB && fail.cache[0] &&
+	    (!name || strncmp(name, fail.cache, strlen(fail.cache))))
+		return 0;
+	i = __atomic_add_fetch(&fail.seen, 1, __ATOMIC_RELAXED);
+	if (fail.nth ? i % fail.nth : draw(fail.seed, i) >= fail.threshold)
+		return 0;
+	return take_one();
+}
+
+int vs_fail_set(const struct vs_fail_options *o)
+{
+	double p = o ? o->probability : 0;
+
+	if (o && o->kinds) {
+		if (o->kinds & ~(unsigned int)(VS_FAIL_SLAB | VS_FAIL_PAGE) ||
+		    !(p >= 0 && p <= 1) || !o->nth == !(p > 0) ||
+		    (o->cache && strlen(o->cache) >= CACHE_MAX))
+			return -EINVAL;
+	}
+	__atomic_store_n(&vs__fail_kinds, 0, __ATOMIC_RELAXED);
+	memset(&fail, 0, sizeof(fail));
+	if (!o || !o->kinds)
+		return 0;
+	if (o->cache)
+		strcpy(fail.cache, o->cache);
+	fail.nth = o->nth;
+	/* p of 2^64 draws; 1 is every one (the nearest double below 2^64). */
+	fail.threshold = p >= 1 ? UINT64_MAX : (uint64_t)(p * 18446744073709551616.0);
+	fail.seed = o->seed;
+	fail.times = o->times;
+	/* Release: an allocator that sees the kinds sees the rest. */
+	__atomic_store_n(&vs__fail_kinds, o->kinds, __ATOMIC_RELEASE);
+	return 0;
+}
+
+unsigned long vs_fail_injected(void)
+{
+	return __atomic_load_n(&fail.injected, __ATOMIC_RELAXED);
+}
+
+/* *@v = the number after @key=, which @w must start with. */
+static int word_num(const char *w, const char *key, int real, void *v)
+{
+	size_t n = strlen(key);
+	char *end;
+
+	if (strncmp(w, key, n) || w[n] != '=' || !w[n + 1])
+		return 0;
+	errno = 0;
+	if (real)
+		*(double *)v = strtod(w + n + 1, &end);
+	else
+		*(uint64_t *)v = strtoull(w + n + 1, &end, 0);
+	return !errno && !*end && w[n + 1] != '-' ? 1 : -1;
+}
+
+int vs_fail_parse(char *s, struct vs_fail_options *o)
+{
+	uint64_t nth = 0, seed = 0, times = 0;
+	char *w, *save = NULL;
+	int r;
+
+	if (!s || !o)
+		return -EINVAL;
+	memset(o, 0, sizeof(*o));
+	for (w = strtok_r(s, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "slab"))
+			o->kinds |= VS_FAIL_SLAB;
+		else if (!strcmp(w, "page"))
+			o->kinds |= VS_FAIL_PAGE;
+		else if (!strncmp(w, "cache=", 6) && w[6])
+			o->cache = w + 6;
+		else if ((r = word_num(w, "nth", 0, &nth)) ||
+			 (r = word_num(w, "p", 1, &o->probability)) ||
+			 (r = word_num(w, "seed", 0, &seed)) ||
+			 (r = word_num(w, "times", 0, &times))) {
+			if (r < 0)
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	o->nth = (unsigned long)nth;
+	o->seed = seed;
+	o->times = (unsigned long)times;
+	return 0;
+}
+
+/* VMSIM_FAIL, read once before main(); a bad one ends the process. */
+__attribute__((constructor)) static void fail_init(void)
+{
+	const char *e = getenv("VMSIM_FAIL");
+	struct vs_fail_options o;
+	char buf[256];
+
+	if (!e || !*e)
+		return;
+	snprintf(buf, sizeof(buf), "%s", e);
+	if (strlen(e) < sizeof(buf) && !vs_fail_parse(buf, &o) &&
+	    !vs_fail_set(&o))
+		return;
+	fprintf(stderr, "vmsim: VMSIM_FAIL: '%s' is not KIND[,KIND]"
+		"[,nth=N | ,p=P][,seed=S][,times=T][,cache=NAME] with KIND "
+		"slab or page (vm/fail.h)\n", e);
+	exit(2);
+}
