@@ -144,17 +144,24 @@ static int check_options(const struct vs_uffd_options *o)
 }
 
 /*
+ * Where a region goes on vCPUs while that place is free: the model's
+ * page-table walks (the upper-level scans of vm/pgtable.c) then take the
+ * same steps in every process, and a replayed schedule is the same run.
+ */
+#define VCPU_HINT ((void *)0x500000000000UL)
+
+/*
  * Reserve the real range (PROT_NONE until the model maps something
  * there) and register it for missing and write-protect faults.  It
- * starts on a PMD boundary: the model's page tables then lie the same
- * way over it in every process, so that a run on vCPUs takes the same
- * locks (each PTE table has its own PTL) wherever mmap put it.
+ * starts on a PMD boundary, so that the model's page tables lie the
+ * same way over it wherever mmap put it.
  */
 static int reserve(struct vs_uffd *u)
 {
 	struct uffdio_register reg = { 0 };
 	size_t slack = VS_PMD_SIZE;
-	char *p = mmap(NULL, u->size + slack, PROT_READ | PROT_WRITE,
+	char *p = mmap(VS_VCPU ? VCPU_HINT : NULL, u->size + slack,
+		       PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	size_t head;
 
@@ -162,8 +169,8 @@ static int reserve(struct vs_uffd *u)
 		return -ENOMEM;
 	head = (size_t)(-(uintptr_t)p & (slack - 1));
 	if (head)
-		munmap(p, head);
-	munmap(p + head + u->size, slack - head);
+		(void)munmap(p, head);
+	(void)munmap(p + head + u->size, slack - head);
 	p += head;
 	u->base = p;
 	/* Base pages only: the model maps 4 KiB pages. */

@@ -270,7 +270,9 @@ VS_EXTERN int vs_uffd_stats_get(struct vs_uffd *u, struct vs_uffd_stats *st);
  * @max: the room in @out
  *
  * The TIDs come from UFFD_FEATURE_THREAD_ID (threads and uv modes) or
- * gettid() in the faulting thread (sigbus mode).  Up to 64 threads are
+ * gettid() in the faulting thread (sigbus mode; on vCPUs every context
+ * runs on the one host thread, so all its faults count under one TID).
+ * Up to 64 threads are
  * told apart; the rest count under TID 0.
  *
  * Context: any thread; a snapshot while faults are handled.

@@ -23,9 +23,14 @@
  * Every region (VS_UFFD_MAX_REGIONS at most), for the SIGBUS handler
  * to find sigbus regions by address.  Slots are set and cleared under
  * regions_lock; the handler reads them with acquire loads (pairing with
- * the release stores), lock-free.
+ * the release stores), lock-free.  Host atomics, not the seam's
+ * (sync/atomic.h): the table belongs to the process, not to the model,
+ * so on vCPUs touching it is no event.  No context can then be switched
+ * out while it holds regions_lock (a host mutex, which a second context
+ * of the same host thread would wait on for ever), and which slot a
+ * region takes changes no schedule.
  */
-static VS_ATOMIC(struct vs_uffd *) regions[VS_UFFD_MAX_REGIONS];
+static struct vs_uffd *regions[VS_UFFD_MAX_REGIONS];
 static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 static int nr_sigbus;			/* under regions_lock */
 static struct sigaction old_sigbus;	/* written under regions_lock
@@ -37,7 +42,7 @@ static struct vs_uffd *region_of(unsigned long addr)
 	int i;
 
 	for (i = 0; i < VS_UFFD_MAX_REGIONS; i++) {
-		u = vs_load_acquire(&regions[i]);
+		u = __atomic_load_n(&regions[i], __ATOMIC_ACQUIRE);
 		if (u && u->mode == VS_UFFD_SIGBUS &&
 		    addr - (unsigned long)u->base < u->size)
 			return u;
@@ -54,7 +59,8 @@ static void chain(int sig, siginfo_t *info, void *ctx)
 		   old_sigbus.sa_handler != SIG_IGN) {
 		old_sigbus.sa_handler(sig);
 	} else {
-		/* Pending until we return, then the default action. */
+		/* The default action: at once where SIGBUS is not blocked
+		 * (SA_NODEFER), else once we return. */
 		signal(SIGBUS, SIG_DFL);
 		raise(SIGBUS);
 	}
@@ -150,11 +156,11 @@ static int region_add(struct vs_uffd *u)
 
 	pthread_mutex_lock(&regions_lock);
 	for (i = 0; i < VS_UFFD_MAX_REGIONS; i++) {
-		if (vs_read_once(&regions[i]))
+		if (__atomic_load_n(&regions[i], __ATOMIC_RELAXED))
 			continue;
 		err = u->mode == VS_UFFD_SIGBUS ? sigbus_get() : 0;
 		if (!err)
-			vs_store_release(&regions[i], u);
+			__atomic_store_n(&regions[i], u, __ATOMIC_RELEASE);
 		break;
 	}
 	pthread_mutex_unlock(&regions_lock);
@@ -168,9 +174,9 @@ static void region_del(struct vs_uffd *u)
 
 	pthread_mutex_lock(&regions_lock);
 	for (i = 0; i < VS_UFFD_MAX_REGIONS; i++) {
-		if (vs_read_once(&regions[i]) != u)
+		if (__atomic_load_n(&regions[i], __ATOMIC_RELAXED) != u)
 			continue;
-		vs_store_release(&regions[i], NULL);
+		__atomic_store_n(&regions[i], NULL, __ATOMIC_RELEASE);
 		if (u->mode == VS_UFFD_SIGBUS && !--nr_sigbus)
 			(void)sigaction(SIGBUS, &old_sigbus, NULL);
 	}

@@ -87,7 +87,8 @@ struct vs_uffd {
 	vs_spinlock_t mmu_lock;
 	vs_atomic_long_t inv_seq;
 	vs_atomic32_t inv_in_progress;
-	vs_spinlock_t inv_mutex;	/* a sleeping lock: held across
+	vs_spinlock_t inv_mutex;	/* vmsim's short mutex (it sleeps
+					 * when contended), held across
 					 * madvise and write-back */
 
 	/* delivery: threads and uv modes */

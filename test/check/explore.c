@@ -529,12 +529,18 @@ static void trace_failure(struct xrun *x, const struct vs_explore_options *o,
 		x->trace_err = 0;
 		replay(x, o, f->dec, f->nr, r);
 		x->trace = NULL;
-		if (!x->trace_err && r->err)
-			x->trace_err = r->err == f->err ? 0 : r->err;
+		/* A replay that did not fail as @f did traced another run. */
+		if (!x->trace_err && !same_failure(r, f))
+			x->trace_err = -ESTALE;
 		free(r->dec);
 		free(r);
 	}
-	if (x->trace_err)
+	if (x->trace_err == -ESTALE)
+		snprintf(rep->text + at, sizeof(rep->text) - at,
+			 "trace: %s: the traced replay did not fail as this "
+			 "schedule did (the scenario does not repeat): it "
+			 "traces another run\n", path);
+	else if (x->trace_err)
 		snprintf(rep->text + at, sizeof(rep->text) - at,
 			 "trace: %s: %s\n", path, strerror(-x->trace_err));
 	else
