@@ -96,6 +96,15 @@ VS_EXTERN unsigned long vs_fail_injected(void);
 VS_EXTERN int vs__fail_alloc_slow(unsigned int kind, const char *name);
 extern VS_EXTERN unsigned int vs__fail_kinds;
 
+/*
+ * Private: while above 0, the calling thread's allocations are never
+ * made to fail: those the kernel makes with __GFP_NOFAIL or has
+ * preallocated, which vm/ retries until they succeed (failslab skips
+ * __GFP_NOFAIL the same way).  On vCPUs it is the host thread's: every
+ * context's allocations meanwhile.
+ */
+extern VS_EXTERN __thread int vs__fail_nofail;
+
 /**
  * vs__fail_alloc - should this allocation fail?
  * @kind: VS_FAIL_SLAB or VS_FAIL_PAGE

@@ -17,6 +17,7 @@
 #ifndef VS_VM_INTERNAL_H
 #define VS_VM_INTERNAL_H
 
+#include "fail.h"
 #include "file.h"
 #include "mm.h"
 

@@ -266,19 +266,23 @@ static int mmap_check_type(unsigned long addr, int prot, int flags,
 
 /*
  * mmap_region: replace what is at [addr, addr + len) by a new VMA,
- * merged with its neighbours where possible.
+ * merged with its neighbours where possible.  A MAP_FIXED one that
+ * replaces a mapping fails with the old one in place, as since Linux
+ * 6.12 (vms_abort_munmap_vmas()): what can fail (the new VMA, a shared
+ * anonymous mapping's file, the splits at either end, which may stay,
+ * as the kernel's do) comes before the old range goes, and the insert
+ * after it is retried until it succeeds (the kernel has preallocated
+ * the index's nodes by then: no failure is injected there).
  * Context: mmap_lock held for write.
  */
 static long mmap_region(struct vs_mm *mm, unsigned long addr,
 			unsigned long len, unsigned long vm_flags,
 			unsigned long pgoff, struct vs_file *file, int flags)
 {
-	struct vs_vma *vma;
-	int err;
+	struct vs_vma *vma = (flags & VS_MAP_FIXED) ?
+			     vs_find_vma(mm, addr) : NULL;
+	int err, replace = vma && vma->vm_start < addr + len;
 
-	if ((flags & VS_MAP_FIXED) &&
-	    (err = vs__do_munmap(mm, addr, addr + len)))
-		return err;
 	vma = vs__vma_alloc(mm);
 	if (!vma)
 		return -ENOMEM;
@@ -299,7 +303,14 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 		file->shmem = 1;
 	}
 	vs_write_once(&vma->vm_file, file);
-	err = vs__vma_insert(mm, vma);
+	if (replace && (err = vs__do_munmap(mm, addr, addr + len))) {
+		vs__vma_free(vma);
+		return err;
+	}
+	vs__fail_nofail += replace;
+	while ((err = vs__vma_insert(mm, vma)) == -ENOMEM && replace)
+		;
+	vs__fail_nofail -= replace;
 	if (err) {
 		vs__vma_free(vma);
 		return err;
