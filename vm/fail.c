@@ -7,7 +7,9 @@
  * the seam's (sync/atomic.h): asking is no event of the vCPU engine, so
  * that a run with injection off schedules exactly as one without it.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 #define CACHE_MAX 32
 
 unsigned int vs__fail_kinds;
-__thread int vs__fail_nofail;
+__thread int vs__fail_nofail VS_TLS_IE;
 
 static struct {
 	char cache[CACHE_MAX];
@@ -75,7 +77,8 @@ int vs_fail_set(const struct vs_fail_options *o)
 	if (o && o->kinds) {
 		if (o->kinds & ~(unsigned int)(VS_FAIL_SLAB | VS_FAIL_PAGE) ||
 		    !(p >= 0 && p <= 1) || !o->nth == !(p > 0) ||
-		    (o->cache && strlen(o->cache) >= CACHE_MAX))
+		    (o->cache && (strlen(o->cache) >= CACHE_MAX ||
+				  !(o->kinds & VS_FAIL_SLAB))))
 			return -EINVAL;
 	}
 	__atomic_store_n(&vs__fail_kinds, 0, __ATOMIC_RELAXED);
@@ -99,20 +102,29 @@ unsigned long vs_fail_injected(void)
 	return __atomic_load_n(&fail.injected, __ATOMIC_RELAXED);
 }
 
-/* *@v = the number after @key=, which @w must start with. */
+/*
+ * *@v = the decimal number after "@key=", which @w must start with.
+ * Return: 1 read; 0 not this key; -1 not a number (a sign, a space,
+ * trailing bytes, out of range).
+ */
 static int word_num(const char *w, const char *key, int real, void *v)
 {
 	size_t n = strlen(key);
+	const char *s = w + n + 1;
 	char *end;
 
-	if (strncmp(w, key, n) || w[n] != '=' || !w[n + 1])
+	if (strncmp(w, key, n) || w[n] != '=')
 		return 0;
+	if (!isdigit((unsigned char)*s) && !(real && *s == '.'))
+		return -1;
 	errno = 0;
 	if (real)
-		*(double *)v = strtod(w + n + 1, &end);
+		*(double *)v = strtod(s, &end);
 	else
-		*(uint64_t *)v = strtoull(w + n + 1, &end, 0);
-	return !errno && !*end && w[n + 1] != '-' ? 1 : -1;
+		*(uint64_t *)v = strtoull(s, &end, 10);
+	if (errno || *end || (!real && *(uint64_t *)v > ULONG_MAX))
+		return -1;
+	return 1;
 }
 
 int vs_fail_parse(char *s, struct vs_fail_options *o)
@@ -124,6 +136,8 @@ int vs_fail_parse(char *s, struct vs_fail_options *o)
 	if (!s || !o)
 		return -EINVAL;
 	memset(o, 0, sizeof(*o));
+	if (!*s || *s == ',' || strstr(s, ",,") || s[strlen(s) - 1] == ',')
+		return -EINVAL;	/* an empty word */
 	for (w = strtok_r(s, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(w, "slab"))
 			o->kinds |= VS_FAIL_SLAB;
@@ -144,7 +158,7 @@ int vs_fail_parse(char *s, struct vs_fail_options *o)
 	o->nth = (unsigned long)nth;
 	o->seed = seed;
 	o->times = (unsigned long)times;
-	return 0;
+	return o->kinds ? 0 : -EINVAL;
 }
 
 /* VMSIM_FAIL, read once before main(); a bad one ends the process. */

@@ -66,9 +66,10 @@ struct vs_fail_options {
  * Resets the count of allocations seen and of failures injected.
  *
  * Context: while no other thread allocates from vm/ (between runs).
- * Return: 0; -EINVAL for kinds other than those above, a probability
- * outside 0 to 1, both @nth and @probability or neither with kinds set,
- * or a @cache longer than 31 bytes.
+ * Return: 0; -EINVAL, changing nothing, for kinds other than those
+ * above, a probability outside 0 to 1, both @nth and @probability or
+ * neither with kinds set, or a @cache longer than 31 bytes or without
+ * VS_FAIL_SLAB.
  */
 VS_EXTERN int vs_fail_set(const struct vs_fail_options *o);
 
@@ -79,8 +80,9 @@ VS_EXTERN int vs_fail_set(const struct vs_fail_options *o);
  * @o: receives them; @o->cache points into @s
  *
  * Context: any.
- * Return: 0; -EINVAL for a word it does not know or a bad number (the
- * options are then as vs_fail_set() would refuse, or partly set).
+ * Return: 0; -EINVAL for no kind, an empty word, a word it does not
+ * know, or a number that is not decimal digits (a probability: digits
+ * and a point) in range (the options are then partly set).
  */
 VS_EXTERN int vs_fail_parse(char *s, struct vs_fail_options *o);
 
@@ -103,7 +105,7 @@ extern VS_EXTERN unsigned int vs__fail_kinds;
  * __GFP_NOFAIL the same way).  On vCPUs it is the host thread's: every
  * context's allocations meanwhile.
  */
-extern VS_EXTERN __thread int vs__fail_nofail;
+extern VS_EXTERN __thread int vs__fail_nofail VS_TLS_IE;
 
 /**
  * vs__fail_alloc - should this allocation fail?
@@ -115,7 +117,8 @@ extern VS_EXTERN __thread int vs__fail_nofail;
  */
 static inline int vs__fail_alloc(unsigned int kind, const char *name)
 {
-	if (vs_likely(!(__atomic_load_n(&vs__fail_kinds, __ATOMIC_RELAXED) &
+	/* Acquire: pairs with vs_fail_set()'s release of the kinds. */
+	if (vs_likely(!(__atomic_load_n(&vs__fail_kinds, __ATOMIC_ACQUIRE) &
 			kind)))
 		return 0;
 	return vs__fail_alloc_slow(kind, name);

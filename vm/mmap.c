@@ -316,9 +316,13 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 		return err;
 	}
 	vma = vs__vma_merge_neighbours(mm, vma);
-	/* A fault that may not allocate finds the anon_vma ready. */
-	if (mm->fault_noalloc && !(vm_flags & VS_VM_SHARED) &&
-	    vs__anon_vma_prepare(vma)) {
+	/* A fault that may not allocate finds the anon_vma ready.  Past
+	 * the old range's end too: no failure is injected there. */
+	vs__fail_nofail += replace;
+	err = mm->fault_noalloc && !(vm_flags & VS_VM_SHARED) &&
+	      vs__anon_vma_prepare(vma);
+	vs__fail_nofail -= replace;
+	if (err) {
 		(void)vs__do_munmap(mm, addr, addr + len);
 		return -ENOMEM;
 	}

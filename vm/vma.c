@@ -256,9 +256,13 @@ int vs__vma_split(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 	err = vs__vma_set_range(mm, vma, vma->vm_start, addr, vma->vm_pgoff);
 	if (!err) {
 		err = vs__vma_insert(mm, new);
-		if (err)
-			(void)vs__vma_set_range(mm, vma, vma->vm_start, end,
-						vma->vm_pgoff);
+		/* The way back must not fail: no failure is injected in
+		 * it, and it is retried. */
+		vs__fail_nofail += err != 0;
+		while (err && vs__vma_set_range(mm, vma, vma->vm_start, end,
+						vma->vm_pgoff))
+			;
+		vs__fail_nofail -= err != 0;
 	}
 	if (err) {
 		vs__vma_free(new);

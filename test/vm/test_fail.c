@@ -167,9 +167,26 @@ START_TEST(fail_parse_and_refuse)
 	ck_assert_int_eq(vs_fail_parse(s, &o), -EINVAL);
 	ck_assert_int_eq(vs_fail_parse(NULL, &o), -EINVAL);
 
+	snprintf(s, sizeof(s), "nth=3");		/* no kind */
+	ck_assert_int_eq(vs_fail_parse(s, &o), -EINVAL);
+	snprintf(s, sizeof(s), "slab,,nth=3");
+	ck_assert_int_eq(vs_fail_parse(s, &o), -EINVAL);
+	snprintf(s, sizeof(s), "slab,nth= 1");
+	ck_assert_int_eq(vs_fail_parse(s, &o), -EINVAL);
+	snprintf(s, sizeof(s), "slab,nth=+1");
+	ck_assert_int_eq(vs_fail_parse(s, &o), -EINVAL);
+	snprintf(s, sizeof(s), "slab,nth=010");		/* decimal */
+	ck_assert_int_eq(vs_fail_parse(s, &o), 0);
+	ck_assert_uint_eq(o.nth, 10);
+
+	/* Injection on (every allocation), then bad options: refused,
+	 * and it stays on with its count. */
 	memset(&o, 0, sizeof(o));
-	o.kinds = 4;
+	o.kinds = VS_FAIL_SLAB;
 	o.nth = 1;
+	ck_assert_int_eq(vs_fail_set(&o), 0);
+	ck_assert_uint_eq(pattern(&a_cache, 2), 0x3);
+	o.kinds = 4;
 	ck_assert_int_eq(vs_fail_set(&o), -EINVAL);
 	o.kinds = VS_FAIL_SLAB;
 	o.nth = 0;			/* neither nth nor a probability */
@@ -183,7 +200,13 @@ START_TEST(fail_parse_and_refuse)
 	o.probability = 0.5;
 	o.cache = "a name of more than thirty-one bytes";
 	ck_assert_int_eq(vs_fail_set(&o), -EINVAL);
-	/* Refused: nothing changed, injection still off. */
+	o.kinds = VS_FAIL_PAGE;
+	o.cache = "fail_a";			/* a cache, but no slab */
+	ck_assert_int_eq(vs_fail_set(&o), -EINVAL);
+	ck_assert_uint_eq(vs_fail_injected(), 2);
+	ck_assert_uint_eq(pattern(&a_cache, 2), 0x3);
+	ck_assert_uint_eq(vs_fail_injected(), 4);
+	ck_assert_int_eq(vs_fail_set(NULL), 0);
 	ck_assert_uint_eq(pattern(&a_cache, 8), 0);
 }
 END_TEST
@@ -251,9 +274,8 @@ static void snap_take(struct vs_mm *mm, struct snap *s)
 		    s->vma[n - 1].flags == v->vm_flags &&
 		    s->vma[n - 1].file == (void *)v->vm_file &&
 		    s->vma[n - 1].anon_vma == (void *)v->anon_vma &&
-		    (!v->vm_file || s->vma[n - 1].pgoff +
-		     ((v->vm_start - s->vma[n - 1].start) / PG) ==
-		     v->vm_pgoff)) {
+		    s->vma[n - 1].pgoff +
+		    (v->vm_start - s->vma[n - 1].start) / PG == v->vm_pgoff) {
 			s->vma[n - 1].end = v->vm_end;
 			continue;
 		}
@@ -377,52 +399,80 @@ static const char *const op_names[] = {
 };
 
 /*
+ * Operation @op on a fresh mm with failures as @fo says: it succeeds,
+ * or fails with ENOMEM (only when a failure was injected) leaving the
+ * mm as it was (fork: the kernel write-protects the parent as it
+ * copies and leaves that); every page comes back when the mm goes.
+ * Return: failures injected; *@failed_it: it returned ENOMEM.
+ */
+static unsigned long op_once(int op, const struct vs_fail_options *fo,
+			     const char *what, int *failed_it)
+{
+	struct snap before, after;
+	unsigned long injected;
+	struct vs_mm *mm = ops_mm();
+	long r;
+
+	snap_take(mm, &before);
+	ck_assert_int_eq(vs_fail_set(fo), 0);
+	r = ops_run(mm, op);
+	injected = vs_fail_injected();
+	ck_assert_int_eq(vs_fail_set(NULL), 0);
+	*failed_it = r == -ENOMEM;
+	if (r == -ENOMEM) {
+		ck_assert_msg(injected, "%s: ENOMEM with nothing injected",
+			      what);
+		snap_take(mm, &after);
+		snap_same(&before, &after, op != 8, what);
+	} else {
+		ck_assert_msg(r >= 0, "%s: %ld", what, r);
+		if (op == 8)
+			ck_assert_int_eq(vs_mm_destroy(forked), 0);
+	}
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+	return injected;
+}
+
+/*
  * Each operation with its nth allocation failing, for every n until it
- * runs without one: it either succeeds (a failure it may ignore, as a
- * MAP_POPULATE does) or fails with ENOMEM leaving the mm as it was
- * (fork: the kernel write-protects the parent as it copies and leaves
- * that), and every page comes back when the mm goes.
+ * runs without one; then with each allocation failing at random (a
+ * probability of 0.3, seeds 1 to 20), so that a failure can meet the
+ * way back from another.
  */
 START_TEST(fail_ops_sweep)
 {
-	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB | VS_FAIL_PAGE,
-				      .times = 1 };
-	struct snap before, after;
-	unsigned long nth, failed, all = 0, injected;
-	struct vs_mm *mm;
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB | VS_FAIL_PAGE };
+	unsigned long nth, failed, all = 0;
 	char what[64];
-	long r;
-	int op;
+	int op, seed, it;
 
 	ck_assert_int_eq(vs_thread_attach(), 0);
 	for (op = 0; op < (int)VS_ARRAY_SIZE(op_names); op++) {
 		failed = 0;
-		for (nth = 1;; nth++) {
-			mm = ops_mm();
-			snap_take(mm, &before);
+		fo.times = 1;
+		fo.probability = 0;
+		for (nth = 1; nth < 1000; nth++) {
 			fo.nth = nth;
-			ck_assert_int_eq(vs_fail_set(&fo), 0);
-			r = ops_run(mm, op);
-			injected = vs_fail_injected();
-			ck_assert_int_eq(vs_fail_set(NULL), 0);
 			snprintf(what, sizeof(what), "%s, allocation %lu",
 				 op_names[op], nth);
-			if (r == -ENOMEM) {
-				snap_take(mm, &after);
-				snap_same(&before, &after, op != 8, what);
-				failed++;
-			} else {
-				ck_assert_msg(r >= 0, "%s: %ld", what, r);
-				if (op == 8)
-					ck_assert_int_eq(vs_mm_destroy(forked),
-							 0);
-			}
-			ck_assert_int_eq(vs_mm_destroy(mm), 0);
-			if (r >= 0 && !injected)
+			if (!op_once(op, &fo, what, &it))
 				break;
+			failed += (unsigned long)it;
 		}
-		printf("%s: %lu allocations failed in turn, %lu of them "
-		       "failing it\n", op_names[op], nth - 1, failed);
+		ck_assert_uint_lt(nth, 1000);
+		fo.times = 0;
+		fo.nth = 0;
+		fo.probability = 0.3;
+		for (seed = 1; seed <= 20; seed++) {
+			fo.seed = (uint64_t)seed;
+			snprintf(what, sizeof(what), "%s, p 0.3, seed %d",
+				 op_names[op], seed);
+			(void)op_once(op, &fo, what, &it);
+			failed += (unsigned long)it;
+		}
+		printf("%s: %lu allocations failed in turn; %lu of the %lu "
+		       "runs failed it\n", op_names[op], nth - 1, failed,
+		       nth + 19);
 		all += failed;
 	}
 	ck_assert_uint_gt(all, 0);
