@@ -48,8 +48,9 @@
  * struct pcp - one slot's page cache
  * @lock: protects @head and the next_free links of the pages on it
  * @head: first free page (a pfn), PFN_NONE when empty
- * @count: pages on the list; written under @lock, read without it by
- *         vs_page_pool_free_pages()
+ * @count: pages on the list; written under @lock (by a refill or a
+ *         drain under the zone lock too), read without them by
+ *         vs_page_pool_free_pages() and drain_all_caches()
  */
 struct pcp {
 	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
@@ -107,8 +108,10 @@ static uint32_t pcp_refill(struct vs_page_pool *pool, struct pcp *pcp,
 		moved++;
 	}
 	vs_write_once(&pool->nr_free, vs_read_once(&pool->nr_free) - moved);
-	vs_spin_unlock(&pool->lock);
+	/* Under the zone lock: alloc_slow(), finding the zone empty, sees
+	 * that the pages are in a cache (cached_pages()). */
 	vs_write_once(&pcp->count, vs_read_once(&pcp->count) + moved);
+	vs_spin_unlock(&pool->lock);
 	return moved;
 }
 
@@ -127,8 +130,8 @@ static void pcp_drain(struct vs_page_pool *pool, struct pcp *pcp, uint32_t n)
 		moved++;
 	}
 	vs_write_once(&pool->nr_free, vs_read_once(&pool->nr_free) + moved);
-	vs_spin_unlock(&pool->lock);
 	vs_write_once(&pcp->count, vs_read_once(&pcp->count) - moved);
+	vs_spin_unlock(&pool->lock);
 }
 
 /* Empty every slot cache into the zone (drain_all_pages). */
@@ -233,19 +236,43 @@ int vs_page_pool_destroy(struct vs_page_pool *pool)
 }
 
 /* Take one page straight from the zone, after draining every cache. */
+/* Pages in the slot caches.  Under the zone lock: the pages a refill
+ * took from the zone are counted in its cache by then. */
+static uint32_t cached_pages(struct vs_page_pool *pool)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < VS_ARRAY_SIZE(pool->pcp); i++)
+		n += vs_read_once(&pool->pcp[i].count);
+	return n;
+}
+
+/*
+ * A page from the zone once every slot cache is drained into it.  A
+ * refill that ran after drain_all_caches() looked at its cache holds
+ * what the zone lacks: drain again while the caches hold pages, so that
+ * they never cause an OOM.
+ */
 static uint32_t alloc_slow(struct vs_page_pool *pool)
 {
-	uint32_t pfn;
+	uint32_t pfn, cached;
 
-	drain_all_caches(pool);
-	vs_spin_lock(&pool->lock);
-	pfn = pool->free_head;
-	if (pfn != PFN_NONE) {
-		VS__TOUCH(&pool->pages[pfn].next_free, VS_VCPU_LOAD);
-		pool->free_head = pool->pages[pfn].next_free;
-		vs_write_once(&pool->nr_free, vs_read_once(&pool->nr_free) - 1);
-	}
-	vs_spin_unlock(&pool->lock);
+	do {
+		drain_all_caches(pool);
+		vs_spin_lock(&pool->lock);
+		pfn = pool->free_head;
+		cached = 0;
+		if (pfn != PFN_NONE) {
+			VS__TOUCH(&pool->pages[pfn].next_free, VS_VCPU_LOAD);
+			pool->free_head = pool->pages[pfn].next_free;
+			vs_write_once(&pool->nr_free,
+				      vs_read_once(&pool->nr_free) - 1);
+		} else {
+			cached = cached_pages(pool);
+		}
+		vs_spin_unlock(&pool->lock);
+	} while (pfn == PFN_NONE && cached);
 	return pfn;
 }
 

@@ -74,11 +74,10 @@ static unsigned long page_addr(struct ux *x, int k)
 /*
  * A region of PAGES pages, all mapped in the model, the last resolved
  * (its anon_vma then exists: a speculative fault need not fall back).
- * A pool of four slot batches: with one batch (64 pages) a context
- * preempted inside its refill, after the zone's lock and before its
- * slot's count, holds every page while another finds none to drain, and
- * its fault ends in OOM (vm/page.c; a spurious OOM of the model's, not
- * what these scenarios look at).
+ * A pool of one slot batch (64 pages): a refill takes it whole, and a
+ * store that faults while another context is preempted inside its
+ * refill needs alloc_slow() (vm/page.c) to find those pages; before it
+ * did, the fork cases died of a spurious OOM.
  */
 static int ux_setup(void **state)
 {
@@ -86,7 +85,7 @@ static int ux_setup(void **state)
 	struct vs_uffd_options o = {
 		.size = PAGES * VS_PAGE_SIZE, .mode = VS_UFFD_SIGBUS,
 		.strategy = *strategy,
-		.mm = { .lock_kind = "rwsem", .pool_pages = 256 },
+		.mm = { .lock_kind = "rwsem", .pool_pages = 64 },
 	};
 	struct ux *x = calloc(1, sizeof(*x));
 	long a;
