@@ -19,7 +19,7 @@
  *	VMSIM_FAIL='page,p=0.01,seed=7,times=20'
  *	VMSIM_FAIL='slab,cache=pgtable,nth=1'
  *
- * Off (the default) it costs one relaxed load per allocation.  It is
+ * Off (the default) it costs one load per allocation.  It is
  * process-wide, and not an event of the vCPU engine: on vCPUs the nth
  * allocation is the nth the schedule makes.
  */

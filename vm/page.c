@@ -235,7 +235,6 @@ int vs_page_pool_destroy(struct vs_page_pool *pool)
 	return 0;
 }
 
-/* Take one page straight from the zone, after draining every cache. */
 /* Pages in the slot caches.  Under the zone lock: the pages a refill
  * took from the zone are counted in its cache by then. */
 static uint32_t cached_pages(struct vs_page_pool *pool)

@@ -940,4 +940,3 @@ long vs__vma_tree_live_nodes(void)
 	vs_kmem_cache_stats(&vt_inner_cache, &inner);
 	return leaf.active + inner.active;
 }
-
