@@ -49,8 +49,10 @@ static int try_touch(struct vs_mm *mm, unsigned long addr, char *buf,
 		     size_t n, int write)
 {
 	uint64_t want = VS_PTE_ACCESSED | (write ? VS_PTE_DIRTY : 0), pte;
-	vs_atomic64_t *ptep = vs_pte_offset(&mm->pgtable, addr);
+	vs_atomic64_t *ptep;
 
+	vs_rcu_lockdep_assert();
+	ptep = vs_pte_offset(&mm->pgtable, addr);
 	(void)buf;
 	(void)n;
 	if (!ptep)
@@ -75,6 +77,7 @@ static int try_copy(struct vs_mm *mm, unsigned long addr, char *buf,
 	char *data;
 	int hit;
 
+	vs_rcu_lockdep_assert();
 	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
 	if (!ptep)
 		return 0;
@@ -103,6 +106,7 @@ static int access_page(struct vs_mm *mm, unsigned long addr, char *buf,
 {
 	int hit, err;
 
+	vs_mm_assert_unlocked(mm);
 	for (;;) {
 		vs_rcu_read_lock();
 		hit = buf ? try_copy(mm, addr, buf, n, write) :

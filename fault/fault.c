@@ -42,6 +42,7 @@ inline bool vs_access_error(unsigned int flags, unsigned long vm_flags)
 
 inline void vs_vmf_read_vma(struct vs_vm_fault *vmf, struct vs_vma *vma)
 {
+	vs_vmf_assert_vma_locked(vmf, vma);
 	vmf->vma = vma;
 	vmf->vm_start = vs_read_once(&vma->vm_start);
 	vmf->vm_end = vs_read_once(&vma->vm_end);
@@ -55,6 +56,7 @@ inline void vs_vmf_read_vma(struct vs_vm_fault *vmf, struct vs_vma *vma)
 
 int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma)
 {
+	vs_rcu_lockdep_assert();
 	if (!vs_raw_seqcount_try_begin(&vma->vm_sequence, &vmf->sequence))
 		return vs_spf_abort(vmf, VS_SPF_ABORT_SEQ_ODD);
 	vs_vmf_read_vma(vmf, vma);
@@ -95,6 +97,7 @@ static int fault_locked(struct vs_vm_fault *f)
 	struct vs_vma *vma;
 	int ret;
 
+	vs_mm_assert_unlocked(f->mm);
 	vs_count_vm_event(VS_PGFAULT_LOCKED);
 	f->flags &= ~(VS_FAULT_FLAG_SPECULATIVE | VS_FAULT_FLAG_VMA_LOCK);
 	if (!vs_mmap_read_trylock(f->mm))
@@ -119,9 +122,11 @@ static int fault_locked(struct vs_vm_fault *f)
  */
 static int spf_fault(struct vs_vm_fault *f)
 {
-	struct vs_vma *vma = vs_vma_lookup(f->mm, f->address);
+	struct vs_vma *vma;
 	int ret;
 
+	vs_rcu_lockdep_assert();
+	vma = vs_vma_lookup(f->mm, f->address);
 	if (!vma)
 		return vs_spf_abort(f, VS_SPF_ABORT_NO_VMA);
 	ret = vs_vma_snapshot(f, vma);
@@ -168,6 +173,7 @@ static int vma_start_read(struct vs_vma *vma)
 {
 	int ignore = VS_BROKEN(pervma_ignore_lock_seq);
 
+	vs_rcu_lockdep_assert();
 	if (!ignore && vs_vma_is_write_marked(vma))
 		return 0;
 	if (!vs_down_read_trylock(&vma->vm_lock))
@@ -220,6 +226,7 @@ static int fault_pervma(struct vs_vm_fault *f)
 
 	if (!vma)
 		goto fallback;
+	vs_vma_assert_locked(vma);
 	f->flags |= VS_FAULT_FLAG_VMA_LOCK;
 	vs_vmf_read_vma(f, vma);
 	ret = vs_access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
@@ -321,6 +328,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
+	vs_mm_assert_unlocked(mm);
 	/* The exception's entry and exit on a virtual CPU (sync/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
 	vs_count_vm_event(VS_PGFAULT);

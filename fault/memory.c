@@ -46,6 +46,7 @@ static int fault_pte_changed(struct vs_vm_fault *vmf)
 
 inline bool vs_pte_map_lock(struct vs_vm_fault *vmf)
 {
+	vs_vmf_assert_locked(vmf);
 	if (speculative(vmf) && vs_vma_has_changed(vmf)) {
 		vmf->abort = VS_SPF_ABORT_SEQ_CHANGED;
 		return false;
@@ -69,6 +70,7 @@ inline bool vs_pte_map_lock(struct vs_vm_fault *vmf)
 
 inline bool vs_vmf_pte_changed(struct vs_vm_fault *vmf)
 {
+	vs_assert_ptl_held(vmf->ptl);
 	return vs_ptep_get(vmf->pte) != vmf->orig_pte &&
 	       !VS_BROKEN(fault_no_pte_same);
 }
@@ -97,6 +99,7 @@ inline void vs_set_pte_range(struct vs_vm_fault *vmf,
 {
 	struct vs_mm *mm = vmf->mm;
 
+	vs_assert_ptl_held(vmf->ptl);
 	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
 		vs_page_add_mapcount(page);
 		vs_add_mm_counter(mm, vs_mm_counter(page), 1);
@@ -109,8 +112,11 @@ inline void vs_set_pte_range(struct vs_vm_fault *vmf,
 int vs_finish_fault(struct vs_vm_fault *vmf, struct vs_page *page,
 		    uint64_t prot)
 {
-	int ret = fault_pte_lock(vmf);
+	int ret;
 
+	vs_vmf_assert_locked(vmf);
+	vs_lockdep_assert_not_held(vmf->ptl);
+	ret = fault_pte_lock(vmf);
 	if (ret != PTE_LOCKED) {
 		vs_put_page(vmf->mm->pool, page);
 		return ret;
@@ -145,8 +151,11 @@ int vs_alloc_anon_page(struct vs_vm_fault *vmf, struct vs_page *src,
 		       struct vs_page **pagep)
 {
 	struct vs_page *page;
-	int ret = fault_anon_prepare(vmf);
+	int ret;
 
+	vs_vmf_assert_locked(vmf);
+	vs_lockdep_assert_not_held(vmf->ptl);
+	ret = fault_anon_prepare(vmf);
 	if (ret)
 		return ret;
 	page = vs_alloc_page(vmf->mm->pool);
@@ -169,6 +178,8 @@ int vs_do_anonymous_page(struct vs_vm_fault *vmf)
 	struct vs_page *page;
 	int ret;
 
+	vs_vmf_assert_locked(vmf);
+	vs_lockdep_assert_not_held(vmf->ptl);
 	if (!(vmf->flags & VS_FAULT_FLAG_WRITE)) {
 		ret = fault_pte_lock(vmf);
 		if (ret != PTE_LOCKED)
@@ -190,6 +201,8 @@ int vs_do_fault(struct vs_vm_fault *vmf)
 	struct vs_page *fpage, *page;
 	int write = vmf->flags & VS_FAULT_FLAG_WRITE, err, ret;
 
+	vs_vmf_assert_locked(vmf);
+	vs_lockdep_assert_not_held(vmf->ptl);
 	err = vs_file_get_page(vmf->vm_file, pgoff, &fpage);
 	if (err == -EFAULT)
 		return VS_VM_FAULT_SIGBUS;
@@ -262,6 +275,8 @@ int vs_do_wp_page(struct vs_vm_fault *vmf)
 					      vs_pte_pfn(vmf->orig_pte));
 	int ret;
 
+	vs_vmf_assert_locked(vmf);
+	vs_lockdep_assert_not_held(vmf->ptl);
 	if (!page)
 		return VS_VM_FAULT_SIGBUS;	/* not a page of the pool */
 	if ((vmf->vm_flags & VS_VM_SHARED) ||
@@ -308,6 +323,8 @@ int vs_handle_pte_fault(struct vs_vm_fault *vmf)
 	struct vs_pgtable *pt = &vmf->mm->pgtable;
 	vs_atomic64_t *ptep;
 
+	vs_vmf_assert_locked(vmf);
+	vs_lockdep_assert_not_held(vmf->ptl);
 	if (speculative(vmf)) {
 		ptep = vs_pte_offset(pt, vmf->address);
 		if (!ptep)

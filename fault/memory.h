@@ -98,6 +98,31 @@ struct vs_vm_fault {
 };
 
 /**
+ * vs_vmf_assert_vma_locked - assert, in a lockdep build, what @vmf->flags
+ * says the fault holds (sync/lockdep.h; nothing without lockdep)
+ * @vmf: the fault
+ * @vma: the VMA whose lock VS_FAULT_FLAG_VMA_LOCK means (@vmf->vma once
+ *       vs_vmf_read_vma() has set it)
+ *
+ * VS_FAULT_FLAG_SPECULATIVE: inside vs_rcu_read_lock();
+ * VS_FAULT_FLAG_VMA_LOCK: @vma's vm_lock held; neither: @vmf->mm's
+ * mmap_lock held.
+ */
+#define vs_vmf_assert_vma_locked(vmf, vma) \
+	vs_lockdep_assert(((vmf)->flags & VS_FAULT_FLAG_SPECULATIVE) ? \
+			  vs__lockdep_rcu_depth() > 0 : \
+			  ((vmf)->flags & VS_FAULT_FLAG_VMA_LOCK) ? \
+			  vs__lockdep_held(&(vma)->vm_lock, 0) : \
+			  vs__lockdep_held(&(vmf)->mm->mmap_lock, 0), \
+			  "as vmf->flags says: inside RCU (speculative), " \
+			  "the VMA's vm_lock (VMA lock), else mmap_lock held")
+/**
+ * vs_vmf_assert_locked - vs_vmf_assert_vma_locked() of @vmf->vma
+ * @vmf: the fault
+ */
+#define vs_vmf_assert_locked(vmf) vs_vmf_assert_vma_locked((vmf), (vmf)->vma)
+
+/**
  * vs_spf_abort - give up a speculative fault for @reason
  * @vmf: the fault
  * @reason: a value of enum vs_spf_abort
@@ -131,8 +156,10 @@ VS_EXTERN bool vs_access_error(unsigned int flags, unsigned long vm_flags);
  * @vmf: the fault
  * @vma: the VMA that contains vmf->address
  *
- * Context: @vma is stable: the mmap_lock is held (either side), or its
- * VMA lock for read.  Under RCU only, use vs_vma_snapshot().
+ * Context: as @vmf->flags says: @vma is stable, the mmap_lock held
+ * (either side) or its VMA lock for read; or, speculative, inside
+ * vs_rcu_read_lock(), as vs_vma_snapshot() calls it between its
+ * vm_sequence sample and check (under RCU only, call that instead).
  */
 VS_EXTERN void vs_vmf_read_vma(struct vs_vm_fault *vmf, struct vs_vma *vma);
 
@@ -173,6 +200,7 @@ VS_EXTERN int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma);
  */
 static inline bool vs_vma_has_changed(struct vs_vm_fault *vmf)
 {
+	vs_rcu_lockdep_assert();
 	return vs_read_seqcount_retry(&vmf->vma->vm_sequence, vmf->sequence);
 }
 

@@ -249,6 +249,8 @@ static struct vs_uffd *region_alloc(const struct vs_uffd_options *o)
 	u->mem_fd = -1;
 	vs_spin_lock_init(&u->mmu_lock);
 	vs_spin_lock_init(&u->inv_mutex);
+	vs_lockdep_set_class(&u->mmu_lock, "uffd_mmu_lock");
+	vs_lockdep_set_class(&u->inv_mutex, "uffd_inv_mutex");
 	/* What a report of a run on vCPUs calls them. */
 	vs_vcpu_name(u, sizeof(*u), "a uffd region");
 	vs_vcpu_name(&u->mmu_lock, sizeof(u->mmu_lock), "a uffd mmu_lock");
@@ -580,6 +582,7 @@ int vs__uffd_resolve(struct vs_uffd *u, unsigned long addr, int write,
 	long seq;
 	int r, err;
 
+	vs_mm_assert_unlocked(u->mm);
 	addr &= VS_PAGE_MASK;
 	vs__uffd_count(u, VS__US_FAULTS);
 	if (wp)

@@ -16,21 +16,7 @@
  * so a real page is never installed from a model state that a zap had
  * already left behind.
  *
- * Lock table (struct vs_uffd):
- *
- *	field                   read                write
- *	mm, base, size, uffd,   any                 create (before delivery
- *	mode, features,                             starts)
- *	pagemap_fd, mem_fd
- *	inv_seq                 acquire, or under   mmu_lock
- *	                        mmu_lock
- *	inv_in_progress         as inv_seq          mmu_lock
- *	installs (ioctls that   -                   under mmu_lock
- *	  map real pages)
- *	real zaps, write-back   -                   inv_mutex (one
- *	                                            invalidation at a time)
- *	stat                    any (sums)          the counting thread's slot
- *	tstat                   any                 atomics
+ * Locking: docs/locking.md, "struct vs_uffd".
  */
 #ifndef VS_FAULT_UFFD_INTERNAL_H
 #define VS_FAULT_UFFD_INTERNAL_H
@@ -87,9 +73,10 @@ struct vs_uffd {
 	vs_spinlock_t mmu_lock;
 	vs_atomic_long_t inv_seq;
 	vs_atomic32_t inv_in_progress;
-	vs_spinlock_t inv_mutex;	/* vmsim's short mutex (it sleeps
-					 * when contended), held across
-					 * madvise and write-back */
+	vs_spinlock_t inv_mutex;	/* vmsim's mutex (it sleeps when
+					 * contended), held from
+					 * mirror_start to mirror_end:
+					 * across the model's change */
 
 	/* delivery: threads and uv modes */
 	int stop_fd;			/* eventfd: the handler threads leave */

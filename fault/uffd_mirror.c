@@ -69,6 +69,7 @@ static void writeback_page(struct vs_uffd *u, unsigned long addr,
 	vs_atomic64_t *ptep;
 	uint64_t v;
 
+	vs_mmap_assert_locked(mm);
 	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
 	if (!ptep)
 		return;
@@ -135,6 +136,7 @@ static void mirror_start(struct vs_mmu_notifier *mn,
 	struct vs_uffd *u = to_uffd(mn);
 	unsigned long len = r->end - r->start;
 
+	vs_mmu_notifier_assert_locked(r->mm, r->event);
 	if (r->event == VS_MMU_NOTIFY_MAP)
 		return;	/* nothing is invalidated */
 	vs_spin_lock(&u->inv_mutex);
@@ -170,6 +172,7 @@ static void mirror_end(struct vs_mmu_notifier *mn,
 	struct vs_uffd *u = to_uffd(mn);
 	unsigned long len = r->end - r->start;
 
+	vs_mmu_notifier_assert_locked(r->mm, r->event);
 	if (r->event == VS_MMU_NOTIFY_MAP ||
 	    r->event == VS_MMU_NOTIFY_PROTECTION_VMA)
 		(void)mprotect((void *)r->start, len, vm_prot(r->vm_flags));

@@ -40,6 +40,7 @@
 #include "sync/brlock.h"
 #include "sync/error.h"
 #include "sync/lock.h"
+#include "sync/lockdep.h"
 #include "sync/lockstat.h"
 #include "sync/percpu_rwsem.h"
 #include "sync/prwlock.h"

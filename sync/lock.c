@@ -302,6 +302,10 @@ int vs_lock_init(struct vs_lock *lock, const char *kind, const char *class)
 	lock->kind = ops;
 	lock->impl = impl;
 	lock->class = lc;
+	/* lockdep's class is the statistics class, by name. */
+	VS__LD(lock->dep_map = (struct vs_lockdep_map){ 0 });
+	if (lc)
+		VS__LD(vs__lockdep_set_class(&lock->dep_map, lc->name));
 	vs_atomic_init(&lock->last_slot, UINT32_MAX);
 	registry_add(lock);
 	if (lc)	/* on a vCPU: the cost model's hot lines name it */

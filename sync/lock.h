@@ -22,6 +22,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "lockdep.h"
 #include "lockstat.h"
 
 struct vs_lock;
@@ -99,6 +100,7 @@ struct vs_lock {
 	struct vs_lock_class *class;
 	vs_atomic32_t last_slot;
 	struct vs_lock *reg_next, *reg_prev;
+	VS__LD_MAP	/* lockdep builds: the statistics class's name */
 };
 
 /**
@@ -203,6 +205,8 @@ VS_EXTERN void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on);
  */
 static inline void vs_lock_read_lock(struct vs_lock *lock)
 {
+	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
+				   VS__LD_READ | VS__LD_SLEEP, VS__LD_IP));
 	vs_read_once(&lock->ops)->read_lock(lock);
 }
 
@@ -219,7 +223,13 @@ static inline void vs_lock_read_lock(struct vs_lock *lock)
  */
 static inline int vs_lock_read_trylock(struct vs_lock *lock)
 {
-	return vs_read_once(&lock->ops)->read_trylock(lock);
+	int ok = vs_read_once(&lock->ops)->read_trylock(lock);
+
+	if (ok)
+		VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
+					   VS__LD_READ | VS__LD_TRY,
+					   VS__LD_IP));
+	return ok;
 }
 
 /**
@@ -232,7 +242,26 @@ static inline int vs_lock_read_trylock(struct vs_lock *lock)
  */
 static inline void vs_lock_read_unlock(struct vs_lock *lock)
 {
+	VS__LD(vs__lockdep_release(&lock->dep_map, lock));
 	vs_read_once(&lock->ops)->read_unlock(lock);
+}
+
+/**
+ * vs_lock_write_lock_nested - take @lock for writing, one of its lockdep
+ * class held on purpose by the caller already
+ * @lock: the lock
+ * @subclass: VS_SINGLE_DEPTH_NESTING for the second lock of the class
+ *            (sync/lockdep.h); nothing but lockdep sees it
+ *
+ * Context: as vs_lock_write_lock().
+ */
+static inline void vs_lock_write_lock_nested(struct vs_lock *lock,
+					     int subclass)
+{
+	(void)subclass;
+	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, subclass,
+				   VS__LD_SLEEP, VS__LD_IP));
+	vs_read_once(&lock->ops)->write_lock(lock);
 }
 
 /**
@@ -244,7 +273,7 @@ static inline void vs_lock_read_unlock(struct vs_lock *lock)
  */
 static inline void vs_lock_write_lock(struct vs_lock *lock)
 {
-	vs_read_once(&lock->ops)->write_lock(lock);
+	vs_lock_write_lock_nested(lock, 0);
 }
 
 /**
@@ -258,7 +287,12 @@ static inline void vs_lock_write_lock(struct vs_lock *lock)
  */
 static inline int vs_lock_write_trylock(struct vs_lock *lock)
 {
-	return vs_read_once(&lock->ops)->write_trylock(lock);
+	int ok = vs_read_once(&lock->ops)->write_trylock(lock);
+
+	if (ok)
+		VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
+					   VS__LD_TRY, VS__LD_IP));
+	return ok;
 }
 
 /**
@@ -269,6 +303,7 @@ static inline int vs_lock_write_trylock(struct vs_lock *lock)
  */
 static inline void vs_lock_write_unlock(struct vs_lock *lock)
 {
+	VS__LD(vs__lockdep_release(&lock->dep_map, lock));
 	vs_read_once(&lock->ops)->write_unlock(lock);
 }
 
@@ -287,6 +322,7 @@ static inline void vs_lock_write_unlock(struct vs_lock *lock)
  */
 static inline void vs_lock_downgrade_write(struct vs_lock *lock)
 {
+	VS__LD(vs__lockdep_downgrade(&lock->dep_map, lock));
 	vs_read_once(&lock->ops)->downgrade_write(lock);
 }
 

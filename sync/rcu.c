@@ -59,6 +59,7 @@ void vs_rcu_unregister_thread(void)
 
 void vs_synchronize_rcu(void)
 {
+	VS__LD(vs__lockdep_might_sleep("vs_synchronize_rcu()"));
 	if (!VS_BROKEN(rcu_no_grace_period))
 		urcu_call(synchronize_rcu)();
 	/* Pairs with the release in vs_rcu_read_unlock(). */

@@ -16,6 +16,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "lockdep.h"
 #include "thread.h"
 
 /*
@@ -104,13 +105,16 @@ extern VS_EXTERN __thread int vs__rcu_depth VS_TLS_IE;
  * vs_rcu_read_lock - enter an RCU read-side critical section
  *
  * Nests.  Attaches the calling thread on first use.
- * Context: any attached or attachable thread; must not sleep inside.
+ * Context: any attached or attachable thread.  Inside, no sleeping lock
+ * and no grace-period wait; a spinlock may be taken (its futex wait is
+ * how user space spins), as may a trylock (lockdep checks this).
  */
 static inline void vs_rcu_read_lock(void)
 {
 	(void)vs__thread_slot();
 	vs__urcu_read_lock();
 	vs__rcu_depth_add(1);
+	VS__LD(vs__lockdep_rcu(1));
 }
 
 /**
@@ -120,6 +124,7 @@ static inline void vs_rcu_read_lock(void)
  */
 static inline void vs_rcu_read_unlock(void)
 {
+	VS__LD(vs__lockdep_rcu(-1));
 	vs__rcu_depth_add(-1);
 	vs__tsan_release(&vs__rcu_tsan_gp);
 	vs__urcu_read_unlock();

@@ -226,6 +226,7 @@ void vs_rcu_barrier(void)
 	size_t i;
 	int flushed;
 
+	VS__LD(vs__lockdep_might_sleep("vs_rcu_barrier()"));
 	/*
 	 * The callbacks of one round may free into batches again (a VMA
 	 * drops its anon_vma): repeat until a round finds nothing to flush.

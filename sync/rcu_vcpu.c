@@ -124,6 +124,7 @@ void vs_synchronize_rcu(void)
 	uint32_t gen;
 	int waiting;
 
+	VS__LD(vs__lockdep_might_sleep("vs_synchronize_rcu()"));
 	if (!r || VS_BROKEN(rcu_no_grace_period))
 		return;
 	n = vs__vcpu_machine->nr_all;

@@ -82,6 +82,7 @@ int vs_rwsem_init(struct vs_rwsem *sem)
 	vs_spin_lock_init(&sem->wait_lock);
 	sem->first = sem->last = NULL;
 	sem->spin = 0;
+	VS__LD(sem->dep_map = (struct vs_lockdep_map){ 0 });
 	return 0;
 }
 
@@ -242,10 +243,13 @@ static void down_read_slowpath(struct vs_rwsem *sem)
 
 void vs_down_read(struct vs_rwsem *sem)
 {
-	long count = vs_fetch_add_acquire(&sem->count, BIAS);
+	long count;
 	long fail = VS_BROKEN(rwsem_reader_barges) ? WRITER_LOCKED
 						   : VS_RWSEM_READ_FAILED_MASK;
 
+	VS__LD(vs__lockdep_acquire(&sem->dep_map, sem, 0,
+				   VS__LD_READ | VS__LD_SLEEP, VS__LD_IP));
+	count = vs_fetch_add_acquire(&sem->count, BIAS);
 	if (vs_unlikely(count & fail))
 		down_read_slowpath(sem);
 }
@@ -255,15 +259,22 @@ int vs_down_read_trylock(struct vs_rwsem *sem)
 	long count = vs_read_once(&sem->count);
 
 	while (!(count & VS_RWSEM_READ_FAILED_MASK)) {
-		if (vs_cmpxchg_acquire(&sem->count, &count, count + BIAS))
+		if (vs_cmpxchg_acquire(&sem->count, &count, count + BIAS)) {
+			VS__LD(vs__lockdep_acquire(&sem->dep_map, sem, 0,
+						   VS__LD_READ | VS__LD_TRY,
+						   VS__LD_IP));
 			return 1;
+		}
 	}
 	return 0;
 }
 
 void vs_up_read(struct vs_rwsem *sem)
 {
-	long count = vs_fetch_sub_release(&sem->count, BIAS) - BIAS;
+	long count;
+
+	VS__LD(vs__lockdep_release(&sem->dep_map, sem));
+	count = vs_fetch_sub_release(&sem->count, BIAS) - BIAS;
 
 	/* The last reader out wakes the queue. */
 	if (vs_unlikely((count & (LOCK_MASK | WAITERS)) == WAITERS))
@@ -373,6 +384,8 @@ void vs_down_write(struct vs_rwsem *sem)
 {
 	long count = 0;
 
+	VS__LD(vs__lockdep_acquire(&sem->dep_map, sem, 0, VS__LD_SLEEP,
+				   VS__LD_IP));
 	if (vs_unlikely(!vs_cmpxchg_acquire(&sem->count, &count,
 					    WRITER_LOCKED)))
 		down_write_slowpath(sem);
@@ -382,12 +395,19 @@ int vs_down_write_trylock(struct vs_rwsem *sem)
 {
 	long count = 0;
 
-	return vs_cmpxchg_acquire(&sem->count, &count, WRITER_LOCKED);
+	if (!vs_cmpxchg_acquire(&sem->count, &count, WRITER_LOCKED))
+		return 0;
+	VS__LD(vs__lockdep_acquire(&sem->dep_map, sem, 0, VS__LD_TRY,
+				   VS__LD_IP));
+	return 1;
 }
 
 void vs_up_write(struct vs_rwsem *sem)
 {
-	long count = vs_fetch_add_release(&sem->count, -WRITER_LOCKED);
+	long count;
+
+	VS__LD(vs__lockdep_release(&sem->dep_map, sem));
+	count = vs_fetch_add_release(&sem->count, -WRITER_LOCKED);
 
 	if (vs_unlikely(count & WAITERS))
 		rwsem_wake(sem);
@@ -398,6 +418,7 @@ void vs_downgrade_write(struct vs_rwsem *sem)
 	struct wake_q q = { 0 };
 	long count;
 
+	VS__LD(vs__lockdep_downgrade(&sem->dep_map, sem));
 	count = vs_fetch_add_release(&sem->count, BIAS - WRITER_LOCKED);
 	if (!(count & WAITERS))
 		return;

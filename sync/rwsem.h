@@ -26,6 +26,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "lockdep.h"
 #include "spinlock.h"
 
 /* The count word (struct vs_rwsem.count), as the kernel's rwsem.c. */
@@ -63,6 +64,7 @@ struct vs_rwsem {
 	struct vs__rwsem_waiter *first;  /* FIFO, under wait_lock */
 	struct vs__rwsem_waiter *last;
 	uint32_t spin;                   /* writer spin bound, read-only */
+	VS__LD_MAP	/* lockdep builds: the class (sync/lockdep.h) */
 };
 
 /**

@@ -16,6 +16,7 @@
 #define VS_SYNC_SEQCOUNT_H
 
 #include "atomic.h"
+#include "lockdep.h"
 
 /* A planted-bug build (sync/broken.def) compiles its bug into every file
  * that includes this header, the tests' too; otherwise it is 0. */
@@ -32,6 +33,7 @@
  */
 typedef struct vs_seqcount {
 	vs_atomic32_t sequence;
+	VS__LD_MAP	/* lockdep builds: class and writers' lock */
 } vs_seqcount_t;
 
 /** VS_SEQCOUNT_ZERO - initializer of a vs_seqcount_t (count 0) */
@@ -46,7 +48,23 @@ typedef struct vs_seqcount {
 static inline void vs_seqcount_init(vs_seqcount_t *s)
 {
 	vs_atomic_init(&s->sequence, 0);
+	VS__LD(s->dep_map = (struct vs_lockdep_map){ 0 });
 }
+
+/**
+ * vs_seqcount_set_lock - name the lock that serializes @s's writers
+ * @s: the seqcount, with a lockdep class (vs_lockdep_set_class())
+ * @lock: the lock's address (a vs_spinlock_t, struct vs_rwsem or struct
+ *        vs_lock)
+ *
+ * Lockdep then reports a write section entered without @lock held for
+ * writing, as the kernel's seqcount_LOCKNAME_t.  Compiled out without
+ * lockdep.
+ *
+ * Context: before @s is shared.
+ */
+#define vs_seqcount_set_lock(s, lock) \
+	VS__LD((void)((s)->dep_map.assoc = (lock)))
 
 /**
  * vs__read_seqcount_begin - wait for an even count; no barrier
@@ -171,6 +189,7 @@ static inline bool vs_read_seqcount_retry(const vs_seqcount_t *s,
  */
 static inline void vs_write_seqcount_begin(vs_seqcount_t *s)
 {
+	VS__LD(vs__lockdep_seq_begin(&s->dep_map, s));
 	vs_write_once(&s->sequence, vs_read_once(&s->sequence) + 1);
 	/* Orders the odd count before the data stores; pairs with the
 	 * vs_smp_rmb() in vs_read_seqcount_retry(). */
@@ -190,6 +209,7 @@ static inline void vs_write_seqcount_end(vs_seqcount_t *s)
 	 * vs_smp_rmb() in vs_raw_read_seqcount_begin(). */
 	vs_smp_wmb();
 	vs_write_once(&s->sequence, vs_read_once(&s->sequence) + 1);
+	VS__LD(vs__lockdep_release(&s->dep_map, s));
 }
 
 /**

@@ -14,7 +14,7 @@ void vs__spin_lock_slow(vs_spinlock_t *lock)
 
 	for (i = 0; i < SPIN_TRIES; i++) {
 		old = vs_read_once(&lock->state);
-		if (old == 0 && vs_spin_trylock(lock))
+		if (old == 0 && vs__spin_trylock(lock))
 			return;
 		vs_cpu_relax();
 	}

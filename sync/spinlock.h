@@ -13,6 +13,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "lockdep.h"
 
 /**
  * struct vs_spinlock - a short lock (vs_spinlock_t)
@@ -21,6 +22,7 @@
  */
 typedef struct vs_spinlock {
 	vs_atomic32_t state;
+	VS__LD_MAP	/* lockdep builds: the class (sync/lockdep.h) */
 } vs_spinlock_t;
 
 /** VS_SPINLOCK_INIT - initializer of an unlocked vs_spinlock_t */
@@ -38,6 +40,16 @@ VS_EXTERN void vs__spin_unlock_wake(vs_spinlock_t *lock);
 static inline void vs_spin_lock_init(vs_spinlock_t *lock)
 {
 	vs_atomic_init(&lock->state, 0);
+	VS__LD(lock->dep_map = (struct vs_lockdep_map){ 0 });
+}
+
+/* Private: take @lock if it is free, without telling lockdep.  Context:
+ * as vs_spin_trylock(); vs_spin_lock() and the slow path use it. */
+static inline int vs__spin_trylock(vs_spinlock_t *lock)
+{
+	uint32_t old = 0;
+
+	return vs_cmpxchg_acquire(&lock->state, &old, 1);
 }
 
 /**
@@ -49,21 +61,46 @@ static inline void vs_spin_lock_init(vs_spinlock_t *lock)
  */
 static inline int vs_spin_trylock(vs_spinlock_t *lock)
 {
-	uint32_t old = 0;
+	int ok = vs__spin_trylock(lock);
 
-	return vs_cmpxchg_acquire(&lock->state, &old, 1);
+	if (ok)
+		VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
+					   VS__LD_TRY, VS__LD_IP));
+	return ok;
+}
+
+/**
+ * vs_spin_lock_nested - take @lock, one of its lockdep class held on
+ * purpose by the caller already
+ * @lock: the lock
+ * @subclass: VS_SINGLE_DEPTH_NESTING for the second lock of the class
+ *            (sync/lockdep.h); nothing but lockdep sees it
+ *
+ * Context: as vs_spin_lock().
+ */
+static inline void vs_spin_lock_nested(vs_spinlock_t *lock, int subclass)
+{
+	(void)subclass;
+	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, subclass, 0,
+				   VS__LD_IP));
+	if (vs_unlikely(!vs__spin_trylock(lock)))
+		vs__spin_lock_slow(lock);
 }
 
 /**
  * vs_spin_lock - take @lock, spinning briefly and then sleeping
  * @lock: the lock
  *
+ * A spinlock in the kernel's sense: it may be taken inside an RCU
+ * read-side section, as the kernel's page-table lock is (the futex
+ * sleep is how user space spins without burning a preempted holder's
+ * time).
+ *
  * Context: may sleep.  The caller must not hold @lock.
  */
 static inline void vs_spin_lock(vs_spinlock_t *lock)
 {
-	if (vs_unlikely(!vs_spin_trylock(lock)))
-		vs__spin_lock_slow(lock);
+	vs_spin_lock_nested(lock, 0);
 }
 
 /**
@@ -74,6 +111,7 @@ static inline void vs_spin_lock(vs_spinlock_t *lock)
  */
 static inline void vs_spin_unlock(vs_spinlock_t *lock)
 {
+	VS__LD(vs__lockdep_release(&lock->dep_map, lock));
 	/* Pairs with the acquire of the next vs_spin_lock(). */
 	if (vs_unlikely(vs_xchg_release(&lock->state, 0) == 2))
 		vs__spin_unlock_wake(lock);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lockdep.h"
 #include "rcu.h"
 #include "wait.h"
 
@@ -44,6 +45,7 @@ void vs__slot_lock_slow(vs__slot_lock_t *lock)
 static void thread_exit(void *arg)
 {
 	(void)arg;
+	VS__LD(vs__lockdep_context_end(-1, 0));
 	vs_thread_detach();
 }
 

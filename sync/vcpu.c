@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "lockdep.h"
 #include "lockstat.h"
 #include "vcpu_cost.h"
 
@@ -955,6 +956,7 @@ static void vcpu_main(void *arg)
 	__sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
 	v->fn(v->arg);
+	VS__LD(vs__lockdep_context_end((int)v->id, 0));
 	vcpu_finish(m, v);
 }
 
@@ -1134,6 +1136,7 @@ static void context_reset(struct vs__vcpu *v)
 	v->wait_ret = 0;
 	v->asan_fake = NULL;
 	vs__lockstat_forget((int)v->id);
+	VS__LD(vs__lockdep_context_end((int)v->id, 1));
 }
 
 static void machine_free(struct vs_machine *m)

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "sync/atomic.h"
+#include "sync/lockdep.h"
 #include "sync/rcu.h"
 #include "sync/vcpu.h"
 #include "sync/wait.h"
@@ -153,6 +154,19 @@ static inline int vs_test_scale(int n)
 	if (v > INT32_MAX)
 		v = INT32_MAX;
 	return (int)v;
+}
+
+/*
+ * vs_test_lockdep_count - the report function of a test that breaks a
+ * locking rule on purpose, to see something else catch it (the vCPU
+ * engine's deadlock report, exploration): lockdep (sync/lockdep.h), when
+ * compiled in, counts its reports in *(int *)@arg instead of aborting.
+ * Set it with vs_lockdep_set_report(vs_test_lockdep_count, &counter).
+ */
+static inline void vs_test_lockdep_count(const char *report, void *arg)
+{
+	(void)report;
+	__atomic_fetch_add((int *)arg, 1, __ATOMIC_RELAXED);
 }
 
 /* vs_test_now_ns - CLOCK_MONOTONIC in nanoseconds; on a vCPU, its

@@ -11,14 +11,7 @@
  * which must be the pool of every mm that maps the file (an mm and the
  * children forked from it share one pool).
  *
- * Lock table:
- *
- *	field          read                      write
- *	pages[i]       acquire load, any         cmpxchg (first fill),
- *	                                         destroy
- *	size, mode,    any (read-only)           vs_file_create
- *	pool, shmem
- *	refcount       atomic                    atomic
+ * Locking: docs/locking.md, "struct vs_file".
  *
  * The page cache holds one reference on each of its pages; a PTE that
  * maps one holds another, and a mapcount.
@@ -37,7 +30,8 @@
  * struct vs_file - an in-memory file
  * @size: bytes (read-only)
  * @mode: O_RDONLY or O_RDWR (read-only)
- * @shmem: 1 for the file behind an anonymous shared mapping (read-only)
+ * @shmem: 1 for the file behind an anonymous shared mapping (set by
+ *         vs_mmap() before the mapping is published; then read-only)
  * @pool: where the page cache's pages come from (read-only)
  * @nr_pages: slots in @pages, size rounded up to pages (read-only)
  * @pages: the page cache (private)
@@ -84,8 +78,9 @@ VS_EXTERN int vs_file_destroy(struct vs_file *f);
  * the file), published with a compare-and-swap: a racing filler frees
  * its copy.  A shared writable mapping writes to the page directly.
  *
- * Context: any thread holding a reference on @f; no PTL held (it may
- * allocate).
+ * Context: any thread holding a reference on @f, or a VMA that maps it
+ * found under its lock or inside vs_rcu_read_lock() (a VMA drops its
+ * reference in its RCU callback); no PTL held (it may allocate).
  * Return: 0; -EFAULT for @pgoff beyond the end (the kernel's SIGBUS);
  * -ENOMEM.
  */

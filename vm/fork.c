@@ -17,6 +17,7 @@
 #include "internal.h"
 
 struct copy_ctx {
+	struct vs_mm *src;	/* for the PTL assertion */
 	struct vs_mm *dst;
 	int cow;
 	int err;
@@ -30,11 +31,15 @@ struct copy_ctx {
 static int copy_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 {
 	struct copy_ctx *c = arg;
-	uint64_t v = vs_ptep_get(ptep);
-	struct vs_page *page = vs_pfn_to_page(c->dst->pool, vs_pte_pfn(v));
-	vs_atomic64_t *dptep = vs_pte_alloc(&c->dst->pgtable, addr);
+	vs_atomic64_t *dptep;
+	struct vs_page *page;
 	vs_spinlock_t *ptl;
+	uint64_t v;
 
+	vs_assert_ptl_held(vs_pte_lockptr(&c->src->pgtable, addr));
+	v = vs_ptep_get(ptep);
+	page = vs_pfn_to_page(c->dst->pool, vs_pte_pfn(v));
+	dptep = vs_pte_alloc(&c->dst->pgtable, addr);
 	if (!dptep || !page) {
 		c->err = -ENOMEM;
 		return 1;
@@ -52,7 +57,7 @@ static int copy_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 		vs_add_mm_counter(c->dst, vs_mm_counter(page), 1);
 	}
 	ptl = vs_pte_lockptr(&c->dst->pgtable, addr);
-	vs_spin_lock(ptl);
+	vs_spin_lock_nested(ptl, VS_SINGLE_DEPTH_NESTING);
 	vs_set_pte(dptep, v);
 	vs_spin_unlock(ptl);
 	return 0;
@@ -63,11 +68,13 @@ static int dup_vma(struct vs_mm *mm, struct vs_mm *child, struct vs_vma *vma)
 {
 	struct vs_vma *new = vs__vma_dup(child, vma);
 	/* is_cow_mapping(): may become writable, and is not shared. */
-	struct copy_ctx c = { child, (vma->vm_flags & (VS_VM_SHARED |
-						       VS_VM_MAYWRITE)) ==
-					     VS_VM_MAYWRITE, 0 };
+	struct copy_ctx c = { mm, child, (vma->vm_flags & (VS_VM_SHARED |
+							   VS_VM_MAYWRITE)) ==
+						 VS_VM_MAYWRITE, 0 };
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
+	vs_mmap_assert_write_locked(child);
 	if (!new)
 		return -ENOMEM;
 	err = vs__vma_insert(child, new);
@@ -105,7 +112,7 @@ int vs_fork(struct vs_mm *mm, struct vs_mm **childp)
 	if (err)
 		return err;
 	vs_mmap_write_lock(mm);
-	vs_mmap_write_lock(child);
+	vs_mmap_write_lock_nested(child, VS_SINGLE_DEPTH_NESTING);
 	child->start_brk = mm->start_brk;
 	child->brk = mm->brk;
 	vs_write_once(&child->fault_strategy,

@@ -35,10 +35,12 @@ static int madvise_valid(int advice)
 static int madvise_walk(struct vs_mm *mm, unsigned long start,
 			unsigned long end, int advice)
 {
-	struct vs_vma *vma = vs_find_vma(mm, start);
+	struct vs_vma *vma;
 	unsigned long tmp;
 	int unmapped = 0;
 
+	vs_mmap_assert_read_locked(mm);
+	vma = vs_find_vma(mm, start);
 	for (;;) {
 		if (!vma)
 			return -ENOMEM;

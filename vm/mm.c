@@ -38,12 +38,18 @@ int vs_mmap_read_trylock(struct vs_mm *mm)
 
 void vs_mmap_read_unlock(struct vs_mm *mm)
 {
+	vs_mmap_assert_read_locked(mm);
 	vs_lock_read_unlock(&mm->mmap_lock);
 }
 
 void vs_mmap_write_lock(struct vs_mm *mm)
 {
 	vs_lock_write_lock(&mm->mmap_lock);
+}
+
+void vs_mmap_write_lock_nested(struct vs_mm *mm, int subclass)
+{
+	vs_lock_write_lock_nested(&mm->mmap_lock, subclass);
 }
 
 /*
@@ -55,12 +61,14 @@ void vs_mmap_write_lock(struct vs_mm *mm)
  */
 static void vma_end_write_all(struct vs_mm *mm)
 {
+	vs_mmap_assert_write_locked(mm);
 	vs_store_release(&mm->mm_lock_seq,
 			 vs_read_once(&mm->mm_lock_seq) + 1);
 }
 
 void vs_mmap_write_unlock(struct vs_mm *mm)
 {
+	vs_mmap_assert_write_locked(mm);
 	vma_end_write_all(mm);
 	vs_lock_write_unlock(&mm->mmap_lock);
 	/* The write section's RCU frees, now that the lock is free. */
@@ -69,6 +77,7 @@ void vs_mmap_write_unlock(struct vs_mm *mm)
 
 void vs_mmap_write_downgrade(struct vs_mm *mm)
 {
+	vs_mmap_assert_write_locked(mm);
 	vma_end_write_all(mm);
 	vs_lock_downgrade_write(&mm->mmap_lock);
 }
@@ -77,11 +86,13 @@ void vs_mmap_write_downgrade(struct vs_mm *mm)
 
 struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr)
 {
+	vs_mmap_assert_locked_or_rcu(mm);
 	return vs_vma_tree_find(&mm->mm_mt, addr, NULL, NULL);
 }
 
 struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr)
 {
+	vs_mmap_assert_locked_or_rcu(mm);
 	return vs_vma_tree_lookup(&mm->mm_mt, addr);
 }
 
@@ -99,13 +110,15 @@ void vs_vma_start_write(struct vs_vma *vma)
 {
 	uint32_t seq = vs_read_once(&vma->vm_mm->mm_lock_seq);
 
+	vs_mmap_assert_write_locked(vma->vm_mm);
 	if (VS_BROKEN(vma_no_write_mark))
 		return;
 	if (vs_read_once(&vma->vm_lock_seq) == seq)
 		return; /* already marked under this write lock */
 	vs_down_write(&vma->vm_lock);
-	/* Release: pairs with the acquire load in vma_start_read, so a
-	 * reader that sees the mark also sees what came before it. */
+	/* Release, and vm_lock's release at the unlock below: a reader
+	 * in vma_start_read (fault/fault.c) that read-locks vm_lock after
+	 * this (the trylock's acquire) sees the mark and backs off. */
 	vs_store_release(&vma->vm_lock_seq, seq);
 	vs_up_write(&vma->vm_lock);
 }
@@ -163,7 +176,7 @@ static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
 	struct vs_page *page = vs_pfn_to_page(z->mm->pool, vs_pte_pfn(pte));
 	int member;
 
-	(void)addr;
+	vs_assert_ptl_held(vs_pte_lockptr(&z->mm->pgtable, addr));
 	if (!page || vs_page_test_flags(page, VS_PG_ZERO))
 		return;
 	member = vs_mm_counter(page);
@@ -185,6 +198,7 @@ void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 	struct zap_ctx z = { mm, { 0 } };
 	int i;
 
+	vs_mmap_assert_locked(mm);
 	vs__mmu_notify_start(mm, start, end, event, 0);
 	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
 	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
@@ -200,6 +214,7 @@ void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
 {
 	struct vs_mmu_notifier_range r = { mm, start, end, event, flags };
 
+	vs_mmu_notifier_assert_locked(mm, event);
 	if (mm->notifier)
 		mm->notifier->ops->invalidate_range_start(mm->notifier, &r);
 }
@@ -209,6 +224,7 @@ void vs__mmu_notify_end(struct vs_mm *mm, unsigned long start,
 {
 	struct vs_mmu_notifier_range r = { mm, start, end, event, flags };
 
+	vs_mmu_notifier_assert_locked(mm, event);
 	if (mm->notifier)
 		mm->notifier->ops->invalidate_range_end(mm->notifier, &r);
 }
@@ -261,6 +277,7 @@ int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 	vs_spinlock_t *ptl;
 	vs_atomic64_t *ptep;
 
+	vs_mmap_assert_locked(mm);
 	(void)vma;
 	if (!vs_pte_alloc(&mm->pgtable, addr))
 		return -ENOMEM;
@@ -405,6 +422,7 @@ static void mm_unmap_all(struct vs_mm *mm)
 {
 	struct vs_vma *vma;
 
+	vs_mmap_assert_write_locked(mm);
 	while ((vma = vs_find_vma(mm, 0)))
 		(void)vs__do_munmap(mm, vma->vm_start, vma->vm_end);
 }

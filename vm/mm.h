@@ -9,7 +9,8 @@
  *   1. the mm's mmap_lock is held for write (vs_mmap_write_lock());
  *   2. vs_vma_start_write(vma) marks the VMA: its vm_lock_seq becomes the
  *      mm's mm_lock_seq, so per-VMA readers that check vm_lock_seq back
- *      off, and it waits for per-VMA readers already inside;
+ *      off, and it waits for per-VMA readers already inside (a new VMA
+ *      is born marked, vs__vma_alloc());
  *   3. vs_vm_write_begin(vma) makes vm_sequence odd; the fields change;
  *      vs_vm_write_end(vma) makes it even again, so a speculative reader
  *      that sampled vm_sequence before the change sees it moved;
@@ -20,26 +21,9 @@
  *   6. vs_mmap_write_unlock() advances mm_lock_seq, which unmarks every
  *      VMA marked in step 2 at once.
  *
- * Lock table (struct vs_vma):
- *
- *	field                 read                         write
- *	vm_start, vm_end,     mmap_lock (either), or RCU   mmap_lock write +
- *	vm_flags, vm_pgoff,   + vm_sequence revalidation,  vma_start_write +
- *	vm_file, anon_vma     or the per-VMA read lock     vm_write_begin/end
- *	vm_sequence           any (seqcount)               as above
- *	vm_lock_seq           any (acquire)                mmap_lock write
- *	vm_lock               the per-VMA lock itself
- *	vm_detached           any (atomic)                 as vm_start
- *	anon_vma (first set)  as above                     page fault, under
- *	                                                   mmap_lock read or
- *	                                                   the per-VMA lock,
- *	                                                   with a cmpxchg
- *
- * Lock table (struct vs_mm): mm_lock_seq is written only by the mmap_lock
- * writer (release) and read by anyone (acquire); the VMA index as in
- * vm/vma_tree.h; RSS counters are per thread slot (vs_get_mm_counter());
- * brk fields under mmap_lock;
- * fault_strategy is an atomic any thread may read or set.
+ * What protects each field of struct vs_mm and struct vs_vma, and the
+ * order the locks nest in: docs/locking.md.  A build with lockdep
+ * (VS_LOCKDEP=ON) checks them: see the assertions below.
  */
 #ifndef VS_VM_MM_H
 #define VS_VM_MM_H
@@ -115,7 +99,7 @@ struct vs__mm_rss;	/* private: vm/internal.h */
  * above may use them as plain lvalues.
  */
 struct vs_vma {
-	/* see the lock table above */
+	/* locking: docs/locking.md, "struct vs_vma" */
 	VS_ATOMIC(unsigned long) vm_start;
 	VS_ATOMIC(unsigned long) vm_end;
 	VS_ATOMIC(unsigned long) vm_flags;
@@ -177,8 +161,9 @@ struct vs_mm_options {
  *
  * invalidate_range_start() runs before the model's PTEs of the range
  * change, invalidate_range_end() after, both with the mmap_lock held
- * (for read with CLEAR, for write otherwise) and no PTL.  The callbacks
- * may sleep; they must not take @mm's mmap_lock (they may take a PTL).
+ * (for read with CLEAR, for write otherwise) and no PTL, sometimes inside
+ * a VMA's vm_sequence write section (mremap's move).  The callbacks may
+ * sleep; they must not take @mm's mmap_lock (they may take a PTL).
  */
 enum vs_mmu_notifier_event {
 	VS_MMU_NOTIFY_UNMAP,
@@ -415,6 +400,21 @@ VS_EXTERN void vs_mmap_read_unlock(struct vs_mm *mm);
 VS_EXTERN void vs_mmap_write_lock(struct vs_mm *mm);
 
 /**
+ * vs_mmap_write_lock_nested - take @mm's mmap_lock for writing while
+ * holding another mm's (mmap_write_lock_nested)
+ * @mm: the mm
+ * @subclass: VS_SINGLE_DEPTH_NESTING (sync/lockdep.h)
+ *
+ * As vs_mmap_write_lock(); lockdep, when compiled in, takes the second
+ * lock of the class as meant (vs_fork() holds the parent's and the
+ * child's).
+ *
+ * Context: may sleep; the caller holds one other mm's mmap_lock, taken
+ * first, and nothing that mm's lock nests inside.
+ */
+VS_EXTERN void vs_mmap_write_lock_nested(struct vs_mm *mm, int subclass);
+
+/**
  * vs_mmap_write_unlock - release the write lock, unmarking the VMAs
  * @mm: the mm
  *
@@ -482,14 +482,103 @@ static inline int vs_vma_is_write_marked(struct vs_vma *vma)
 	       vs_load_acquire(&vma->vm_mm->mm_lock_seq);
 }
 
+/*
+ * The locking rules, asserted, as the kernel's mmap_assert_locked() and
+ * vma_assert_write_locked(): in a build with lockdep (VS_LOCKDEP=ON,
+ * sync/lockdep.h) each checks that the calling thread holds what the
+ * rule says and reports the line that broke it; without lockdep they
+ * compile to nothing.  docs/locking.md has the rules.
+ */
+
+/**
+ * vs_mmap_assert_locked - @mm's mmap_lock is held, either side
+ * @mm: the mm
+ */
+#define vs_mmap_assert_locked(mm) \
+	vs_lockdep_assert_held(&(mm)->mmap_lock)
+
+/**
+ * vs_mmap_assert_read_locked - @mm's mmap_lock is held for reading
+ * @mm: the mm
+ */
+#define vs_mmap_assert_read_locked(mm) \
+	vs_lockdep_assert(vs__lockdep_held(&(mm)->mmap_lock, 0) && \
+			  !vs__lockdep_held(&(mm)->mmap_lock, 1), \
+			  "mmap_lock held for reading")
+
+/**
+ * vs_mmap_assert_write_locked - @mm's mmap_lock is held for writing
+ * @mm: the mm
+ */
+#define vs_mmap_assert_write_locked(mm) \
+	vs_lockdep_assert_held_write(&(mm)->mmap_lock)
+
+/**
+ * vs_mm_assert_unlocked - @mm's mmap_lock is not held, and the caller is
+ * not inside an RCU read-side section (it may take the lock, or fault)
+ * @mm: the mm
+ */
+#define vs_mm_assert_unlocked(mm) \
+	vs_lockdep_assert(!vs__lockdep_held(&(mm)->mmap_lock, 0) && \
+			  vs__lockdep_rcu_depth() == 0, \
+			  "mmap_lock not held, not inside an RCU read-side " \
+			  "section")
+
+/**
+ * vs_mmap_assert_locked_or_rcu - @mm's mmap_lock is held, or the caller
+ * is inside an RCU read-side section (a lockless walk)
+ * @mm: the mm
+ */
+#define vs_mmap_assert_locked_or_rcu(mm) \
+	vs_lockdep_assert(vs__lockdep_held(&(mm)->mmap_lock, 0) || \
+			  vs__lockdep_rcu_depth() > 0, \
+			  "mmap_lock held or inside an RCU read-side section")
+
+/**
+ * vs_vma_assert_write_locked - @vma is write-locked: its mm's mmap_lock
+ * held for writing and @vma marked (vs_vma_start_write())
+ * @vma: the VMA
+ */
+#define vs_vma_assert_write_locked(vma) \
+	vs_lockdep_assert(vs__lockdep_held(&(vma)->vm_mm->mmap_lock, 1) && \
+			  vs_vma_is_write_marked(vma), \
+			  "VMA write-locked: mmap_lock held for writing, " \
+			  "vs_vma_start_write() done")
+
+/**
+ * vs_vma_assert_locked - @vma's vm_lock is held for reading, or @vma is
+ * write-locked
+ * @vma: the VMA
+ */
+#define vs_vma_assert_locked(vma) \
+	vs_lockdep_assert(vs__lockdep_held(&(vma)->vm_lock, 0) || \
+			  (vs__lockdep_held(&(vma)->vm_mm->mmap_lock, 1) && \
+			   vs_vma_is_write_marked(vma)), \
+			  "VMA locked: its vm_lock held, or write-locked")
+
+/**
+ * vs_mmu_notifier_assert_locked - what an mmu notifier callback runs
+ * under: @mm's mmap_lock held, for writing unless @event is CLEAR
+ * @mm: the mm
+ * @event: enum vs_mmu_notifier_event
+ */
+#define vs_mmu_notifier_assert_locked(mm, event) \
+	vs_lockdep_assert(vs__lockdep_held(&(mm)->mmap_lock, \
+					   (event) != VS_MMU_NOTIFY_CLEAR), \
+			  "mmap_lock held, for writing unless the event " \
+			  "is CLEAR")
+
 /**
  * vs_vm_write_begin - make @vma's vm_sequence odd before its fields change
  * @vma: the VMA
  *
- * Context: mmap_lock held for write, after vs_vma_start_write(@vma).
+ * Context: mmap_lock held for write; @vma marked: after
+ * vs_vma_start_write(@vma), or born marked (vs__vma_alloc(), as
+ * move_vma() opens the new VMA's section before it is published).
  */
 static inline void vs_vm_write_begin(struct vs_vma *vma)
 {
+	vs_vma_assert_write_locked(vma);
 	vs_write_seqcount_begin(&vma->vm_sequence);
 }
 
@@ -502,6 +591,7 @@ static inline void vs_vm_write_begin(struct vs_vma *vma)
  */
 static inline void vs_vm_write_end(struct vs_vma *vma)
 {
+	vs_mmap_assert_write_locked(vma->vm_mm);
 	vs_write_seqcount_end(&vma->vm_sequence);
 }
 

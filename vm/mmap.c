@@ -26,8 +26,10 @@
 int vs__range_has_vma(struct vs_mm *mm, unsigned long start,
 		      unsigned long end)
 {
-	struct vs_vma *vma = vs_find_vma(mm, start);
+	struct vs_vma *vma;
 
+	vs_mmap_assert_locked(mm);
+	vma = vs_find_vma(mm, start);
 	return vma && vma->vm_start < end;
 }
 
@@ -46,6 +48,7 @@ unsigned long vs__get_unmapped_area(struct vs_mm *mm, unsigned long hint,
 {
 	unsigned long top = mm->end, s, e;
 
+	vs_mmap_assert_locked(mm);
 	if (len > mm->end - mm->start)
 		return (unsigned long)-ENOMEM;
 	if (hint) {
@@ -79,6 +82,7 @@ void vs__unmap_region(struct vs_mm *mm, unsigned long start,
 {
 	unsigned long floor = 0, ceiling = 0, s, e;
 
+	vs_mmap_assert_write_locked(mm);
 	if (mm->fault_noalloc)
 		return; /* faults there must find their tables */
 	if (vs_vma_tree_prev(&mm->mm_mt, start, &s, &e))
@@ -96,9 +100,11 @@ void vs__unmap_region(struct vs_mm *mm, unsigned long start,
  */
 int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
 {
-	struct vs_vma *vma = vs_find_vma(mm, start), *new;
+	struct vs_vma *vma, *new;
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
+	vma = vs_find_vma(mm, start);
 	if (!vma || vma->vm_start >= end)
 		return 0;
 	if (vma->vm_start < start) {
@@ -154,6 +160,7 @@ static int populate_page(struct vs_mm *mm, struct vs_vma *vma,
 	struct vs_page *fpage = NULL, *page;
 	int err, priv = !(vma->vm_flags & VS_VM_SHARED);
 
+	vs_mmap_assert_locked(mm);
 	*wr = (vma->vm_flags & VS_VM_WRITE) != 0;
 	if (vma->vm_file) {
 		err = vs_file_get_page(vma->vm_file, pgoff, &fpage);
@@ -200,6 +207,7 @@ int vs__populate(struct vs_mm *mm, struct vs_vma *vma, unsigned long start,
 	unsigned long a;
 	int wr;
 
+	vs_mmap_assert_locked(mm);
 	if (!(vma->vm_flags & (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC)))
 		return 0;
 	for (a = start; a < end; a += VS_PAGE_SIZE) {
@@ -279,10 +287,12 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 			unsigned long len, unsigned long vm_flags,
 			unsigned long pgoff, struct vs_file *file, int flags)
 {
-	struct vs_vma *vma = (flags & VS_MAP_FIXED) ?
-			     vs_find_vma(mm, addr) : NULL;
-	int err, replace = vma && vma->vm_start < addr + len;
+	struct vs_vma *vma;
+	int err, replace;
 
+	vs_mmap_assert_write_locked(mm);
+	vma = (flags & VS_MAP_FIXED) ? vs_find_vma(mm, addr) : NULL;
+	replace = vma && vma->vm_start < addr + len;
 	vma = vs__vma_alloc(mm);
 	if (!vma)
 		return -ENOMEM;
@@ -405,9 +415,11 @@ out:
 static int do_brk(struct vs_mm *mm, unsigned long oldbrk,
 		  unsigned long newbrk)
 {
-	struct vs_vma *next = vs_find_vma(mm, oldbrk);
+	struct vs_vma *next;
 	long ret;
 
+	vs_mmap_assert_write_locked(mm);
+	next = vs_find_vma(mm, oldbrk);
 	/* One page of guard gap to the next mapping, as the kernel keeps. */
 	if (newbrk > mm->end || (next && newbrk + VS_PAGE_SIZE >
 						 next->vm_start))
@@ -427,8 +439,10 @@ static int do_brk(struct vs_mm *mm, unsigned long oldbrk,
 static int brk_shrink(struct vs_mm *mm, unsigned long newbrk,
 		      unsigned long oldbrk)
 {
-	struct vs_vma *vma = vs_find_vma(mm, newbrk);
+	struct vs_vma *vma;
 
+	vs_mmap_assert_write_locked(mm);
+	vma = vs_find_vma(mm, newbrk);
 	if (!vma || vma->vm_start >= oldbrk)
 		return -ENOMEM;
 	return vs__do_munmap(mm, newbrk, oldbrk);

@@ -19,6 +19,7 @@
 #define VM_ACCESS_FLAGS (VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC)
 
 struct prot_walk {
+	struct vs_mm *mm;	/* for the PTL assertion */
 	int wrprotect;
 	int user;
 };
@@ -27,9 +28,10 @@ struct prot_walk {
 static int change_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 {
 	struct prot_walk *w = arg;
-	uint64_t v = vs_ptep_get(ptep), n;
+	uint64_t v, n;
 
-	(void)addr;
+	vs_assert_ptl_held(vs_pte_lockptr(&w->mm->pgtable, addr));
+	v = vs_ptep_get(ptep);
 	do {
 		n = w->wrprotect ? vs_pte_wrprotect(v) : v;
 		n = w->user ? n | VS_PTE_USER : n & ~VS_PTE_USER;
@@ -53,6 +55,7 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 	struct vs_vma *new;
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
 	*endp = vma->vm_end;
 	if (newflags == vma->vm_flags)
 		return 0;
@@ -67,6 +70,7 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 		if (err)
 			return err;
 	}
+	w.mm = mm;
 	w.wrprotect = !(newflags & VS_VM_WRITE);
 	w.user = (newflags & VM_ACCESS_FLAGS) != 0;
 	vs__mmu_notify_start(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
@@ -90,9 +94,11 @@ static int mprotect_range(struct vs_mm *mm, unsigned long start,
 			  unsigned long end, unsigned long bits, int grows)
 {
 	unsigned long tmp = start, newflags;
-	struct vs_vma *vma = vs_find_vma(mm, start);
+	struct vs_vma *vma;
 	int err = 0;
 
+	vs_mmap_assert_write_locked(mm);
+	vma = vs_find_vma(mm, start);
 	if (!vma || vma->vm_start >= end)
 		return -ENOMEM;
 	/* No VMA of the model grows (no VM_GROWSDOWN/UP stacks). */

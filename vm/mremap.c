@@ -28,6 +28,7 @@ static unsigned long move_ptes(struct vs_mm *mm, unsigned long old,
 	unsigned long i;
 	uint64_t v;
 
+	vs_mmap_assert_write_locked(mm);
 	for (i = 0; i < len; i += VS_PAGE_SIZE) {
 		src = vs_pte_offset(&mm->pgtable, old + i);
 		if (!src || vs_pte_none(vs_ptep_get_lockless(src)))
@@ -67,6 +68,7 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	unsigned long len, moved;
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
 	if (!new)
 		return -ENOMEM;
 	new->vm_start = new_addr;
@@ -95,6 +97,9 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	vs_vm_write_begin(vma);
 	vs_vm_write_end(vma);
 	len = old_len < new_len ? old_len : new_len;
+	/* move_ptes() gets neither VMA: its rule is stated here. */
+	vs_vma_assert_write_locked(vma);
+	vs_vma_assert_write_locked(new);
 	vs__mmu_notify_start(mm, addr, addr + len, VS_MMU_NOTIFY_MOVE, 0);
 	moved = move_ptes(mm, addr, new_addr, len);
 	if (moved < len)
@@ -184,6 +189,7 @@ static long mremap_to(struct vs_mm *mm, unsigned long addr,
 	struct vs_vma *vma;
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
 	if (new_addr < mm->start)
 		return -ENOMEM;
 	err = vs__do_munmap(mm, new_addr, new_addr + new_len);
@@ -210,9 +216,11 @@ static long remap_move(struct vs_mm *mm, unsigned long start,
 		       unsigned long len, unsigned long new_addr)
 {
 	unsigned long end = start + len, a = start, l;
-	struct vs_vma *vma = vs_vma_lookup(mm, start);
+	struct vs_vma *vma;
 	long ret;
 
+	vs_mmap_assert_write_locked(mm);
+	vma = vs_vma_lookup(mm, start);
 	/* The first VMA must hold @start (check_prep_vma). */
 	if (!vma)
 		return -EFAULT;
@@ -239,6 +247,7 @@ static long do_mremap(struct vs_mm *mm, unsigned long addr,
 	unsigned long na;
 	long ret;
 
+	vs_mmap_assert_write_locked(mm);
 	if (fixed && old_len == new_len)
 		return remap_move(mm, addr, old_len, new_addr);
 	vma = vs_vma_lookup(mm, addr);

@@ -195,6 +195,7 @@ int vs_page_pool_create(struct vs_page_pool **poolp, size_t nr_pages)
 		return err;
 	}
 	vs_spin_lock_init(&pool->lock);
+	vs_lockdep_set_class(&pool->lock, "zone_lock");
 	vs_vcpu_name(pool->pages, (nr_pages + 1) * sizeof(*pool->pages),
 		     "struct vs_page");
 	vs_vcpu_name(pool->pcp, sizeof(pool->pcp), "page pool per-slot lists");
@@ -333,6 +334,7 @@ static void free_page(struct vs_page_pool *pool, struct vs_page *page)
 
 void vs_put_page(struct vs_page_pool *pool, struct vs_page *page)
 {
+	vs_lockdep_assert_not_held(&pool->lock);
 	/*
 	 * Fully ordered, like the kernel's put_page(): every access of the
 	 * page by this reference holder happens before the free, and the

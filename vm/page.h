@@ -16,16 +16,7 @@
  * When everything else is empty, an allocation drains every other slot's
  * cache before it fails (the kernel's drain_all_pages()).
  *
- * Lock table (R = to read, W = to write):
- *
- *	field                  protected by
- *	refcount, mapcount     atomics (W: vs_get_page/vs_put_page, callers)
- *	flags                  atomics (vs_page_set_flags ...)
- *	mapping                the owner's lock (anon_vma, page cache)
- *	next_free              the lock of the list the page is on
- *	data                   constant after vs_page_pool_create()
- *	frame contents         the owner: a page is cleared by whoever
- *	                       allocated it, before it is published in a PTE
+ * Locking: docs/locking.md, "struct vs_page and the pool".
  *
  * Under AddressSanitizer the frame of a free page is poisoned, so a
  * store through a stale page->data is reported.
@@ -256,7 +247,8 @@ static inline uint32_t vs_page_mapcount(struct vs_page *page)
  * vs_page_add_mapcount - count one more PTE mapping @page
  * @page: the page
  *
- * Context: the lock of the PTE being set is held.
+ * Context: the lock of the PTE being set is held, or, for a child's PTE
+ * in vs_fork(), the parent's (the child is not yet visible).
  */
 static inline void vs_page_add_mapcount(struct vs_page *page)
 {

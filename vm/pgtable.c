@@ -60,6 +60,7 @@ static struct vs_ptpage *ptpage_alloc(struct vs_pgtable *pt, int level)
 	if (!tbl)
 		return NULL;
 	vs_spin_lock_init(&tbl->ptl);
+	vs_lockdep_set_class(&tbl->ptl, "ptl");
 	vs_vcpu_name(tbl->entries, sizeof(tbl->entries), level == LEVEL_PTE ?
 		     "PTEs" : "upper-level table entries");
 	if (level == LEVEL_PTE)
@@ -119,6 +120,7 @@ int vs_pgtable_init(struct vs_pgtable *pt, int split_ptl)
 		return -ENOMEM;
 	pt->split_ptl = !!split_ptl;
 	vs_spin_lock_init(&pt->mm_ptl);
+	vs_lockdep_set_class(&pt->mm_ptl, "page_table_lock");
 	vs_atomic_init(&pt->nr_pages, 1);
 	vs_atomic_init(&pt->nr_rcu_pending, 0);
 	/* Pairs with the acquire in walk(): pt may be shared right away. */
@@ -130,6 +132,8 @@ void vs_pgtable_destroy(struct vs_pgtable *pt)
 {
 	struct vs_ptpage *pgd = vs_read_once(&pt->pgd);
 
+	vs_lockdep_assert(vs__lockdep_rcu_depth() == 0,
+			  "not inside an RCU read-side section");
 	/* Pairs with the release in ptpage_free_rcu(). */
 	if (vs_load_acquire(&pt->nr_rcu_pending) != 0)
 		vs_rcu_barrier();

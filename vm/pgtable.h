@@ -20,18 +20,7 @@
  * it reached may already be unlinked: it revalidates under the PTL
  * (vs_pte_offset_map_lock() does) or by its own sequence count.
  *
- * Lock table:
- *
- *	what                         read                 write
- *	pgd pointer                  none (constant)      init/destroy
- *	upper-level entries          acquire load, with   cmpxchg (populate,
- *	                             mmap_lock or RCU     any context below);
- *	                                                  xchg to 0 (free,
- *	                                                  mmap_lock for write)
- *	leaf PTEs                    the PTL, or          the PTL
- *	                             vs_ptep_get_lockless
- *	                             (RCU or mmap_lock)
- *	nr_pages, nr_rcu_pending     atomics
+ * Locking: docs/locking.md, "Page tables".
  *
  * The PTL is the PTE page's own lock with split_ptl, else pt->mm_ptl
  * (the kernel's USE_SPLIT_PTE_PTLOCKS and mm->page_table_lock).  When a
@@ -474,6 +463,13 @@ VS_EXTERN vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
 						vs_spinlock_t **ptlp);
 
 /**
+ * vs_assert_ptl_held - assert that the caller holds @ptl (a PTE page's
+ * lock, or the mm's page_table_lock), in a lockdep build (sync/lockdep.h)
+ * @ptl: the lock, as vs_pte_lockptr() returns it
+ */
+#define vs_assert_ptl_held(ptl) vs_lockdep_assert_held(ptl)
+
+/**
  * vs_pte_unmap_unlock - drop the PTL taken by vs_pte_offset_map_lock()
  * @ptl: the lock it returned in *ptlp
  *
@@ -481,6 +477,7 @@ VS_EXTERN vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
  */
 static inline void vs_pte_unmap_unlock(vs_spinlock_t *ptl)
 {
+	vs_assert_ptl_held(ptl);
 	vs_spin_unlock(ptl);
 }
 

@@ -340,6 +340,8 @@ int vs_kmem_cache_destroy(struct vs_kmem_cache *c)
 {
 	struct vs_kmem_cache_stats st;
 
+	vs_lockdep_assert(vs__lockdep_rcu_depth() == 0,
+			  "not inside an RCU read-side section");
 	vs_rcu_barrier();
 	vs_kmem_cache_stats(c, &st);
 	if (st.active != 0)

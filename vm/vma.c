@@ -51,7 +51,8 @@ void vs__anon_vma_put(struct vs_anon_vma *av)
 /**
  * vs__anon_vma_prepare - give @vma an anon_vma if it has none
  *
- * Context: mmap_lock held (either side) or @vma's per-VMA read lock;
+ * Context: mmap_lock held (either side): a fault under the VMA lock or
+ * speculative returns VS_VM_FAULT_RETRY for it instead (fault/memory.c);
  * a racing preparer loses the cmpxchg and frees its copy (the kernel's
  * __anon_vma_prepare under page_table_lock).
  * Return: 0 or -ENOMEM.
@@ -60,6 +61,7 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
 {
 	struct vs_anon_vma *av, *old = NULL;
 
+	vs_mmap_assert_locked(vma->vm_mm);
 	/* Acquire: pairs with the cmpxchg below. */
 	if (vs_load_acquire(&vma->anon_vma))
 		return 0;
@@ -84,8 +86,10 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
  */
 struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 {
-	struct vs_vma *vma = vs_kmem_cache_zalloc(&vma_cache);
+	struct vs_vma *vma;
 
+	vs_mmap_assert_write_locked(mm);
+	vma = vs_kmem_cache_zalloc(&vma_cache);
 	if (!vma)
 		return NULL;
 	vma->vm_mm = mm;
@@ -97,6 +101,11 @@ struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 		vs_kmem_cache_free(&vma_cache, vma);
 		return NULL;
 	}
+	/* lockdep (sync/lockdep.h): one class for every VMA's lock, one
+	 * for every vm_sequence, whose writers hold the mmap_lock. */
+	vs_lockdep_set_class(&vma->vm_lock, "vm_lock");
+	vs_lockdep_set_class(&vma->vm_sequence, "vm_sequence");
+	vs_seqcount_set_lock(&vma->vm_sequence, &mm->mmap_lock);
 	vs_vcpu_name(vma, sizeof(*vma), "a VMA");
 	vs_vcpu_name(&vma->vm_lock, sizeof(vma->vm_lock), "a VMA's vm_lock");
 	return vma;
@@ -109,9 +118,11 @@ struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
  */
 struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
 {
-	struct vs_vma *new = vs__vma_alloc(mm);
+	struct vs_vma *new;
 	struct vs_anon_vma *av;
 
+	vs_mmap_assert_write_locked(mm);
+	new = vs__vma_alloc(mm);
 	if (!new)
 		return NULL;
 	new->vm_start = vma->vm_start;
@@ -160,9 +171,11 @@ static void vma_free_rcu(void *arg, void *obj)
  */
 int vs__vma_insert(struct vs_mm *mm, struct vs_vma *vma)
 {
-	int err = vs_vma_tree_insert(&mm->mm_mt, vma->vm_start, vma->vm_end,
-				     vma);
+	int err;
 
+	vs_mmap_assert_write_locked(mm);
+	err = vs_vma_tree_insert(&mm->mm_mt, vma->vm_start, vma->vm_end,
+				 vma);
 	if (!err)
 		mm->map_count++;
 	return err == -EEXIST ? -ENOMEM : err;
@@ -183,6 +196,7 @@ int vs__vma_insert(struct vs_mm *mm, struct vs_vma *vma)
  */
 void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 {
+	vs_mmap_assert_write_locked(mm);
 	vs_vma_start_write(vma);
 	vs_vm_write_begin(vma);
 	vs_write_once(&vma->vm_detached, 1);
@@ -217,6 +231,7 @@ int vs__vma_set_range(struct vs_mm *mm, struct vs_vma *vma,
 	unsigned long op = vma->vm_pgoff;
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
 	vs_vma_start_write(vma);
 	vs_vm_write_begin(vma);
 	vma->vm_start = start;
@@ -248,6 +263,7 @@ int vs__vma_split(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 	struct vs_vma *new;
 	int err;
 
+	vs_mmap_assert_write_locked(mm);
 	new = vs__vma_dup(mm, vma);
 	if (!new)
 		return -ENOMEM;
@@ -277,12 +293,14 @@ int vs__vma_split(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 /* The VMA after @vma, or NULL.  Context: mmap_lock held. */
 struct vs_vma *vs__vma_next(struct vs_mm *mm, struct vs_vma *vma)
 {
+	vs_mmap_assert_locked(mm);
 	return vs_vma_tree_find(&mm->mm_mt, vma->vm_end, NULL, NULL);
 }
 
 /* The VMA before @vma, or NULL.  Context: mmap_lock held. */
 struct vs_vma *vs__vma_prev(struct vs_mm *mm, struct vs_vma *vma)
 {
+	vs_mmap_assert_locked(mm);
 	return vs_vma_tree_prev(&mm->mm_mt, vma->vm_start, NULL, NULL);
 }
 
@@ -311,6 +329,7 @@ static int anon_vma_compatible(const struct vs_vma *a, const struct vs_vma *b)
  */
 int vs__vma_mergeable(const struct vs_vma *a, const struct vs_vma *b)
 {
+	vs_mmap_assert_locked(a->vm_mm);
 	return a->vm_end == b->vm_start && a->vm_flags == b->vm_flags &&
 	       a->vm_file == b->vm_file &&
 	       a->vm_pgoff + ((a->vm_end - a->vm_start) >> VS_PAGE_SHIFT) ==
@@ -329,6 +348,7 @@ static int vma_merge_pair(struct vs_mm *mm, struct vs_vma *a,
 	struct vs_anon_vma *av = vs_read_once(&b->anon_vma);
 	unsigned long end = b->vm_end;
 
+	vs_mmap_assert_write_locked(mm);
 	vs_vma_start_write(a);
 	if (av && !vs_read_once(&a->anon_vma)) {
 		vs__anon_vma_get(av);
@@ -352,9 +372,11 @@ static int vma_merge_pair(struct vs_mm *mm, struct vs_vma *a,
  */
 struct vs_vma *vs__vma_merge_neighbours(struct vs_mm *mm, struct vs_vma *vma)
 {
-	struct vs_vma *prev = vs__vma_prev(mm, vma);
-	struct vs_vma *next = vs__vma_next(mm, vma);
+	struct vs_vma *prev, *next;
 
+	vs_mmap_assert_write_locked(mm);
+	prev = vs__vma_prev(mm, vma);
+	next = vs__vma_next(mm, vma);
 	if (prev && vs__vma_mergeable(prev, vma)) {
 		vma_merge_pair(mm, prev, vma);
 		vma = prev;

@@ -19,12 +19,9 @@
  * (vs_free_rcu(), batched).  A reader therefore sees the whole tree before or the whole
  * tree after each update, never a mix.
  *
- * Locking:
- *
- *	field          read                           write
- *	root           RCU reader or writer           writer (release)
- *	count          writer                         writer
- *	node contents  RCU reader or writer           never, once published
+ * Locking: the writers' lock (the mmap_lock for writing) serializes
+ * updates; readers hold it or are inside vs_rcu_read_lock()
+ * (docs/locking.md, "The VMA index").
  *
  * Lifetime: a node replaced by an update stays readable until a grace
  * period has passed; call vs_rcu_barrier() before checking for leaks.

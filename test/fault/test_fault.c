@@ -1359,27 +1359,56 @@ START_TEST(stats_spf_no_vma)
 END_TEST
 
 /*
- * A VMA in the middle of a change.  The test stages the writer itself:
- * it holds the mmap_lock for write and marks the VMA, then faults with
- * NO_FALLBACK, where neither spf nor pervma takes the mmap_lock.
+ * A VMA in the middle of a change.  A thread of the test stages the
+ * writer: it holds the mmap_lock for write and marks the VMA, step by
+ * step, while this thread faults with NO_FALLBACK, where neither spf
+ * nor pervma takes the mmap_lock.  (A fault must not run on the
+ * thread that holds the mmap_lock: vs_handle_mm_fault()'s rule.)
  */
+struct staged_writer {
+	struct vs_mm *mm;
+	vs_atomic32_t step;	/* 1: marked, inside vm_write_begin/end;
+				 * 2: go on; 3: section ended, still
+				 * marked; 4: go on, unlock */
+};
+
+static void *staged_writer(void *arg)
+{
+	struct staged_writer *w = arg;
+	struct vs_vma *v;
+
+	vs_thread_attach();
+	vs_mmap_write_lock(w->mm);
+	v = vs_vma_lookup(w->mm, A0);
+	vs_vma_start_write(v);
+	vs_vm_write_begin(v);
+	vs_test_set(&w->step, 1);
+	(void)vs_test_wait_eq(&w->step, 2, VS_TEST_WAIT_NS);
+	vs_vm_write_end(v);
+	vs_test_set(&w->step, 3);
+	(void)vs_test_wait_eq(&w->step, 4, VS_TEST_WAIT_NS);
+	vs_mmap_write_unlock(w->mm);
+	return NULL;
+}
+
 START_TEST(stats_vma_being_written)
 {
 	struct vs_mm *mm = mm_new(VS_FAULT_SPF);
 	struct vs_fault_stats s1, s2, s3;
-	struct vs_vma *v;
+	struct staged_writer w = { .mm = mm };
+	pthread_t tid;
 	int r1, r2, r3;
 
 	map(mm, A0, 4, RW, ANON, NULL, 0);
 	ck_assert_int_eq(vs_handle_mm_fault_as(mm, A0, UW, VS_FAULT_LOCKED),
 			 0);
 	vs_fault_stats_reset();
-	vs_mmap_write_lock(mm);
-	v = vs_vma_lookup(mm, A0);
-	vs_vma_start_write(v);
-	vs_vm_write_begin(v);
+	vs_atomic_init(&w.step, 0);
+	vs_test_thread_create(&tid, staged_writer, &w);
+	ck_assert(vs_test_wait_eq(&w.step, 1, VS_TEST_WAIT_NS));
 	r1 = vs_handle_mm_fault_as(mm, A0 + PG, UW | NF, VS_FAULT_SPF);
-	vs_vm_write_end(v);
+	vs_test_set(&w.step, 2);
+	ck_assert(vs_test_wait_eq(&w.step, 3, VS_TEST_WAIT_NS));
 	s1 = stats();
 	/* Write-marked: lock_vma_under_rcu backs off. */
 	r2 = vs_handle_mm_fault_as(mm, A0 + PG, UW | NF, VS_FAULT_PERVMA);
@@ -1389,7 +1418,8 @@ START_TEST(stats_vma_being_written)
 	vs_fault_stats_reset();
 	r3 = vs_handle_mm_fault_as(mm, A0 + PG, UW | NF, VS_FAULT_SPF);
 	s3 = stats();
-	vs_mmap_write_unlock(mm);
+	vs_test_set(&w.step, 4);
+	vs_test_thread_join(tid);
 
 	ck_assert_int_eq(r3, VS_VM_FAULT_RETRY);
 	ck_assert_uint_eq(s3.spf_abort[VS_SPF_ABORT_VMA_WRITE], 1);

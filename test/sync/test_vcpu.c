@@ -623,11 +623,14 @@ static void take_a_then_b(void *arg)
 }
 
 /* Two vCPUs take two locks in opposite order: the run stops with a
- * report of both, with the locks each holds, instead of hanging. */
+ * report of both, with the locks each holds, instead of hanging.
+ * Lockdep, when compiled in, reports the inversion before that. */
 START_TEST(vcpu_deadlock_reported)
 {
 	const char *r;
+	int lockdep_reports = 0;
 
+	vs_lockdep_set_report(vs_test_lockdep_count, &lockdep_reports);
 	ck_assert_int_eq(vs_lock_init(&lock_a, "rwsem", "dl_lock_a"), 0);
 	ck_assert_int_eq(vs_lock_init(&lock_b, "rwsem", "dl_lock_b"), 0);
 	vs_lockstat_enable(1);	/* it tracks the held locks */
@@ -647,6 +650,8 @@ START_TEST(vcpu_deadlock_reported)
 	 * the host, found in the lock registry). */
 	ck_assert_msg(strstr(r, "rmw dl_lock_b+0\n") &&
 		      strstr(r, "rmw dl_lock_a+0\n"), "report: %s", r);
+	ck_assert_int_eq(lockdep_reports, VS_LOCKDEP ? 1 : 0);
+	vs_lockdep_set_report(NULL, NULL);
 	/* Its vCPUs stay blocked until a reset, which drops them and the
 	 * locks they held. */
 	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), -EBUSY);

@@ -55,6 +55,37 @@ static void mm_done(struct vs_mm *mm)
 	ck_assert_int_eq(vs_mm_destroy(mm), 0);
 }
 
+/* The flags of the VMA containing @addr, read under mmap_lock. */
+static unsigned long vma_flags_at(struct vs_mm *mm, unsigned long addr)
+{
+	struct vs_vma *v;
+	unsigned long f = 0;
+
+	vs_mmap_read_lock(mm);
+	v = vs_vma_lookup(mm, addr);
+	if (v)
+		f = v->vm_flags;
+	vs_mmap_read_unlock(mm);
+	ck_assert_ptr_nonnull(v);
+	return f;
+}
+
+/* The file of the VMA containing @addr, read under mmap_lock; the VMA
+ * keeps its reference while nothing unmaps it. */
+static struct vs_file *vma_file_at(struct vs_mm *mm, unsigned long addr)
+{
+	struct vs_file *f = NULL;
+	struct vs_vma *v;
+
+	vs_mmap_read_lock(mm);
+	v = vs_vma_lookup(mm, addr);
+	if (v)
+		f = v->vm_file;
+	vs_mmap_read_unlock(mm);
+	ck_assert_ptr_nonnull(v);
+	return f;
+}
+
 /* The VMA list, under mmap_lock for read. */
 static int vmas(struct vs_mm *mm, struct range *r, int max)
 {
@@ -661,7 +692,7 @@ START_TEST(file_mappings)
 	ck_assert_int_eq(vs_mmap(mm, A0, PG, VS_PROT_READ,
 				 VS_MAP_SHARED | VS_MAP_FIXED, ro, 0),
 			 (long)A0);
-	ck_assert_uint_eq(vs_vma_lookup(mm, A0)->vm_flags,
+	ck_assert_uint_eq(vma_flags_at(mm, A0),
 			  VS_VM_READ | VS_VM_MAYREAD | VS_VM_MAYEXEC |
 				  VS_VM_MAYSHARE);
 	/* ... so mprotect cannot add write. */
@@ -862,8 +893,8 @@ START_TEST(shared_anon_pages)
 	ck_assert_int_eq(vs_fork(mm, &child), 0);
 	ck_assert_int_eq(vs_mmap(child, A0, PG, RW, VS_MAP_SHARED |
 				 VS_MAP_FIXED | VS_MAP_POPULATE,
-				 vs_vma_lookup(child, A0 + 16 * PG)->vm_file,
-				 0), (long)A0);
+				 vma_file_at(child, A0 + 16 * PG), 0),
+			 (long)A0);
 	ptep = vs_pte_offset(&child->pgtable, A0);
 	ck_assert_ptr_eq(vs_pfn_to_page(mm->pool, vs_pte_pfn(
 				 vs_ptep_get_lockless(ptep))), p1);
