@@ -231,7 +231,17 @@ static int fault_pervma(struct vs_vm_fault *f)
 	vs_vmf_read_vma(f, vma);
 	ret = vs_access_error(f->flags, f->vm_flags) ? VS_VM_FAULT_SIGSEGV :
 		vs_handle_pte_fault(f);
-	vs_up_read(&vma->vm_lock);	/* vma_end_read */
+	/* The planted bug: a retry hands over to the mmap_lock before it
+	 * lets go of the VMA, which deadlocks with a writer waiting in
+	 * vs_vma_start_write() under the mmap_lock. */
+	if (VS_BROKEN(pervma_retry_keeps_vma_lock) &&
+	    (ret & VS_VM_FAULT_RETRY)) {
+		vs_mmap_read_lock(f->mm);
+		vs_up_read(&vma->vm_lock);
+		vs_mmap_read_unlock(f->mm);
+	} else {
+		vs_up_read(&vma->vm_lock);	/* vma_end_read */
+	}
 	if (!(ret & VS_VM_FAULT_RETRY)) {
 		vs_count_vm_event(VS_VMA_LOCK_SUCCESS);
 		return ret;

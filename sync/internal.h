@@ -23,7 +23,7 @@
  */
 enum {
 	VS__BROKEN_none,
-#define VS_BUG(name, suite, sanitize, what) VS__BROKEN_##name,
+#define VS_BUG(name, suite, build, what) VS__BROKEN_##name,
 #include "broken.def"
 #undef VS_BUG
 };

@@ -3,7 +3,7 @@
 #   cmake -DSRC=SOURCE_DIR -DBUILD=BUILD_DIR -DCTEST=ctest -P docs_lists.cmake
 #
 # The planted-bug table has one row per entry of sync/broken.def, in its
-# order: | NAME | WHAT | SUITE[ under SANITIZE]: how it shows |.  The test
+# order: | NAME | WHAT | SUITE[ under BUILD]: how it shows |.  The test
 # table gives every CTest test of BUILD (teeth-NAME under teeth-*) a row
 # whose second cell is its labels.  A difference fails, naming the row.
 
@@ -41,8 +41,8 @@ set(i 0)
 list(LENGTH rows nrows)
 foreach(bug IN LISTS VS_BUG_NAMES)
   set(want "| ${bug} | ${VS_BUG_${bug}_WHAT} | ${VS_BUG_${bug}_SUITE}")
-  if(VS_BUG_${bug}_SANITIZE)
-    string(APPEND want " under ${VS_BUG_${bug}_SANITIZE}")
+  if(VS_BUG_${bug}_BUILD)
+    string(APPEND want " under ${VS_BUG_${bug}_BUILD}")
   endif()
   string(APPEND want ": ")
   set(row "(none)")

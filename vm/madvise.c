@@ -16,6 +16,7 @@
  * the VMAs cannot change while the read lock is held.
  */
 #include "internal.h"
+#include "../sync/internal.h"
 #include "../sync/vcpu.h"
 
 #define MADV_NORMAL 0
@@ -78,8 +79,10 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 		return -EINVAL;
 	if (end == addr)
 		return 0;
-	vs_mmap_read_lock(mm);
+	if (!VS_BROKEN(madvise_no_mmap_lock))
+		vs_mmap_read_lock(mm);
 	err = madvise_walk(mm, addr, end, advice);
-	vs_mmap_read_unlock(mm);
+	if (!VS_BROKEN(madvise_no_mmap_lock))
+		vs_mmap_read_unlock(mm);
 	return err;
 }

@@ -68,9 +68,15 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
 	av = vs__anon_vma_alloc();
 	if (!av)
 		return -ENOMEM;
+	/* The planted bug: a write section, as for the fields a speculative
+	 * fault snapshots, under an mmap_lock held only for reading. */
+	if (VS_BROKEN(anon_vma_seq_under_read_lock))
+		vs_write_seqcount_begin(&vma->vm_sequence);
 	/* Fully ordered: the initialised anon_vma before the pointer. */
 	if (!vs_cmpxchg(&vma->anon_vma, &old, av))
 		vs_kmem_cache_free(&anon_vma_cache, av);
+	if (VS_BROKEN(anon_vma_seq_under_read_lock))
+		vs_write_seqcount_end(&vma->vm_sequence);
 	return 0;
 }
 
