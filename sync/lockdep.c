@@ -47,6 +47,7 @@ static char names[VS_LOCKDEP_CLASS_MAX][NAME_LEN + 1];
 static int nr_classes;
 static uint64_t adj[NODES][WORDS]; /* read with __atomic, lock-free */
 static uint16_t edge_of[NODES][NODES]; /* edges[] index + 1 */
+static uint64_t reported[NODES][WORDS]; /* a->b closed a cycle, said so */
 static struct edge edges[EDGE_MAX];
 static int nr_edges;
 
@@ -57,9 +58,11 @@ static void *report_arg;
 static VS__PER_CONTEXT(struct hlock, held_)[VS_LOCKDEP_DEPTH];
 static VS__PER_CONTEXT(int, depth_);
 static VS__PER_CONTEXT(int, rcu_);
+static VS__PER_CONTEXT(int, lost_);	/* held past VS_LOCKDEP_DEPTH */
 #define held VS__THIS(held_)
 #define depth VS__THIS(depth_)
 #define rcu VS__THIS(rcu_)
+#define lost VS__THIS(lost_)
 
 /* --- reports ------------------------------------------------------------ */
 
@@ -300,8 +303,14 @@ static void add_edge(const struct hlock *h, const struct hlock *new)
 	}
 	n = find_path(new->node, h->node, path);
 	if (n) {
+		/* Once per pair: the edge stays out, and a report function
+		 * that lets the run go on would hear of it at every take. */
+		i = (reported[h->node][new->node / 64] >> (new->node % 64)) & 1;
+		reported[h->node][new->node / 64] |=
+			UINT64_C(1) << (new->node % 64);
 		pthread_mutex_unlock(&graph_lock);
-		report_cycle(h, new, path, n);
+		if (!i)
+			report_cycle(h, new, path, n);
 		return;
 	}
 	if (nr_edges < EDGE_MAX) {
@@ -324,6 +333,7 @@ void vs_lockdep_reset(void)
 	pthread_mutex_lock(&graph_lock);
 	memset(adj, 0, sizeof(adj));
 	memset(edge_of, 0, sizeof(edge_of));
+	memset(reported, 0, sizeof(reported));
 	nr_edges = 0;
 	pthread_mutex_unlock(&graph_lock);
 }
@@ -382,6 +392,7 @@ void vs__lockdep_acquire(const struct vs_lockdep_map *map, const void *inst,
 	}
 	if (depth == VS_LOCKDEP_DEPTH) {
 		report_here("more than %d locks held", VS_LOCKDEP_DEPTH);
+		lost++;	/* its release is not a second report */
 		return;
 	}
 	held[depth++] = new;
@@ -394,6 +405,10 @@ void vs__lockdep_release(const struct vs_lockdep_map *map, const void *inst)
 	if (!map->class)
 		return;
 	i = held_find(inst);
+	if (i < 0 && lost) {
+		lost--;
+		return;
+	}
 	if (i < 0) {
 		report_here("%s released, but this thread does not hold it",
 			    class_name(map));
@@ -473,15 +488,17 @@ void vs__lockdep_context_end(int ctx, int abandoned)
 {
 #if VS_VCPU
 	int *d = &VS__OF(depth_, ctx), *r = &VS__OF(rcu_, ctx);
+	int *l = &VS__OF(lost_, ctx);
 #else
-	int *d = &depth, *r = &rcu;
+	int *d = &depth, *r = &rcu, *l = &lost;
 
 	(void)ctx;
 #endif
-	if (!abandoned && (*d || *r))
+	if (!abandoned && (*d || *r || *l))
 		report_here("a thread ends holding locks");
 	*d = 0;
 	*r = 0;
+	*l = 0;
 }
 
 #else /* !VS_LOCKDEP */

@@ -80,6 +80,12 @@ START_TEST(lockdep_abba)
 		      "report: %s", last);
 	vs_spin_unlock(&a);
 	vs_spin_unlock(&b);
+	/* Said once: the same order again is not reported again. */
+	vs_spin_lock(&b);
+	vs_spin_lock(&a);
+	vs_spin_unlock(&a);
+	vs_spin_unlock(&b);
+	ck_assert_int_eq(nr_reports, 1);
 }
 END_TEST
 
