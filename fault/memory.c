@@ -248,6 +248,8 @@ static int wp_page_copy(struct vs_vm_fault *vmf, struct vs_page *old)
 	if (!zero && !vs_get_page_unless_zero(old))
 		return fault_pte_changed(vmf);
 	ret = vs_alloc_anon_page(vmf, zero ? NULL : old, &page);
+	if (ret && VS_BROKEN(wp_copy_oom_keeps_ref))
+		return ret;
 	if (ret)
 		goto out;
 	ret = fault_pte_lock(vmf);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../sync/wait.h"
+#include "../vm/fail.h"
 #include "uffd_internal.h"
 
 /* Newer than Debian 12's headers (Linux 6.1); the ABI is fixed. */
@@ -234,8 +235,12 @@ static void region_free(struct vs_uffd *u)
 
 static struct vs_uffd *region_alloc(const struct vs_uffd_options *o)
 {
-	struct vs_uffd *u = aligned_alloc(VS_CACHELINE, sizeof(*u));
+	struct vs_uffd *u;
 
+	/* The kernel's userfaultfd_ctx comes from a slab cache. */
+	if (vs__fail_alloc(VS_FAIL_SLAB, "userfaultfd_ctx"))
+		return NULL;
+	u = aligned_alloc(VS_CACHELINE, sizeof(*u));
 	if (!u)
 		return NULL;
 	memset(u, 0, sizeof(*u));

@@ -20,6 +20,7 @@
 
 unsigned int vs__fail_kinds;
 __thread int vs__fail_nofail VS_TLS_IE;
+static __thread unsigned long injected_here; /* vs_fail_injected_here */
 
 static struct {
 	char cache[CACHE_MAX];
@@ -52,6 +53,7 @@ static int take_one(void)
 	} while (!__atomic_compare_exchange_n(&fail.injected, &n, n + 1, 0,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	injected_here++;
 	return 1;
 }
 
@@ -70,17 +72,26 @@ int vs__fail_alloc_slow(unsigned int kind, const char *name)
 	return take_one();
 }
 
+int vs_fail_check(const struct vs_fail_options *o)
+{
+	double p = o ? o->probability : 0;
+
+	if (!o || !o->kinds)
+		return 0;
+	if (o->kinds & ~(unsigned int)(VS_FAIL_SLAB | VS_FAIL_PAGE) ||
+	    !(p >= 0 && p <= 1) || !o->nth == !(p > 0) ||
+	    (o->cache && (strlen(o->cache) >= CACHE_MAX ||
+			  !(o->kinds & VS_FAIL_SLAB))))
+		return -EINVAL;
+	return 0;
+}
+
 int vs_fail_set(const struct vs_fail_options *o)
 {
 	double p = o ? o->probability : 0;
 
-	if (o && o->kinds) {
-		if (o->kinds & ~(unsigned int)(VS_FAIL_SLAB | VS_FAIL_PAGE) ||
-		    !(p >= 0 && p <= 1) || !o->nth == !(p > 0) ||
-		    (o->cache && (strlen(o->cache) >= CACHE_MAX ||
-				  !(o->kinds & VS_FAIL_SLAB))))
-			return -EINVAL;
-	}
+	if (vs_fail_check(o))
+		return -EINVAL;
 	__atomic_store_n(&vs__fail_kinds, 0, __ATOMIC_RELAXED);
 	memset(&fail, 0, sizeof(fail));
 	if (!o || !o->kinds)
@@ -100,6 +111,11 @@ int vs_fail_set(const struct vs_fail_options *o)
 unsigned long vs_fail_injected(void)
 {
 	return __atomic_load_n(&fail.injected, __ATOMIC_RELAXED);
+}
+
+unsigned long vs_fail_injected_here(void)
+{
+	return injected_here;
 }
 
 /*

@@ -5,8 +5,11 @@
  * fault-injection.rst).
  *
  * Every object of vm/'s caches (VMAs, anon_vmas, VMA-tree nodes, page
- * tables: vm/slab.h) and every page of a pool (vm/page.h) comes from
- * an allocator that first asks vs__fail_alloc() whether to fail.  It
+ * tables: vm/slab.h), every page of a pool (vm/page.h), each mm, file
+ * and userfaultfd region (objects the kernel takes from slab caches of
+ * their own: mm_struct, filp, userfaultfd_ctx_cache) and each page pool
+ * (the model's memory, "slab" too) comes from an allocator that first
+ * asks vs__fail_alloc() whether to fail.  It
  * says yes as vs_fail_set() chose: the nth allocation of the chosen
  * kinds from then on, or each with a seeded probability, up to a
  * number of times.  A failed allocation is what the host running out
@@ -16,6 +19,7 @@
  * VMSIM_FAIL, read when the library is loaded, in the same words:
  *
  *	VMSIM_FAIL='slab,nth=3'             the third object allocation
+ *	                                    (vs_mm_create()'s count too)
  *	VMSIM_FAIL='page,p=0.01,seed=7,times=20'
  *	VMSIM_FAIL='slab,cache=pgtable,nth=1'
  *
@@ -33,7 +37,7 @@
 
 /** enum vs_fail_kind - which allocations may be made to fail */
 enum vs_fail_kind {
-	VS_FAIL_SLAB = 1,	/* objects of vm/'s caches (vm/slab.h) */
+	VS_FAIL_SLAB = 1,	/* objects: vm/'s caches, mm, file, ... */
 	VS_FAIL_PAGE = 2,	/* pages of a pool (vm/page.h) */
 };
 
@@ -42,7 +46,8 @@ enum vs_fail_kind {
  * @kinds: VS_FAIL_SLAB | VS_FAIL_PAGE; 0 turns injection off
  * @cache: NULL, or only objects of the caches whose name starts with
  *	   it (with VS_FAIL_SLAB: "pgtable", "vma_tree", "vm_area_struct",
- *	   "anon_vma")
+ *	   "anon_vma", "mm_struct", "file", "vs_page_pool",
+ *	   "userfaultfd_ctx")
  * @nth: fail the @nth allocation of those from now on (1: the next),
  *	 then every @nth after it while @times allows; 0: by
  *	 @probability instead
@@ -74,6 +79,15 @@ struct vs_fail_options {
 VS_EXTERN int vs_fail_set(const struct vs_fail_options *o);
 
 /**
+ * vs_fail_check - would vs_fail_set() take @o?
+ * @o: the choice, or NULL
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL as vs_fail_set() says; changes nothing.
+ */
+VS_EXTERN int vs_fail_check(const struct vs_fail_options *o);
+
+/**
  * vs_fail_parse - the words of VMSIM_FAIL into options
  * @s: "KIND[,KIND][,nth=N][,p=P][,seed=S][,times=T][,cache=NAME]",
  *     KIND slab or page
@@ -93,6 +107,18 @@ VS_EXTERN int vs_fail_parse(char *s, struct vs_fail_options *o);
  * Return: the count.
  */
 VS_EXTERN unsigned long vs_fail_injected(void);
+
+/**
+ * vs_fail_injected_here - failures injected into the calling thread's
+ * allocations, ever: the difference of two reads counts those between
+ * them, as vs_fail_injected() counts every thread's
+ *
+ * On vCPUs it is the host thread's: every context's.
+ *
+ * Context: any.
+ * Return: the count.
+ */
+VS_EXTERN unsigned long vs_fail_injected_here(void);
 
 /* Private: should this allocation of @kind (from cache @name) fail? */
 VS_EXTERN int vs__fail_alloc_slow(unsigned int kind, const char *name);

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+#include "fail.h"
+
 int vs_file_create(struct vs_file **f, struct vs_page_pool *pool,
 		   size_t size, int mode)
 {
@@ -17,6 +19,9 @@ int vs_file_create(struct vs_file **f, struct vs_page_pool *pool,
 	if (size > VS_PAGE_POOL_MAX_PAGES * VS_PAGE_SIZE)
 		return -ENOMEM;
 	n = (size + VS_PAGE_SIZE - 1) >> VS_PAGE_SHIFT;
+	/* The kernel's struct file and inode come from slab caches. */
+	if (vs__fail_alloc(VS_FAIL_SLAB, "file"))
+		return -ENOMEM;
 	file = calloc(1, sizeof(*file));
 	if (!file)
 		return -ENOMEM;

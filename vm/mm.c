@@ -326,9 +326,12 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 		 struct vs__pool_ref *pool_ref)
 {
 	size_t rss_size = VS_SLOT_ARRAY * sizeof(struct vs__mm_rss);
-	struct vs_mm *mm = calloc(1, sizeof(*mm));
+	struct vs_mm *mm;
 	int err = -ENOMEM;
 
+	if (vs__fail_alloc(VS_FAIL_SLAB, "mm_struct"))	/* mm_alloc() */
+		return -ENOMEM;
+	mm = calloc(1, sizeof(*mm));
 	if (!mm)
 		return -ENOMEM;
 	mm->rss = aligned_alloc(VS_CACHELINE, rss_size);

@@ -10,6 +10,7 @@
  * duplicates a shared mapping (private ones: -EINVAL).
  */
 #include "internal.h"
+#include "../sync/internal.h"
 #include "../sync/vcpu.h"
 
 /*
@@ -57,6 +58,13 @@ static unsigned long move_ptes(struct vs_mm *mm, unsigned long old,
  * move those that did back, which cannot fail (their tables at the
  * source are still there), and unmap the new range instead of the old,
  * so that the call fails leaving the old mapping as it was.
+ *
+ * The unmap after the move, of the old range or of the new one, is
+ * never failed (vs__fail_nofail): it may split a VMA.  The kernel's can
+ * fail there, and then it leaves that VMA mapped, its pages moved away
+ * (a shared one still maps the file beside the new place), and reports
+ * success ("OOM: unable to split vma, just get accounts right").  The
+ * model's move either happens or not.
  * Context: mmap_lock held for write.
  * Return: new_addr or a negative errno.
  */
@@ -110,12 +118,14 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	vs__mmu_notify_end(mm, new_addr, new_addr + new_len,
 			   VS_MMU_NOTIFY_MAP, new->vm_flags);
 	vs_vm_write_end(new);
-	if (moved < len) {
+	vs__fail_nofail += !VS_BROKEN(mremap_unmap_may_fail);
+	if (moved < len)
 		(void)vs__do_munmap(mm, new_addr, new_addr + new_len);
-		return -ENOMEM;
-	}
-	if (old_len) /* 0: a duplicate of a shared mapping */
+	else if (old_len) /* 0: a duplicate of a shared mapping */
 		(void)vs__do_munmap(mm, addr, addr + old_len);
+	vs__fail_nofail -= !VS_BROKEN(mremap_unmap_may_fail);
+	if (moved < len)
+		return -ENOMEM;
 	new = vs_vma_lookup(mm, new_addr);
 	if (new)
 		(void)vs__vma_merge_neighbours(mm, new);

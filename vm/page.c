@@ -185,6 +185,8 @@ int vs_page_pool_create(struct vs_page_pool **poolp, size_t nr_pages)
 
 	if (!poolp || nr_pages == 0 || nr_pages > VS_PAGE_POOL_MAX_PAGES)
 		return -EINVAL;
+	if (vs__fail_alloc(VS_FAIL_SLAB, "vs_page_pool"))
+		return -ENOMEM;
 	pool = aligned_alloc(VS_CACHELINE, sizeof(*pool));
 	if (!pool)
 		return -ENOMEM;

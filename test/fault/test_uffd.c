@@ -60,6 +60,7 @@
 #include "sync/error.h"
 #include "sync/thread.h"
 #include "test.h"
+#include "vm/fail.h"
 #include "vm/file.h"
 #include "vm/mm.h"
 
@@ -254,6 +255,57 @@ START_TEST(create_defaults)
 	ck_assert_int_eq(vs_uffd_create(&u, &o), 0);
 	ck_assert_uint_eq(vs_uffd_size(u), 64UL << 20);
 	ck_assert_int_eq(vs_uffd_destroy(u), 0);
+}
+END_TEST
+
+/*
+ * Each allocation of vs_uffd_create() failing in turn (vm/fail.h: the
+ * region, its mm and page pool, the VMA, ...): -ENOMEM, leaving no fd,
+ * thread or handler, in each mode; then it is made.
+ */
+START_TEST(create_enomem)
+{
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB | VS_FAIL_PAGE,
+				      .times = 1 };
+	struct vs_uffd_options o = { .size = REGION, .mm.pool_pages = 16 };
+	int probe = vs_uffd_probe(NULL), err;
+	struct footprint fp;
+	struct vs_uffd *u;
+	char what[64];
+
+	if (probe)
+		return;		/* create_defaults checks the refusal */
+	for (o.mode = 0; o.mode < VS_UFFD_NR_MODES; o.mode++) {
+		if (VS_VCPU && o.mode != VS_UFFD_SIGBUS)
+			continue;	/* refused on vCPUs */
+		for (fo.nth = 1;; fo.nth++) {
+			snprintf(what, sizeof(what), "%s mode, allocation %lu",
+				 vs_uffd_mode_name(o.mode), fo.nth);
+			footprint_take(&fp);
+			ck_assert_int_eq(vs_fail_set(&fo), 0);
+			u = (struct vs_uffd *)&u;	/* a value to keep */
+			err = vs_uffd_create(&u, &o);
+			if (!vs_fail_injected())
+				break;
+			ck_assert_int_eq(vs_fail_set(NULL), 0);
+			if (!err) {	/* a failure it got past */
+				ck_assert_int_eq(vs_uffd_destroy(u), 0);
+				continue;
+			}
+			ck_assert_msg(err == -ENOMEM, "%s: %d (%s)", what, err,
+				      vs_err_name(err));
+			ck_assert_msg(u == (struct vs_uffd *)&u, "%s: *up "
+				      "written on failure", what);
+			footprint_same(&fp, what);
+		}
+		ck_assert_int_eq(vs_fail_set(NULL), 0);
+		ck_assert_msg(err == 0 && fo.nth > 1, "%s mode: %d after %lu "
+			      "allocations", vs_uffd_mode_name(o.mode), err,
+			      fo.nth - 1);
+		ck_assert_int_eq(vs_uffd_destroy(u), 0);
+		printf("uffd create, %s mode: %lu allocations failed in "
+		       "turn\n", vs_uffd_mode_name(o.mode), fo.nth - 1);
+	}
 }
 END_TEST
 
@@ -524,7 +576,8 @@ Suite *uffd_api_suite(void)
 	Suite *s = suite_create("uffd_api");
 
 	vs_test_add(uffd_tcase(s, "args"), create_bad_args, create_defaults,
-		    null_handles, mode_names, advice, unsupported_message);
+		    create_enomem, null_handles, mode_names, advice,
+		    unsupported_message);
 	vs_test_add(uffd_tcase(s, "seccomp"), refuse_eperm, refuse_enosys,
 		    refuse_bad_mm_option);
 	return s;

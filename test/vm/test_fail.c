@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,6 +238,56 @@ START_TEST(fail_env_refused)
 }
 END_TEST
 
+/*
+ * A good VMSIM_FAIL is applied before main(): run as vmsim-test with it
+ * set, this test sees the second and fourth object of its cache fail;
+ * run without it, it runs itself so.
+ */
+#define ENV_FAIL "slab,cache=fail_a,nth=2,times=2"
+START_TEST(fail_env_applied)
+{
+	const char *e = getenv("VMSIM_FAIL");
+	char out[4096] = "";
+	int fd[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (e && !strcmp(e, ENV_FAIL)) {	/* the run below */
+		ck_assert_uint_eq(pattern(&b_cache, 4), 0);
+		ck_assert_uint_eq(pattern(&a_cache, 6), 0xa);
+		ck_assert_uint_eq(vs_fail_injected(), 2);
+		return;
+	}
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		setenv("VMSIM_FAIL", ENV_FAIL, 1);
+		unsetenv("CK_RUN_SUITE");
+		unsetenv("CK_RUN_CASE");
+		unsetenv("CK_INCLUDE_TAGS");
+		unsetenv("CK_EXCLUDE_TAGS");
+		execl("/proc/self/exe", "vmsim-test", "fail", "env",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (len < sizeof(out) - 1 &&
+	       (n = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	/* Both tests of the case ran, this one with VMSIM_FAIL. */
+	ck_assert_msg(WEXITSTATUS(status) == 0 &&
+		      strstr(out, "Checks: 2, Failures: 0, Errors: 0"),
+		      "vmsim-test fail env with VMSIM_FAIL='%s' exited %d: %s",
+		      ENV_FAIL, WEXITSTATUS(status), out);
+}
+END_TEST
+
 /* ---- every writer operation against every allocation it makes ------- */
 
 #define A0 0x100000000UL
@@ -361,11 +412,59 @@ static struct vs_mm *ops_mm(void)
 }
 
 static struct vs_mm *forked;
+static long slab_out;	/* vs_test_slab_out() before the sweep */
 
-/* The operations, each on the mm of ops_mm(): the result, 0 or more
- * for success. */
-static long ops_run(struct vs_mm *mm, int op)
+/*
+ * The operations, then the faults that allocate (from FAULTS on), each
+ * on the mm of ops_mm(), in the order of op_names[].  A fault writes a
+ * byte at the address its preparation returned.
+ */
+static const char *const op_names[] = {
+	"munmap", "mprotect", "mmap", "mmap over", "madvise", "mremap move",
+	"mremap grow", "mremap part", "fork",
+	"fault, anonymous page", "fault, zero page copied",
+	"fault, copy-on-write after fork", "fault, shmem page",
+	"fault, new page table",
+};
+#define FAULTS 9
+
+/* Make ready, before injection, what fault @op needs: its address. */
+static unsigned long ops_prep(struct vs_mm *mm, int op)
 {
+	unsigned long a = A0 + 40 * PG;
+
+	forked = NULL;
+	switch (op) {
+	case FAULTS:		/* a private mapping never touched */
+		ck_assert_int_eq(vs_mmap(mm, a, 4 * PG, RW, ANON, NULL, 0),
+				 (long)a);
+		return a;
+	case FAULTS + 1:	/* the read-only one (zero pages), writable */
+		ck_assert_int_eq(vs_mprotect(mm, A0 + 16 * PG, 4 * PG, RW), 0);
+		return A0 + 16 * PG;
+	case FAULTS + 2:
+		ck_assert_int_eq(vs_fork(mm, &forked), 0);
+		return A0;
+	case FAULTS + 3:
+		ck_assert_int_eq(vs_mmap(mm, a, 4 * PG, RW,
+					 (ANON & ~VS_MAP_PRIVATE) |
+					 VS_MAP_SHARED, NULL, 0), (long)a);
+		return a;
+	case FAULTS + 4:	/* the next PMD: no PTE page yet */
+		a = A0 + VS_PMD_SIZE;
+		ck_assert_int_eq(vs_mmap(mm, a, PG, RW, ANON, NULL, 0),
+				 (long)a);
+		return a;
+	default:
+		return 0;
+	}
+}
+
+/* Run @op (at @a, a fault): the result, 0 or more for success. */
+static long ops_run(struct vs_mm *mm, int op, unsigned long a)
+{
+	char byte = 'x';
+
 	switch (op) {
 	case 0:
 		return vs_munmap(mm, A0 + 2 * PG, 2 * PG);
@@ -388,66 +487,141 @@ static long ops_run(struct vs_mm *mm, int op)
 	case 7:
 		return vs_mremap(mm, A0 + 2 * PG, 2 * PG, 4 * PG,
 				 VS_MREMAP_MAYMOVE, 0);
-	default:
+	case 8:
 		return vs_fork(mm, &forked);
+	default:
+		return vs_write(mm, a, &byte, 1);
 	}
 }
 
-static const char *const op_names[] = {
-	"munmap", "mprotect", "mmap", "mmap over", "madvise", "mremap move",
-	"mremap grow", "mremap part", "fork",
+/*
+ * Of two mms, @a and @b map the same: their VMAs alike (a file or not
+ * in each; an anon_vma comes with a page, which MAP_POPULATE may miss),
+ * and with @pages the same pages present, writable and counted in RSS
+ * (not the same frames, nor as many free: the pool's per-slot lists and
+ * RCU frees keep their own time).
+ */
+static void snap_alike(const struct snap *a, const struct snap *b,
+		       int pages, const char *what)
+{
+	struct snap x = *a, y = *b;
+	int k;
+
+	for (k = 0; k < NR_VMAS; k++) {
+		x.vma[k].file = (void *)(uintptr_t)!!x.vma[k].file;
+		x.vma[k].anon_vma = NULL;
+		y.vma[k].file = (void *)(uintptr_t)!!y.vma[k].file;
+		y.vma[k].anon_vma = NULL;
+	}
+	for (k = 0; k < (int)(SPAN / PG); k++) {
+		x.pte[k] = !!x.pte[k];
+		y.pte[k] = !!y.pte[k];
+	}
+	if (!pages) {
+		memcpy(y.pte, x.pte, sizeof(y.pte));
+		memcpy(y.writable, x.writable, sizeof(y.writable));
+		memcpy(y.rss, x.rss, sizeof(y.rss));
+	}
+	y.free_pages = x.free_pages;
+	snap_same(&x, &y, 1, what);
+}
+
+/* The fork child, if there is one, goes; every page must come back. */
+static void forked_destroy(const char *what)
+{
+	if (forked)
+		ck_assert_msg(vs_mm_destroy(forked) == 0, "%s: the child's "
+			      "vs_mm_destroy()", what);
+	forked = NULL;
+}
+
+/* What an operation leaves: the mm, and the child of fork (op 8). */
+struct done {
+	struct snap mm, child;
 };
 
 /*
  * Operation @op on a fresh mm with failures as @fo says: it succeeds,
- * or fails with ENOMEM (only when a failure was injected) leaving the
- * mm as it was (fork: the kernel write-protects the parent as it
- * copies and leaves that); every page comes back when the mm goes.
+ * leaving what @done says (the operation without failures; but for
+ * the pages MAP_POPULATE may miss), or fails with ENOMEM (only when a
+ * failure was injected) leaving the mm as it was (fork: the kernel
+ * write-protects the parent as it copies and leaves that; a fault: an
+ * anon_vma it made stays, as the kernel's anon_vma_prepare()'s); every
+ * page and every object comes back when the mms go.
  * Return: failures injected; *@failed_it: it returned ENOMEM.
  */
 static unsigned long op_once(int op, const struct vs_fail_options *fo,
-			     const char *what, int *failed_it)
+			     const struct done *done, const char *what,
+			     int *failed_it)
 {
 	struct snap before, after;
-	unsigned long injected;
+	unsigned long injected, a;
 	struct vs_mm *mm = ops_mm();
-	long r;
+	long r, out;
+	int k;
 
+	a = ops_prep(mm, op);
 	snap_take(mm, &before);
 	ck_assert_int_eq(vs_fail_set(fo), 0);
-	r = ops_run(mm, op);
+	r = ops_run(mm, op, a);
 	injected = vs_fail_injected();
 	ck_assert_int_eq(vs_fail_set(NULL), 0);
 	*failed_it = r == -ENOMEM;
+	snap_take(mm, &after);
 	if (r == -ENOMEM) {
 		ck_assert_msg(injected, "%s: ENOMEM with nothing injected",
 			      what);
-		snap_take(mm, &after);
+		for (k = 0; op >= FAULTS && k < after.nr; k++)
+			if (!before.vma[k].anon_vma)
+				after.vma[k].anon_vma = NULL;
 		snap_same(&before, &after, op != 8, what);
 	} else {
 		ck_assert_msg(r >= 0, "%s: %ld", what, r);
-		if (op == 8)
-			ck_assert_int_eq(vs_mm_destroy(forked), 0);
+		snap_alike(&done->mm, &after, op != 2, what);
+		if (op == 8) {
+			snap_take(forked, &after);
+			snap_alike(&done->child, &after, 1, what);
+		}
 	}
-	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+	forked_destroy(what);
+	ck_assert_msg(vs_mm_destroy(mm) == 0, "%s: vs_mm_destroy()", what);
+	out = vs_test_slab_out();
+	ck_assert_msg(out == slab_out, "%s: %ld objects out of the caches, "
+		      "%ld before", what, out, slab_out);
 	return injected;
 }
 
+/* What operation @op leaves when nothing fails. */
+static void op_done(int op, struct done *done)
+{
+	struct vs_mm *mm = ops_mm();
+
+	ck_assert_int_ge(ops_run(mm, op, ops_prep(mm, op)), 0);
+	if (op == 8)
+		snap_take(forked, &done->child);
+	forked_destroy(op_names[op]);
+	snap_take(mm, &done->mm);
+	ck_assert_int_eq(vs_mm_destroy(mm), 0);
+}
+
 /*
- * Each operation with its nth allocation failing, for every n until it
- * runs without one; then with each allocation failing at random (a
- * probability of 0.3, seeds 1 to 20), so that a failure can meet the
- * way back from another.
+ * Each operation and fault with its nth allocation failing, for every n
+ * until it runs without one; then with each allocation failing at
+ * random (a probability of 0.3, seeds 1 to 20), so that a failure can
+ * meet the way back from another.
  */
 START_TEST(fail_ops_sweep)
 {
 	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB | VS_FAIL_PAGE };
 	unsigned long nth, failed, all = 0;
+	struct done done;
 	char what[64];
 	int op, seed, it;
 
 	ck_assert_int_eq(vs_thread_attach(), 0);
+	slab_out = vs_test_slab_out();
 	for (op = 0; op < (int)VS_ARRAY_SIZE(op_names); op++) {
+		op_done(op, &done);
 		failed = 0;
 		fo.times = 1;
 		fo.probability = 0;
@@ -455,11 +629,13 @@ START_TEST(fail_ops_sweep)
 			fo.nth = nth;
 			snprintf(what, sizeof(what), "%s, allocation %lu",
 				 op_names[op], nth);
-			if (!op_once(op, &fo, what, &it))
+			if (!op_once(op, &fo, &done, what, &it))
 				break;
 			failed += (unsigned long)it;
 		}
 		ck_assert_uint_lt(nth, 1000);
+		ck_assert_msg(op < FAULTS || nth > 1, "%s allocates nothing",
+			      op_names[op]);
 		fo.times = 0;
 		fo.nth = 0;
 		fo.probability = 0.3;
@@ -467,7 +643,7 @@ START_TEST(fail_ops_sweep)
 			fo.seed = (uint64_t)seed;
 			snprintf(what, sizeof(what), "%s, p 0.3, seed %d",
 				 op_names[op], seed);
-			(void)op_once(op, &fo, what, &it);
+			(void)op_once(op, &fo, &done, what, &it);
 			failed += (unsigned long)it;
 		}
 		printf("%s: %lu allocations failed in turn; %lu of the %lu "
@@ -484,7 +660,10 @@ Suite *fail_suite(void)
 	Suite *s = suite_create("fail");
 
 	vs_test_add(vs_test_tcase(s, "fail"), fail_nth, fail_probability,
-		    fail_kinds_and_cache, fail_parse_and_refuse,
-		    fail_env_refused, fail_nofail, fail_ops_sweep);
+		    fail_kinds_and_cache, fail_parse_and_refuse, fail_nofail,
+		    fail_ops_sweep);
+	/* Its own case: fail_env_applied runs it again with VMSIM_FAIL. */
+	vs_test_add(vs_test_tcase(s, "env"), fail_env_refused,
+		    fail_env_applied);
 	return s;
 }
