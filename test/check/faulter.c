@@ -131,7 +131,10 @@ static int pick_act(struct faulter *f, uint64_t s1)
 	return act;
 }
 
-/* Raise the fault directly.  Return: 0, or -1 after vs__stress_bug(). */
+/*
+ * Raise the fault directly.  Return: 0; 1 out of memory (@r->fail set:
+ * faulter_step() judges it); -1 after vs__stress_bug().
+ */
 static int raise_fault(struct faulter *f, struct access *a)
 {
 	char b[80];
@@ -142,6 +145,8 @@ static int raise_fault(struct faulter *f, struct access *a)
 				    (a->write ? VS_FAULT_FLAG_WRITE : 0) |
 				    (a->exec ? VS_FAULT_FLAG_INSTRUCTION :
 				     0));
+	if (a->ret == VS_VM_FAULT_OOM && f->r->fail)
+		return 1;
 	if (a->ret != 0 && a->ret != VS_VM_FAULT_SIGSEGV &&
 	    a->ret != VS_VM_FAULT_SIGBUS) {
 		vs__stress_bug(f->r, "faulter %d: vs_handle_mm_fault(page "
@@ -154,7 +159,7 @@ static int raise_fault(struct faulter *f, struct access *a)
 	return 0;
 }
 
-/* Make the access @a->act says.  Return: 0, or -1 after vs__stress_bug(). */
+/* Make the access @a->act says.  Return: as raise_fault(). */
 static int do_access(struct faulter *f, struct access *a)
 {
 	static const int what[] = { DO_WRITE, DO_READ, DO_TOUCH, DO_FAULT };
@@ -178,6 +183,8 @@ static int do_access(struct faulter *f, struct access *a)
 	} else {			/* raise the fault directly */
 		return raise_fault(f, a);
 	}
+	if (a->ret == -ENOMEM && f->r->fail)
+		return 1;
 	if (a->ret != 0 && a->ret != -EFAULT) {
 		vs__stress_bug(f->r, "faulter %d: access at page %d returned "
 		    "%d",
@@ -269,10 +276,34 @@ static void add_pending(struct faulter *f, const struct access *a)
 						j_last, a->v };
 }
 
+/*
+ * The access ran out of memory (allocation failures injected): it may
+ * only where it may succeed, as far as the faulter can tell (no
+ * operation beside it).  Counted, not judged further.
+ */
+static void judge_oom(struct faulter *f, const struct access *a)
+{
+	int quiet = a->s1 == a->s2 && !(a->s1 & 1);
+	char b[32];
+
+	f->oom++;
+	if (a->p >= 0 && (!quiet ||
+			  (a->act >= 75 ? !vs__stress_fault_result(
+					    a->st, a->write, a->exec) :
+			   allowed(a->st, a->write))))
+		return;
+	vs__stress_bug(f->r, "faulter %d: %s at %s %d (%s) ran out of memory, "
+		       "where it must fail first", f->id,
+		       a->write ? "write" : "read",
+		       a->p < 0 ? "guard page" : "page", a->p,
+		       vs__stress_st_str(a->st, b));
+}
+
 static void faulter_step(struct faulter *f)
 {
 	struct stress *r = f->r;
 	struct access a = { .p = pick_page(f) };
+	int err;
 
 	a.addr = slot_addr(f, a.p);
 	if (take_trap(f))
@@ -284,12 +315,17 @@ static void faulter_step(struct faulter *f)
 	a.act = pick_act(f, a.s1);
 	/* Acquire: the shadow of the operations the count shows done. */
 	a.st = a.p < 0 ? 0 : vs_load_acquire(&r->shadow[a.p]);
-	if (do_access(f, &a))
+	err = do_access(f, &a);
+	if (err < 0)
 		return;
 	/* Full barrier: the access before the second look at the count
 	 * (the seqcount reader's rmb; the access also wrote). */
 	vs_smp_mb();
 	a.s2 = vs_read_once(&r->seq);
+	if (err) {
+		judge_oom(f, &a);
+		return;
+	}
 	if (a.p < 0) {
 		if (a.ok)
 			vs__stress_bug(r, "faulter %d: access to a guard page "

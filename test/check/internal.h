@@ -243,7 +243,7 @@ struct faulter {
 	uint64_t odd_seq;	/* an operation seen in flight ... */
 	int64_t odd_since;	/* ... since then */
 	/* statistics */
-	unsigned long iters, quiet, data_checks, race_checks, holds;
+	unsigned long iters, quiet, data_checks, race_checks, holds, oom;
 };
 
 struct stress {
@@ -259,6 +259,7 @@ struct stress {
 	int64_t watchdog_ns;	/* no progress this long: report */
 	FILE *out;		/* the configuration's log, or NULL */
 	int explore;		/* a schedule of vs_explore() (run_explore.c) */
+	const struct vs_fail_options *fail; /* injected while threads run */
 	size_t pool_pages;
 	/* shared with the faulters (atomics) */
 	vs_atomic64_t seq;	/* 2j + 1 while operation j runs */
@@ -284,6 +285,8 @@ struct stress {
 	unsigned short *pcnt, *ccnt; /* PTEs per pfn: parent, child */
 	unsigned long ops[OP_MREMAP + 1], op_fail, forks, checks, traps;
 	unsigned long move_traps, downgrades;
+	unsigned long op_inj0;	/* vs_fail_injected() as the op began */
+	unsigned long op_enomem, oom, injected;
 	/* the threads: writer, prober, faulters */
 	pthread_t writer_tid, prober_tid;
 	struct watch writer_w, prober_w;
@@ -387,6 +390,8 @@ int vs__stress_new(const struct vs_stress_config *cfg, const char *kind,
 		   uint64_t seed, struct stress **rp);
 void vs__stress_free(struct stress *r);
 int vs__stress_setup(struct stress *r);
+void vs__stress_fail_on(struct stress *r);
+void vs__stress_fail_off(struct stress *r);
 void vs__stress_faulter_init(struct stress *r, int i);
 void *vs__stress_writer_main(void *arg);
 void vs__stress_finish(struct stress *r);

@@ -78,6 +78,7 @@ int vs__stress_new(const struct vs_stress_config *cfg, const char *kind,
 	r->watchdog_ns = (int64_t)(cfg->watchdog_ms ? cfg->watchdog_ms :
 				   VS_STRESS_WATCHDOG_MS) * NS_PER_MS;
 	r->out = cfg->log;
+	r->fail = cfg->fail;
 	r->pool_pages = POOL;
 	for (i = 0; i < LOGN; i++)
 		vs_atomic_init(&r->log[i].idx, UINT64_MAX);
@@ -127,6 +128,25 @@ int vs__stress_setup(struct stress *r)
 	return 0;
 }
 
+/*
+ * Allocation failures (stress.h): on while the threads run, off before
+ * the checks of a quiet mm; left on after a stall, whose threads left
+ * blocked may still allocate.  Context: no thread of the run allocates.
+ */
+void vs__stress_fail_on(struct stress *r)
+{
+	if (r->fail)
+		(void)vs_fail_set(r->fail); /* vs_stress_run checked it */
+}
+
+void vs__stress_fail_off(struct stress *r)
+{
+	if (!r->fail)
+		return;
+	r->injected = vs_fail_injected();
+	if (!r->stuck)
+		(void)vs_fail_set(NULL);
+}
 
 /* Make faulter @i of @r ready to run. */
 void vs__stress_faulter_init(struct stress *r, int i)
@@ -281,11 +301,13 @@ static int run_threads(struct stress *r)
 	r->t0 = now_ns();
 	r->deadline = r->t0 + r->run_ns;
 	vs__stress_hooks_get();
+	vs__stress_fail_on(r);
 	err = start_threads(r);
 	if (err)
 		vs__stress_set_word(&r->stop, 1);
 	stall = vs__stress_watchdog(r);
 	reap(r);
+	vs__stress_fail_off(r);
 	vs__stress_hooks_put();
 	r->t1 = now_ns();
 	vs_fault_stats_get(&r->st1);
@@ -363,6 +385,8 @@ void vs__stress_add_report(struct stress *r, struct vs_stress_report *rep)
 		rep->move_traps += r->move_traps;
 		rep->downgrades += r->downgrades;
 		rep->checks += r->checks;
+		rep->op_enomem += r->op_enomem;
+		rep->oom += r->oom;
 	}
 	for (i = 0; i < r->nthreads && i < NF; i++) {
 		if (!vs_load_acquire(&r->f[i].w.done))
@@ -370,7 +394,9 @@ void vs__stress_add_report(struct stress *r, struct vs_stress_report *rep)
 		rep->quiet += r->f[i].quiet;
 		rep->data_checks += r->f[i].data_checks;
 		rep->race_checks += r->f[i].race_checks;
+		rep->oom += r->f[i].oom;
 	}
+	rep->injected += r->injected;
 	rep->elapsed_ns += r->t1 - r->t0;
 	rep->violations += (unsigned long)vs_read_once(&r->violations);
 	rep->stuck += (unsigned long)r->stuck;
@@ -453,6 +479,13 @@ int vs_stress_run(const struct vs_stress_config *cfg,
 				 "stress: bad argument: %s\n",
 				 vs_lock_kind_ops(kind) ? "unknown strategy" :
 				 "unknown lock kind");
+		return -EINVAL;
+	}
+	if (vs_fail_check(cfg->fail)) {
+		if (cfg->explore_report)
+			snprintf(cfg->explore_report->text,
+				 sizeof(cfg->explore_report->text),
+				 "stress: bad argument: fail\n");
 		return -EINVAL;
 	}
 	seed = cfg->seed ? cfg->seed : default_seed(kind, cfg->strategy);

@@ -67,6 +67,8 @@ static int x_setup(void **state)
 	vs_fault_stats_get(&r->st0);
 	r->t0 = now_ns();
 	r->deadline = r->t0 + r->run_ns;
+	/* Last: the same allocations fail in every replay of a schedule. */
+	vs__stress_fail_on(r);
 	return 0;
 }
 
@@ -89,6 +91,7 @@ static void x_check(void *state)
 
 	r->t1 = now_ns();
 	vs_fault_stats_get(&r->st1);
+	vs__stress_fail_off(r);
 	vs__stress_finish(r);	/* destroys the mm: its RCU frees run */
 }
 
@@ -106,6 +109,7 @@ static void x_fini(void *state)
 	if (!r->t1) {	/* it failed before check() */
 		r->t1 = r->t0;
 		vs_fault_stats_get(&r->st1);
+		vs__stress_fail_off(r);
 	}
 	if (vs_explore_schedule)
 		vs__stress_add_report(r, x->rep);

@@ -78,6 +78,35 @@
  *     run's mm and memory, which are never freed; the process must
  *     exit to be rid of it (a Check test in its forked child does).
  *
+ * Allocation failures (@fail set).  While the threads run, the
+ * allocations @fail chooses fail (vm/fail.h), and the checks above
+ * allow for it:
+ *
+ *   - an operation may fail with -ENOMEM only when a failure was
+ *     injected while it ran (or as the kernel's would without one:
+ *     mprotect, madvise or mremap at a hole, mremap with no room);
+ *   - what a failed operation leaves is what the kernel's leaves: the
+ *     VMAs exactly as before for mmap, munmap, madvise, an mremap in
+ *     place and fork (no child); mprotect changed up to some page of
+ *     its range and not from there on (do_mprotect_pkey() stops at the
+ *     VMA that failed); a moving mremap with its destination and its
+ *     cut tail unmapped (mremap_to() unmaps them first) and, moving
+ *     VMA by VMA, some VMAs moved, every other page as before;
+ *   - an access or fault that fails for want of memory (-ENOMEM,
+ *     VM_FAULT_OOM) is counted, not judged; without @fail it is a
+ *     violation, as before;
+ *   - the PTE, RSS and mapcount checks after every operation hold as
+ *     always, and at the end, with injection off again, so do the
+ *     refcounts, every page back in the pool, vs_mm_destroy(), and, in
+ *     a build with LeakSanitizer, no leak at exit.
+ *
+ * Injection is process-wide: other threads' allocations, another
+ * run's included, meet it too.  In explore mode each schedule starts
+ * injecting anew, so that its replay fails the same allocations: every
+ * schedule fails the same numbers (with a probability, the same draws
+ * of @fail's seed), and the schedule decides which allocations those
+ * are.  Vary @fail's seed to vary the numbers.
+ *
  * Every violation also names the writer's operation in flight when it
  * was found ("[writer in mremap of pages 4-7]"), or says that there was
  * none ("[writer between operations]").
@@ -132,6 +161,7 @@
 /* Installed as vmsim/check/stress.h beside vmsim/fault and vmsim/sync. */
 #include "../fault/fault.h"
 #include "../sync/common.h"
+#include "../vm/fail.h"
 #include "explore.h"
 
 /* In explore mode (see Explore mode above), the defaults for 0: */
@@ -179,6 +209,12 @@
  *	     a vs_explore() with these options; the vCPU build only
  * @explore_report: NULL, or in explore mode receives the exploration's
  *		    report of the last run (what vs_explore() prints)
+ * @fail: NULL, or the allocations to fail while the threads run (see
+ *	  Allocation failures above): set with vs_fail_set() once the
+ *	  run's mm is made (in explore mode, each schedule's), and off
+ *	  again before the checks at the end; a run leaves it off, but
+ *	  for a stall (-ETIMEDOUT): its threads left blocked may still
+ *	  allocate
  */
 struct vs_stress_config {
 	const char *lock_kind;
@@ -192,6 +228,7 @@ struct vs_stress_config {
 	FILE *log;
 	const struct vs_explore_options *explore;
 	struct vs_explore_report *explore_report;
+	const struct vs_fail_options *fail;
 };
 
 /**
@@ -210,6 +247,11 @@ struct vs_stress_config {
  * @quiet: accesses judged against the VMAs (no operation overlapped)
  * @data_checks: reads compared with the record expected
  * @race_checks: reads that overlapped one operation, judged
+ * @injected: allocation failures injected (with @fail)
+ * @op_enomem: operations (fork included) that failed with -ENOMEM
+ *	       while a failure was injected, where no hole or want of room
+ *	       explains it (each checked as above)
+ * @oom: accesses and faults that failed for want of memory
  * @elapsed_ns: how long the threads ran
  * @stats: the change of vs_fault_stats_get() over the run
  * @violations: invariant violations found; a run stops at the first,
@@ -233,6 +275,9 @@ struct vs_stress_report {
 	unsigned long quiet;
 	unsigned long data_checks;
 	unsigned long race_checks;
+	unsigned long injected;
+	unsigned long op_enomem;
+	unsigned long oom;
 	int64_t elapsed_ns;
 	struct vs_fault_stats stats;
 	unsigned long violations;
@@ -261,7 +306,8 @@ struct vs_stress_report {
  * threads left blocked, whose run is never freed); -EINVAL for a NULL
  * @cfg or @rep, a lock kind that vs_lock_kind_ops() does not know, a
  * strategy that vs_fault_strategy_name() does not know (in explore
- * mode the text of @cfg->explore_report says which), or one that
+ * mode the text of @cfg->explore_report says which), a @fail that
+ * vs_fail_set() refuses, or one that
  * vs_mm_create() or vs_mm_set_fault_strategy() refuses; -ENOMEM;
  * -EAGAIN (or another pthread_create() error) when a thread could not
  * be created.  On those errors @rep is zeroed but for @seed (0 when

@@ -61,15 +61,102 @@ int vs__stress_read_state(struct stress *r, struct vs_mm *mm, uint32_t *sh)
 static void op_begin(struct stress *r, const struct op *o)
 {
 	vs__stress_doing(&r->writer_w, o->type, o->s, o->n);
+	r->op_inj0 = vs_fail_injected_here();
 	/* Fully ordered: odd before any change (the seqcount writer's
 	 * begin; pairs with the faulters' acquire and mb). */
 	vs_fetch_add(&r->seq, 1);
 }
 
 /*
- * End operation @o: read the new state, compare it with @want where
- * the operation's result is certain (want[p] != ~0), publish it and
- * the log entry, make the count even.
+ * Did the operation that began last return @err for an injected
+ * allocation failure: -ENOMEM with @r->fail set and a failure injected
+ * into the writer's allocations since it began (on vCPUs, into any
+ * context's: vs_fail_injected_here())?  Counts it.
+ * Context: the writer.
+ */
+static int injected_enomem(struct stress *r, long err)
+{
+	if (err != -ENOMEM || !r->fail ||
+	    vs_fail_injected_here() == r->op_inj0)
+		return 0;
+	r->op_enomem++;
+	return 1;
+}
+
+/* Is a page of [s, s + n) unmapped?  Context: the writer. */
+static int has_hole(struct stress *r, int s, int n)
+{
+	int p;
+
+	for (p = s; p < s + n; p++)
+		if (!(r->cur[p] & SH_MAPPED))
+			return 1;
+	return 0;
+}
+
+/* The first page of @now that is not as @want says, or -1. */
+static int ok_bad_page(const uint32_t *want, const uint32_t *now)
+{
+	int p;
+
+	for (p = 0; want && p < NP; p++)
+		if (want[p] != now[p])
+			return p;
+	return -1;
+}
+
+/*
+ * After a moving mremap @o failed, may page @p be @now[p]?  The
+ * destination and the source's cut tail may be unmapped (mremap_to()
+ * unmaps them first); a page of the source may have moved (VMA by VMA)
+ * to its place in the destination, unmapped at the source.
+ */
+static int move_failed_ok(const struct op *o, int p, const uint32_t *was,
+			  const uint32_t *now)
+{
+	int m = o->n < o->nn ? o->n : o->nn, src = o->s + p - o->d;
+
+	if (in(p, o->s, m))		/* moved, or as it was */
+		return !(now[p] & SH_MAPPED) &&
+		       now[o->d + p - o->s] == was[p];
+	if (in(p, o->s, o->n))		/* the cut tail */
+		return !(now[p] & SH_MAPPED);
+	if (in(p, o->d, m))		/* unmapped first, or moved here */
+		return !(now[p] & SH_MAPPED) ||
+		       (now[p] == was[src] && !(now[src] & SH_MAPPED));
+	return in(p, o->d, o->nn) && !(now[p] & SH_MAPPED);
+}
+
+/*
+ * Operation @o failed: is the state @now what the kernel's would leave
+ * (stress.h, Allocation failures)?  @was: before it; @want: had it
+ * succeeded (mprotect).  Context: the writer.
+ * Return: the first page that is not, or -1.
+ */
+static int failed_bad_page(const struct op *o, const uint32_t *was,
+			   const uint32_t *want, const uint32_t *now)
+{
+	int p, k = o->s;
+
+	if (o->type == OP_MPROTECT)	/* changed before k, not from k */
+		while (k < o->s + o->n && now[k] == want[k])
+			k++;
+	for (p = 0; p < NP; p++) {
+		if (now[p] == was[p] ||
+		    (o->type == OP_MPROTECT && in(p, o->s, k - o->s)) ||
+		    (o->type == OP_MREMAP && o->d != o->s &&
+		     move_failed_ok(o, p, was, now)))
+			continue;
+		return p;
+	}
+	return -1;
+}
+
+/*
+ * End operation @o: read the new state and compare it with @want, its
+ * state had it succeeded (NULL: not checked), or, when @o failed, with
+ * what a failure may leave; publish it and the log entry, make the
+ * count even.
  */
 static void op_end(struct stress *r, struct op *o, const uint32_t *want)
 {
@@ -77,18 +164,19 @@ static void op_end(struct stress *r, struct op *o, const uint32_t *want)
 	char b1[32], b2[32];
 	int p;
 
-	if (vs__stress_read_state(r, r->mm, sh) == 0)
-		for (p = 0; want && p < NP; p++)
-			if (want[p] != ~0u && want[p] != sh[p]) {
-				vs__stress_bug(r, "%s s %d n %d d %d nn %d "
-				    "returned ok:"
-				    " page %d is %s, expected %s",
-				    vs__stress_doing_name(o->type), o->s, o->n,
-				    o->d,
-				    o->nn, p, vs__stress_st_str(sh[p], b1),
-				    vs__stress_st_str(want[p], b2));
-				break;
-			}
+	if (vs__stress_read_state(r, r->mm, sh) == 0) {
+		p = o->ok ? ok_bad_page(want, sh) :
+			    failed_bad_page(o, r->cur, want, sh);
+		if (p >= 0)
+			vs__stress_bug(r, "%s s %d n %d d %d nn %d %s: page "
+			    "%d is %s, %s %s", vs__stress_doing_name(o->type),
+			    o->s, o->n, o->d, o->nn,
+			    o->ok ? "returned ok" : "failed", p,
+			    vs__stress_st_str(sh[p], b1),
+			    o->ok ? "expected" : "was",
+			    vs__stress_st_str(o->ok ? want[p] : r->cur[p],
+					      b2));
+	}
 	for (p = 0; p < NP; p++) {
 		r->cur[p] = sh[p];
 		vs_write_once(&r->shadow[p], sh[p]);
@@ -121,20 +209,16 @@ static void do_mprotect(struct stress *r, int s, int n, int prot)
 
 	op_begin(r, &o);
 	err = vs_mprotect(r->mm, pg_addr(s), (size_t)n * PG, prot);
-	if (err && err != -ENOMEM)
+	if ((err && err != -ENOMEM) || (!err && has_hole(r, s, n)) ||
+	    (err && !has_hole(r, s, n) && !injected_enomem(r, err)))
 		vs__stress_bug(r, "mprotect(page %d, %d pages, %d) returned %d",
 		    s, n, prot, err);
 	o.ok = err == 0;
-	for (p = 0; p < NP; p++) {
-		want[p] = ~0u;
-		if (o.ok && in(p, s, n))
-			want[p] = (r->cur[p] & (SH_MAPPED | SH_SHARED |
-						SH_EOF)) |
-				  (prot & VS_PROT_READ ? SH_READ : 0) |
-				  (prot & VS_PROT_WRITE ? SH_WRITE : 0);
-		else if (o.ok)
-			want[p] = r->cur[p];
-	}
+	for (p = 0; p < NP; p++)	/* as it succeeded */
+		want[p] = !in(p, s, n) || !(r->cur[p] & SH_MAPPED) ? r->cur[p] :
+			  (r->cur[p] & (SH_MAPPED | SH_SHARED | SH_EOF)) |
+			  (prot & VS_PROT_READ ? SH_READ : 0) |
+			  (prot & VS_PROT_WRITE ? SH_WRITE : 0);
 	op_end(r, &o, want);
 }
 
@@ -149,7 +233,8 @@ static void do_dontneed(struct stress *r, int s, int n)
 	op_begin(r, &o);
 	err = vs_madvise(r->mm, pg_addr(s), (size_t)n * PG,
 			 VS_MADV_DONTNEED);
-	if (err && err != -ENOMEM)
+	if ((err && err != -ENOMEM) || (!err && has_hole(r, s, n)) ||
+	    (err && !has_hole(r, s, n) && !injected_enomem(r, err)))
 		vs__stress_bug(r, "madvise(page %d, %d pages) returned "
 		    "%d", s, n,
 		    err);
@@ -165,7 +250,7 @@ static void do_munmap(struct stress *r, int s, int n)
 
 	op_begin(r, &o);
 	err = vs_munmap(r->mm, pg_addr(s), (size_t)n * PG);
-	if (err)
+	if (err && !injected_enomem(r, err))
 		vs__stress_bug(r, "munmap(page %d, %d pages) returned %d", s, n,
 		    err);
 	o.ok = err == 0;
@@ -267,7 +352,7 @@ static int do_mmap(struct stress *r, int s, int n, int prot, int shared,
 	op_begin(r, &o);
 	ret = vs_mmap(r->mm, pg_addr(s), (size_t)n * PG, prot, flags, NULL,
 		      0);
-	if (ret != (long)pg_addr(s))
+	if (ret != (long)pg_addr(s) && !injected_enomem(r, ret))
 		vs__stress_bug(r, "mmap(page %d, %d pages, %d, %#x) returned "
 		    "%ld",
 		    s, n, prot, (unsigned int)flags, ret);
@@ -295,6 +380,8 @@ static void do_mremap(struct stress *r, int s, int n, int nn, int d)
 	ret = vs_mremap(r->mm, pg_addr(s), (size_t)n * PG, (size_t)nn * PG,
 			flags, flags ? pg_addr(d) : 0);
 	o.ok = ret >= 0;
+	if (d != s)	/* counted; in place, it may be want of room */
+		(void)injected_enomem(r, ret);
 	if (o.ok && ret != (long)pg_addr(d))
 		vs__stress_bug(r, "mremap(page %d, %d, %d, %#x, page %d) "
 		    "returned %#lx", s, n, nn, (unsigned int)flags, d,
@@ -503,10 +590,16 @@ static void child_fork(struct stress *r)
 	int err, p;
 
 	vs__stress_doing(&r->writer_w, DO_FORK, 0, NP);
+	r->op_inj0 = vs_fail_injected_here();
 	err = vs_fork(r->mm, &r->child);
 	if (err) {
-		vs__stress_bug(r, "vs_fork returned %d", err);
 		r->child = NULL;
+		if (!injected_enomem(r, err))
+			vs__stress_bug(r, "vs_fork returned %d", err);
+		else if (!vs__stress_read_state(r, r->mm, sh) &&
+			 memcmp(sh, r->cur, sizeof(sh)))
+			vs__stress_bug(r, "fork failed and changed the "
+				       "parent's VMAs");
 		return;
 	}
 	r->forks++;
@@ -547,6 +640,13 @@ static void child_age(struct stress *r)
 	werr = vs_write(r->child, pg_addr(p) + CHILD_SLOT, &v, sizeof(v));
 	memset(&got, 0, sizeof(got));
 	rerr = vs_read(r->child, pg_addr(p) + CHILD_SLOT, &got, sizeof(got));
+	/* Out of memory where the access may succeed: counted. */
+	if (r->fail && (werr == -ENOMEM || rerr == -ENOMEM) &&
+	    (werr != -ENOMEM || allowed(r->child_sh[p], 1)) &&
+	    (rerr != -ENOMEM || allowed(r->child_sh[p], 0))) {
+		r->oom++;
+		return;
+	}
 	if ((werr == 0) != allowed(r->child_sh[p], 1) ||
 	    (rerr == 0) != allowed(r->child_sh[p], 0) ||
 	    (werr && werr != -EFAULT) || (rerr && rerr != -EFAULT))

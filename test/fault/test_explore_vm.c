@@ -9,9 +9,10 @@
  *     lies in a VMA and is writable only in a VM_WRITE one, and the mm
  *     is destroyed with every page back (vs_mm_destroy() is 0).  A few
  *     thousand events a schedule;
- *   - stress/STRATEGY: vs_stress_run() in explore mode
+ *   - stress-STRATEGY: vs_stress_run() in explore mode
  *     (test/check/stress.h): the stress run's writer, prober and
- *     faulters with all their checks, short runs;
+ *     faulters with all their checks, short runs; stress-fail-STRATEGY
+ *     the same with allocation failures injected;
  *   - api: the determinism contract, and bad arguments.
  *
  * Each exploration is PCT at its default depth, 1,000 schedules, for
@@ -195,30 +196,52 @@ END_TEST
 
 /* ---- stress: vs_stress_run() explored ------------------------------------ */
 
+/*
+ * _i: the strategy, plus VS_FAULT_NR_STRATEGIES for allocation failures
+ * injected (stress.h; objects and pages failing with probability 0.05,
+ * the draws seeded with the seed).
+ */
 START_TEST(explore_stress)
 {
 	static struct vs_explore_report xr;
 	static struct vs_tally t;
+	int strategy = _i % VS_FAULT_NR_STRATEGIES;
+	int fail = _i >= VS_FAULT_NR_STRATEGIES;
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB | VS_FAIL_PAGE,
+				      .probability = 0.05 };
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
-	struct vs_stress_config cfg = { .strategy = _i, .explore = &o,
-					.explore_report = &xr };
+	struct vs_stress_config cfg = { .strategy = strategy, .explore = &o,
+					.explore_report = &xr,
+					.fail = fail ? &fo : NULL };
+	unsigned long injected = 0, op_enomem = 0;
 	struct vs_stress_report rep;
+	char what[32];
 	int seed;
 
 	memset(&t, 0, sizeof(t));
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		cfg.seed = (uint64_t)seed;
 		o.seed = (uint64_t)seed;
+		fo.seed = (uint64_t)seed;
 		ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
-		printf("stress %s seed %d: %lu schedules, %lu faults, %lu "
-		       "operations, %.2f s%s%s\n",
-		       vs_fault_strategy_name(_i), seed, rep.schedules,
-		       rep.faults, rep.ops, xr.seconds,
-		       rep.violations ? ": " : "", rep.first);
+		printf("stress %s%s seed %d: %lu schedules, %lu faults, %lu "
+		       "operations, %lu failures injected (%lu operations and "
+		       "%lu accesses failed), %.2f s%s%s\n",
+		       fail ? "fail " : "",
+		       vs_fault_strategy_name(strategy), seed, rep.schedules,
+		       rep.faults, rep.ops, rep.injected, rep.op_enomem,
+		       rep.oom, xr.seconds, rep.violations ? ": " : "",
+		       rep.first);
 		if (rep.violations)
 			vs_tally_add(&t, seed, rep.schedules, &xr);
+		injected += rep.injected;
+		op_enomem += rep.op_enomem;
 	}
-	vs_tally_assert(&t, vs_fault_strategy_name(_i));
+	snprintf(what, sizeof(what), "%s%s", fail ? "fail " : "",
+		 vs_fault_strategy_name(strategy));
+	vs_tally_assert(&t, what);
+	ck_assert_msg(!fail || (injected && op_enomem), "%s: %lu injected, "
+		      "%lu operations failed", what, injected, op_enomem);
 }
 END_TEST
 
@@ -236,6 +259,8 @@ START_TEST(explore_stress_repeats)
 					.flags = VS_EXPLORE_QUIET };
 	struct vs_stress_config cfg = { .strategy = VS_FAULT_SPF, .seed = 5,
 					.explore = &o };
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB | VS_FAIL_PAGE,
+				      .probability = 0.05, .seed = 1 };
 	struct vs_stress_report a, b;
 
 	ck_assert_int_eq(vs_stress_run(&cfg, &a), 0);
@@ -248,6 +273,16 @@ START_TEST(explore_stress_repeats)
 	ck_assert_uint_eq(a.data_checks, b.data_checks);
 	ck_assert_uint_eq(a.race_checks, b.race_checks);
 	ck_assert_uint_eq(a.stats.spf_success, b.stats.spf_success);
+	/* With allocation failures: each schedule draws anew. */
+	cfg.fail = &fo;
+	ck_assert_int_eq(vs_stress_run(&cfg, &a), 0);
+	ck_assert_int_eq(vs_stress_run(&cfg, &b), 0);
+	ck_assert_msg(a.violations == 0, "%s", a.first);
+	ck_assert_uint_gt(a.injected, 0);
+	ck_assert_uint_eq(a.injected, b.injected);
+	ck_assert_uint_eq(a.op_enomem, b.op_enomem);
+	ck_assert_uint_eq(a.oom, b.oom);
+	ck_assert_uint_eq(a.faults, b.faults);
 }
 END_TEST
 
@@ -257,6 +292,8 @@ START_TEST(explore_stress_bad_options)
 	struct vs_explore_options o = { .flags = 0x80 };
 	struct vs_explore_report xr;
 	struct vs_stress_config cfg = { .explore = &o, .explore_report = &xr };
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB, .nth = 1,
+				      .probability = 0.5 };
 	struct vs_stress_report rep;
 
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
@@ -269,6 +306,10 @@ START_TEST(explore_stress_bad_options)
 	cfg.strategy = 1000;
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
 	ck_assert_msg(strstr(xr.text, "unknown strategy"), "%s", xr.text);
+	cfg.strategy = VS_FAULT_LOCKED;
+	cfg.fail = &fo;		/* both nth and a probability */
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+	ck_assert_msg(strstr(xr.text, "bad argument: fail"), "%s", xr.text);
 }
 END_TEST
 
@@ -306,7 +347,7 @@ END_TEST
 
 Suite *explore_vm_suite(void)
 {
-	static char names[2][3 * VS_FAULT_NR_STRATEGIES][32];
+	static char names[2][3 * VS_FAULT_NR_STRATEGIES][40];
 	Suite *s = suite_create("explore_vm");
 	TCase *tc = vs_test_plain_tcase(s, "api");
 	int k, m;
@@ -314,9 +355,10 @@ Suite *explore_vm_suite(void)
 	tcase_add_test(tc, explore_stress_repeats);
 	tcase_add_test(tc, explore_stress_bad_options);
 	tcase_add_test(tc, explore_kept_object_refused);
-	for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
-		snprintf(names[1][k], sizeof(names[1][k]), "stress-%s",
-			 vs_fault_strategy_name(k));
+	for (k = 0; k < 2 * VS_FAULT_NR_STRATEGIES; k++) {
+		snprintf(names[1][k], sizeof(names[1][k]), "stress-%s%s",
+			 k < VS_FAULT_NR_STRATEGIES ? "" : "fail-",
+			 vs_fault_strategy_name(k % VS_FAULT_NR_STRATEGIES));
 		tcase_add_loop_test(vs_test_plain_tcase(s, names[1][k]),
 				    explore_stress, k, k + 1);
 	}

@@ -31,6 +31,8 @@
 #include "check/stress.h"
 #include "sync/lock.h"
 #include "test.h"
+#include "vm/page.h"
+#include "vm/slab.h"
 
 Suite *stress_suite(void);
 
@@ -129,6 +131,8 @@ static void native_thread(void *state, unsigned int i)
 START_TEST(stress_einval)
 {
 	struct vs_stress_config cfg = { .strategy = VS_FAULT_LOCKED };
+	struct vs_fail_options fo = { .kinds = VS_FAIL_PAGE,
+				      .probability = 2 };
 	struct vs_stress_report rep;
 
 	ck_assert_int_eq(vs_stress_run(NULL, &rep), -EINVAL);
@@ -140,6 +144,10 @@ START_TEST(stress_einval)
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
 	cfg.strategy = 1000;
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+	cfg.strategy = VS_FAULT_LOCKED;
+	cfg.fail = &fo;		/* a probability past 1 */
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), -EINVAL);
+	ck_assert_uint_eq(rep.faults, 0);
 }
 END_TEST
 
@@ -223,6 +231,82 @@ START_TEST(stress_runs)
 	ck_assert_int_eq(vs_stress_run(&cfg, &one), 0);
 	ck_assert_uint_eq(one.runs, 1);
 	ck_assert_uint_eq(one.seed, rep.seed);
+}
+END_TEST
+
+/* Do 256 objects and 256 pages meet a failure (a run left it on)? */
+static int injection_on(void)
+{
+	static struct vs_kmem_cache cache = VS_KMEM_CACHE_INIT("stress_on",
+								64, 8);
+	struct vs_page_pool *pool;
+	struct vs_page *pg;
+	int i, on = 0;
+	void *o;
+
+	ck_assert_int_eq(vs_page_pool_create(&pool, 256), 0);
+	for (i = 0; i < 256; i++) {
+		o = vs_kmem_cache_alloc(&cache);
+		pg = vs_alloc_page(pool);
+		on |= !o || !pg;
+		vs_kmem_cache_free(&cache, o);
+		if (pg)
+			vs_put_page(pool, pg);
+	}
+	ck_assert_int_eq(vs_page_pool_destroy(pool), 0);
+	return on;
+}
+
+/*
+ * Allocation failures injected while the threads run (stress.h), two
+ * ways per strategy (_i / 2): every kind of object and page failing
+ * with probability 0.02, so that operations fail and succeed; and pages
+ * only, failing with probability 0.3, so that faults meet failures
+ * where few allocate (copy-on-write after a fork).  The draws are
+ * seeded per test.  Every failed operation must leave what the
+ * kernel's would, an access run out of memory only where it may
+ * succeed, the end's checks hold, every object be back in its cache
+ * and injection be off; failures must have been met.
+ */
+START_TEST(stress_fail)
+{
+	int strategy = _i / 2, pages = _i % 2;
+	struct vs_fail_options fo = {
+		.kinds = pages ? VS_FAIL_PAGE : VS_FAIL_SLAB | VS_FAIL_PAGE,
+		.probability = pages ? 0.3 : 0.02, .seed = (uint64_t)_i + 1,
+	};
+	struct vs_stress_config cfg = {
+		.strategy = strategy, .seed = stress_seed(),
+		.faults = (unsigned long)vs_test_scale(RUN_FAULTS / 4),
+		.ops = (unsigned long)vs_test_scale(RUN_OPS / 2),
+		.max_ms = (unsigned int)vs_test_scale(RUN_MS / 2),
+		.log = stderr, .fail = &fo,
+	};
+	const char *strat = vs_fault_strategy_name(strategy);
+	long out = vs_test_slab_out();
+	struct vs_stress_report rep;
+
+	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
+	printf("stress fail: %-6s %-10s p %.2f: %8lu faults %lu ops %lu forks, "
+	       "%lu failures injected: %lu ops failed with ENOMEM, %lu "
+	       "accesses out of memory; %lu violations\n", strat,
+	       pages ? "page" : "slab,page", fo.probability, rep.faults,
+	       rep.ops, rep.forks, rep.injected, rep.op_enomem, rep.oom,
+	       rep.violations);
+	fflush(stdout);
+	ck_assert_msg(rep.violations == 0, "stress fail %s %s seed %#llx: %s "
+		      "(rerun: VS_STRESS_SEED=%#llx vmsim-test stress fail)",
+		      strat, pages ? "page" : "slab,page",
+		      (unsigned long long)rep.seed, rep.first,
+		      (unsigned long long)rep.seed);
+	ck_assert_msg((pages || rep.op_enomem > 0) && rep.oom > 0,
+		      "stress fail %s: %lu injected, %lu ops and %lu accesses "
+		      "failed", strat, rep.injected, rep.op_enomem, rep.oom);
+	ck_assert_msg(!injection_on(), "stress fail %s: injection left on",
+		      strat);
+	ck_assert_msg(vs_test_slab_out() == out, "stress fail %s: %ld objects "
+		      "out of the caches after the run, %ld before", strat,
+		      vs_test_slab_out(), out);
 }
 END_TEST
 
@@ -392,6 +476,9 @@ Suite *stress_suite(void)
 	}
 	vs_test_add(vs_test_tcase(s, "api"), stress_einval,
 		    stress_seed_reported, stress_runs);
+	tc = vs_test_tcase(s, "fail");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, stress_fail, 0, 2 * VS_FAULT_NR_STRATEGIES);
 	/*
 	 * Natively only: on vCPUs a stuck lock is the engine's deadlock
 	 * report (sync/vcpu.h), not the harness's watchdog, and a lost
