@@ -285,7 +285,7 @@ struct stress {
 	unsigned short *pcnt, *ccnt; /* PTEs per pfn: parent, child */
 	unsigned long ops[OP_MREMAP + 1], op_fail, forks, checks, traps;
 	unsigned long move_traps, downgrades;
-	unsigned long op_inj0;	/* vs_fail_injected() as the op began */
+	unsigned long op_inj0;	/* vs_fail_injected_here() as it began */
 	unsigned long op_enomem, oom, injected;
 	/* the threads: writer, prober, faulters */
 	pthread_t writer_tid, prober_tid;

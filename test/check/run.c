@@ -463,7 +463,7 @@ static uint64_t next_seed(uint64_t seed, unsigned int i)
 int vs_stress_run(const struct vs_stress_config *cfg,
 		  struct vs_stress_report *rep)
 {
-	const char *kind;
+	const char *kind, *bad;
 	unsigned int i, runs;
 	uint64_t seed;
 	int err = 0;
@@ -472,20 +472,14 @@ int vs_stress_run(const struct vs_stress_config *cfg,
 		return -EINVAL;
 	memset(rep, 0, sizeof(*rep));
 	kind = cfg->lock_kind ? cfg->lock_kind : "rwsem";
-	if (!vs_lock_kind_ops(kind) || !vs_fault_strategy_name(cfg->strategy)) {
+	bad = !vs_lock_kind_ops(kind) ? "unknown lock kind" :
+	      !vs_fault_strategy_name(cfg->strategy) ? "unknown strategy" :
+	      vs_fail_check(cfg->fail) ? "fail" : NULL;
+	if (bad) {
 		if (cfg->explore_report)	/* say which, as vs_explore() */
 			snprintf(cfg->explore_report->text,
 				 sizeof(cfg->explore_report->text),
-				 "stress: bad argument: %s\n",
-				 vs_lock_kind_ops(kind) ? "unknown strategy" :
-				 "unknown lock kind");
-		return -EINVAL;
-	}
-	if (vs_fail_check(cfg->fail)) {
-		if (cfg->explore_report)
-			snprintf(cfg->explore_report->text,
-				 sizeof(cfg->explore_report->text),
-				 "stress: bad argument: fail\n");
+				 "stress: bad argument: %s\n", bad);
 		return -EINVAL;
 	}
 	seed = cfg->seed ? cfg->seed : default_seed(kind, cfg->strategy);

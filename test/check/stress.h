@@ -83,8 +83,10 @@
  * allow for it:
  *
  *   - an operation may fail with -ENOMEM only when a failure was
- *     injected while it ran (or as the kernel's would without one:
- *     mprotect, madvise or mremap at a hole, mremap with no room);
+ *     injected into the writer's allocations while it ran
+ *     (vs_fail_injected_here()), or as the kernel's would without one
+ *     (mprotect, madvise or mremap at a hole, mremap with no room);
+ *     mprotect or madvise succeeding over a hole is a violation;
  *   - what a failed operation leaves is what the kernel's leaves: the
  *     VMAs exactly as before for mmap, munmap, madvise, an mremap in
  *     place and fork (no child); mprotect changed up to some page of
@@ -93,8 +95,9 @@
  *     cut tail unmapped (mremap_to() unmaps them first) and, moving
  *     VMA by VMA, some VMAs moved, every other page as before;
  *   - an access or fault that fails for want of memory (-ENOMEM,
- *     VM_FAULT_OOM) is counted, not judged; without @fail it is a
- *     violation, as before;
+ *     VM_FAULT_OOM) is counted, and a violation where it must fail
+ *     first (a guard page; where the shadow forbids it, no operation
+ *     beside it); without @fail it is always a violation, as before;
  *   - the PTE, RSS and mapcount checks after every operation hold as
  *     always, and at the end, with injection off again, so do the
  *     refcounts, every page back in the pool, vs_mm_destroy(), and, in
@@ -307,7 +310,7 @@ struct vs_stress_report {
  * @cfg or @rep, a lock kind that vs_lock_kind_ops() does not know, a
  * strategy that vs_fault_strategy_name() does not know (in explore
  * mode the text of @cfg->explore_report says which), a @fail that
- * vs_fail_set() refuses, or one that
+ * vs_fail_check() refuses, or one that
  * vs_mm_create() or vs_mm_set_fault_strategy() refuses; -ENOMEM;
  * -EAGAIN (or another pthread_create() error) when a thread could not
  * be created.  On those errors @rep is zeroed but for @seed (0 when

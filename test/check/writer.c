@@ -83,15 +83,20 @@ static int injected_enomem(struct stress *r, long err)
 	return 1;
 }
 
-/* Is a page of [s, s + n) unmapped?  Context: the writer. */
-static int has_hole(struct stress *r, int s, int n)
+/*
+ * May mprotect or madvise of [s, s + n) return @err?  -ENOMEM exactly
+ * when a page of the range is unmapped, or for an injected failure;
+ * else 0.  Context: the writer.
+ */
+static int hole_err_ok(struct stress *r, int err, int s, int n)
 {
-	int p;
+	int p, hole = 0;
 
 	for (p = s; p < s + n; p++)
-		if (!(r->cur[p] & SH_MAPPED))
-			return 1;
-	return 0;
+		hole |= !(r->cur[p] & SH_MAPPED);
+	if (!err)
+		return !hole;
+	return err == -ENOMEM && (hole || injected_enomem(r, err));
 }
 
 /* The first page of @now that is not as @want says, or -1. */
@@ -209,8 +214,7 @@ static void do_mprotect(struct stress *r, int s, int n, int prot)
 
 	op_begin(r, &o);
 	err = vs_mprotect(r->mm, pg_addr(s), (size_t)n * PG, prot);
-	if ((err && err != -ENOMEM) || (!err && has_hole(r, s, n)) ||
-	    (err && !has_hole(r, s, n) && !injected_enomem(r, err)))
+	if (!hole_err_ok(r, err, s, n))
 		vs__stress_bug(r, "mprotect(page %d, %d pages, %d) returned %d",
 		    s, n, prot, err);
 	o.ok = err == 0;
@@ -233,8 +237,7 @@ static void do_dontneed(struct stress *r, int s, int n)
 	op_begin(r, &o);
 	err = vs_madvise(r->mm, pg_addr(s), (size_t)n * PG,
 			 VS_MADV_DONTNEED);
-	if ((err && err != -ENOMEM) || (!err && has_hole(r, s, n)) ||
-	    (err && !has_hole(r, s, n) && !injected_enomem(r, err)))
+	if (!hole_err_ok(r, err, s, n))
 		vs__stress_bug(r, "madvise(page %d, %d pages) returned "
 		    "%d", s, n,
 		    err);
