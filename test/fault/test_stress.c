@@ -299,7 +299,13 @@ START_TEST(stress_fail)
 		      strat, pages ? "page" : "slab,page",
 		      (unsigned long long)rep.seed, rep.first,
 		      (unsigned long long)rep.seed);
-	ck_assert_msg((pages || rep.op_enomem > 0) && rep.oom > 0,
+	/*
+	 * Each way must meet its failures: the objects' in operations, the
+	 * pages' in accesses.  Not accesses at p 0.02: spf retries an
+	 * out-of-pages fault locked (fault/memory.c), so an access fails
+	 * only where two draws do, and a run may see none.
+	 */
+	ck_assert_msg(pages ? rep.oom > 0 : rep.op_enomem > 0,
 		      "stress fail %s: %lu injected, %lu ops and %lu accesses "
 		      "failed", strat, rep.injected, rep.op_enomem, rep.oom);
 	ck_assert_msg(!injection_on(), "stress fail %s: injection left on",
