@@ -300,8 +300,12 @@ int vs_do_wp_page(struct vs_vm_fault *vmf)
 
 /*
  * The PTE is present and writable enough: a fault that raced another
- * one, or a PTE that lost USER to PROT_NONE and whose VMA allows the
- * access again.  Set what the access needs.
+ * one, a PTE made old (the model has no reclaim; a test ages one), or
+ * one that lost USER to PROT_NONE and whose VMA allows the access
+ * again.  Set what the access needs: by
+ * cmpxchg, not a store, since the PTL does not stop the simulated CPU
+ * setting ACCESSED and DIRTY (vs_ptep_set_flags), and a store of
+ * orig_pte | want would lose a DIRTY set since the check.
  */
 static int fault_fixup(struct vs_vm_fault *vmf)
 {
@@ -315,7 +319,9 @@ static int fault_fixup(struct vs_vm_fault *vmf)
 	ret = fault_pte_lock(vmf);
 	if (ret != PTE_LOCKED)
 		return ret;
-	vs_set_pte(vmf->pte, vmf->orig_pte | want);
+	/* Cannot return 0: fault_pte_lock() saw orig_pte under the PTL,
+	 * and without the PTL only ACCESSED and DIRTY change. */
+	(void)vs_ptep_set_flags(vmf->pte, vmf->orig_pte, want);
 	vs_pte_unmap_unlock(vmf->ptl);
 	return 0;
 }

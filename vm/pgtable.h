@@ -358,17 +358,21 @@ static inline uint64_t vs_ptep_get_and_clear(vs_atomic64_t *ptep)
 }
 
 /**
- * vs_ptep_set_flags - OR @flags into a present PTE, without the PTL
+ * vs_ptep_set_flags - OR @flags into a present PTE, atomically (no PTL needed)
  * @ptep: the PTE slot
  * @old: the value the caller read, present
- * @flags: VS_PTE_ACCESSED and/or VS_PTE_DIRTY
+ * @flags: VS_PTE_ACCESSED and/or VS_PTE_DIRTY (a fault's fixup, under
+ *	the PTL, may add VS_PTE_USER)
  *
- * The hardware's ACCESSED/DIRTY update: retries while only flag bits
- * change.
+ * The hardware's ACCESSED/DIRTY update: retries while only ACCESSED
+ * and DIRTY change, as the hardware's atomic update sets DIRTY only in
+ * a PTE that still allows the write.  Under the PTL too, where a plain
+ * store would lose a bit another CPU's update set meanwhile.
  *
- * Context: mmap_lock or inside vs_rcu_read_lock().
- * Return: 1 when set; 0 when the PTE changed to not-present or to
- * another page meanwhile.
+ * Context: mmap_lock or inside vs_rcu_read_lock(); the PTL may be held.
+ * Return: 1 when set; 0 when the PTE changed meanwhile in anything but
+ * ACCESSED and DIRTY (unmapped, another page, a permission taken or
+ * given), leaving it as it is.
  */
 static inline int vs_ptep_set_flags(vs_atomic64_t *ptep, uint64_t old,
 				    uint64_t flags)
@@ -376,8 +380,7 @@ static inline int vs_ptep_set_flags(vs_atomic64_t *ptep, uint64_t old,
 	uint64_t cur = old;
 
 	while (!vs_cmpxchg(ptep, &cur, cur | flags))
-		if (!vs_pte_present(cur) ||
-		    vs_pte_pfn(cur) != vs_pte_pfn(old))
+		if ((cur ^ old) & ~(VS_PTE_ACCESSED | VS_PTE_DIRTY))
 			return 0;
 	return 1;
 }

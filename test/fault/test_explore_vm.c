@@ -13,6 +13,10 @@
  *     (test/check/stress.h): the stress run's writer, prober and
  *     faulters with all their checks, short runs; stress-fail-STRATEGY
  *     the same with allocation failures injected;
+ *   - dirty-STRATEGY: a read fault on an aged page (ACCESSED clear)
+ *     beside a store by the simulated CPU, which sets ACCESSED and DIRTY
+ *     with no lock: the PTE must end dirty, whatever runs between the
+ *     fault's check under the PTL and its update;
  *   - api: the determinism contract, and bad arguments.
  *
  * Each exploration is PCT at its default depth, 1,000 schedules, for
@@ -194,6 +198,77 @@ START_TEST(explore_race)
 }
 END_TEST
 
+/* ---- dirty: a lockless DIRTY update beside a fault's fixup --------------- */
+
+#define LAST (AREA + (PAGES - 1) * VS_PAGE_SIZE)
+
+/* race_setup's, with the written last page aged and cleaned, as
+ * reclaim would: a read fault on it must set ACCESSED under the PTL. */
+static int dirty_setup(void **state)
+{
+	struct race *r;
+	vs_atomic64_t *ptep;
+	vs_spinlock_t *ptl;
+	int err = race_setup(state);
+
+	if (err)
+		return err;
+	r = *state;
+	vs_mmap_read_lock(r->mm);
+	ptep = vs_pte_offset_map_lock(&r->mm->pgtable, LAST, &ptl);
+	if (ptep) {
+		vs_set_pte(ptep, vs_pte_mkold(vs_pte_mkclean(
+					 vs_ptep_get(ptep))));
+		vs_pte_unmap_unlock(ptl);
+	}
+	vs_mmap_read_unlock(r->mm);
+	return ptep ? 0 : -EIO;
+}
+
+/* One read fault on the old page, one store to it by the simulated
+ * CPU, which sets DIRTY with no lock (vs_ptep_set_flags). */
+static void dirty_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+
+	if (i == 0)
+		(void)vs_handle_mm_fault(r->mm, LAST, 0);
+	else
+		VS_EXPLORE_ASSERT(vs_access(r->mm, LAST, 1, 1) == 0);
+}
+
+/* The store happened, so the PTE must say so: a fixup that wrote back
+ * the value it read would have lost DIRTY.  Then race_check's. */
+static void dirty_check(void *state)
+{
+	struct race *r = state;
+	vs_atomic64_t *ptep = vs_pte_offset(&r->mm->pgtable, LAST);
+	uint64_t pte = ptep ? (uint64_t)vs_read_once(ptep) : 0;
+
+	VS_EXPLORE_ASSERT(vs_pte_present(pte) && vs_pte_young(pte) &&
+			  vs_pte_dirty(pte));
+	race_check(state);
+}
+
+/* _i: the strategy. */
+START_TEST(explore_dirty)
+{
+	static int strategy;
+	static char name[32];
+	static struct vs_explore_scenario dirty = {
+		.name = name, .threads = 2, .setup = dirty_setup,
+		.thread = dirty_thread, .check = dirty_check,
+		.fini = race_fini, .arg = &strategy,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	strategy = _i;
+	snprintf(name, sizeof(name), "dirty-%s",
+		 vs_fault_strategy_name(strategy));
+	vs_tally_explore(&dirty, &o);
+}
+END_TEST
+
 /* ---- stress: vs_stress_run() explored ------------------------------------ */
 
 /*
@@ -347,7 +422,7 @@ END_TEST
 
 Suite *explore_vm_suite(void)
 {
-	static char names[2][3 * VS_FAULT_NR_STRATEGIES][40];
+	static char names[3][3 * VS_FAULT_NR_STRATEGIES][40];
 	Suite *s = suite_create("explore_vm");
 	TCase *tc = vs_test_plain_tcase(s, "api");
 	int k, m;
@@ -361,6 +436,12 @@ Suite *explore_vm_suite(void)
 			 vs_fault_strategy_name(k % VS_FAULT_NR_STRATEGIES));
 		tcase_add_loop_test(vs_test_plain_tcase(s, names[1][k]),
 				    explore_stress, k, k + 1);
+	}
+	for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
+		snprintf(names[2][k], sizeof(names[2][k]), "dirty-%s",
+			 vs_fault_strategy_name(k));
+		tcase_add_loop_test(vs_test_plain_tcase(s, names[2][k]),
+				    explore_dirty, k, k + 1);
 	}
 	for (m = 0; m < 3; m++) {
 		for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {

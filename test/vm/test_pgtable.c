@@ -79,6 +79,33 @@ START_TEST(pgtable_entry_helpers)
 }
 END_TEST
 
+/*
+ * vs_ptep_set_flags() sets its bits over another CPU's ACCESSED or
+ * DIRTY, and over nothing else: not into a PTE write-protected, made
+ * PROT_NONE, unmapped or remapped since the caller read it.
+ */
+START_TEST(pgtable_set_flags)
+{
+	const uint64_t old = vs_mk_pte(0x12345, PTE_FLAGS);
+	const uint64_t changed[] = { vs_pte_wrprotect(old),
+				     old & ~VS_PTE_USER, 0,
+				     vs_mk_pte(0x12346, PTE_FLAGS) };
+	vs_atomic64_t e = 0;
+	size_t k;
+
+	vs_write_once(&e, vs_pte_mkyoung(old));
+	ck_assert_int_eq(vs_ptep_set_flags(&e, old, VS_PTE_DIRTY), 1);
+	ck_assert_uint_eq(vs_read_once(&e),
+			  vs_pte_mkdirty(vs_pte_mkyoung(old)));
+	for (k = 0; k < VS_ARRAY_SIZE(changed); k++) {
+		vs_write_once(&e, changed[k]);
+		ck_assert_int_eq(vs_ptep_set_flags(&e, old, VS_PTE_ACCESSED |
+						   VS_PTE_DIRTY), 0);
+		ck_assert_uint_eq(vs_read_once(&e), changed[k]);
+	}
+}
+END_TEST
+
 /* pte_alloc builds the levels once; pte_offset finds the same slot. */
 START_TEST(pgtable_alloc_offset)
 {
@@ -612,7 +639,7 @@ Suite *pgtable_suite(void)
 	Suite *s = suite_create("pgtable");
 
 	vs_test_add(vs_test_tcase(s, "basic"), pgtable_entry_helpers,
-		    pgtable_alloc_offset, pgtable_noncanonical,
+		    pgtable_set_flags, pgtable_alloc_offset, pgtable_noncanonical,
 		    pgtable_zap_frees_tables, pgtable_free_pgd_range,
 		    pgtable_ptl, pgtable_walk);
 	vs_test_add(vs_test_tcase(s, "concurrent"), pgtable_spec_walk_split,
