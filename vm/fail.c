@@ -14,13 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sync/internal.h"
 #include "fail.h"
 
 #define CACHE_MAX 32
 
 unsigned int vs__fail_kinds;
-__thread int vs__fail_nofail VS_TLS_IE;
-static __thread unsigned long injected_here; /* vs_fail_injected_here */
+/* Each context's: a vCPU's nofail section lets the others' fail. */
+static VS__PER_CONTEXT(int, nofail_);
+static VS__PER_CONTEXT(unsigned long, injected_here_);
 
 static struct {
 	char cache[CACHE_MAX];
@@ -53,7 +55,7 @@ static int take_one(void)
 	} while (!__atomic_compare_exchange_n(&fail.injected, &n, n + 1, 0,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
-	injected_here++;
+	VS__THIS(injected_here_)++;
 	return 1;
 }
 
@@ -61,7 +63,7 @@ int vs__fail_alloc_slow(unsigned int kind, const char *name)
 {
 	unsigned long i;
 
-	if (vs__fail_nofail)
+	if (VS__THIS(nofail_) > 0)
 		return 0;
 	if (kind == VS_FAIL_SLAB && fail.cache[0] &&
 	    (!name || strncmp(name, fail.cache, strlen(fail.cache))))
@@ -94,6 +96,11 @@ int vs_fail_set(const struct vs_fail_options *o)
 		return -EINVAL;
 	__atomic_store_n(&vs__fail_kinds, 0, __ATOMIC_RELAXED);
 	memset(&fail, 0, sizeof(fail));
+#if VS_VCPU
+	/* A vCPU dropped inside a nofail section (an explored schedule
+	 * abandoned there) must not keep it raised for the next run. */
+	memset(nofail_, 0, sizeof(nofail_));
+#endif
 	if (!o || !o->kinds)
 		return 0;
 	if (o->cache)
@@ -115,7 +122,12 @@ unsigned long vs_fail_injected(void)
 
 unsigned long vs_fail_injected_here(void)
 {
-	return injected_here;
+	return VS__THIS(injected_here_);
+}
+
+void vs__fail_nofail(int n)
+{
+	VS__THIS(nofail_) += n;
 }
 
 /*

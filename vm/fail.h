@@ -68,7 +68,10 @@ struct vs_fail_options {
  * vs_fail_set - choose the allocations that fail from now on
  * @o: the choice, or NULL (or @o->kinds 0) for none
  *
- * Resets the count of allocations seen and of failures injected.
+ * Resets the count of allocations seen and of failures injected, and
+ * in the vCPU build every vCPU's nofail section (vs__fail_nofail()):
+ * an explored schedule abandoned inside one leaves none raised for the
+ * next run, as long as each run sets its choice anew.
  *
  * Context: while no other thread allocates from vm/ (between runs).
  * Return: 0; -EINVAL, changing nothing, for kinds other than those
@@ -110,10 +113,9 @@ VS_EXTERN unsigned long vs_fail_injected(void);
 
 /**
  * vs_fail_injected_here - failures injected into the calling thread's
- * allocations, ever: the difference of two reads counts those between
- * them, as vs_fail_injected() counts every thread's
- *
- * On vCPUs it is the host thread's: every context's.
+ * allocations (on vCPUs: the calling vCPU's), ever: the difference of
+ * two reads counts those between them, as vs_fail_injected() counts
+ * every thread's
  *
  * Context: any.
  * Return: the count.
@@ -125,13 +127,14 @@ VS_EXTERN int vs__fail_alloc_slow(unsigned int kind, const char *name);
 extern VS_EXTERN unsigned int vs__fail_kinds;
 
 /*
- * Private: while above 0, the calling thread's allocations are never
- * made to fail: those the kernel makes with __GFP_NOFAIL or has
- * preallocated, which vm/ retries until they succeed (failslab skips
- * __GFP_NOFAIL the same way).  On vCPUs it is the host thread's: every
- * context's allocations meanwhile.
+ * Private: vs__fail_nofail(1) raises, vs__fail_nofail(-1) lowers (0 is
+ * neither); while raised, the calling thread's (on vCPUs: vCPU's)
+ * allocations are never made to fail: those the kernel makes with
+ * __GFP_NOFAIL or has preallocated, which vm/ retries until they
+ * succeed (failslab skips __GFP_NOFAIL the same way).  Sections nest.
+ * Context: any; each raise lowered by the same thread or vCPU.
  */
-extern VS_EXTERN __thread int vs__fail_nofail VS_TLS_IE;
+VS_EXTERN void vs__fail_nofail(int n);
 
 /**
  * vs__fail_alloc - should this allocation fail?

@@ -317,10 +317,10 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 		vs__vma_free(vma);
 		return err;
 	}
-	vs__fail_nofail += replace;
+	vs__fail_nofail(replace);
 	while ((err = vs__vma_insert(mm, vma)) == -ENOMEM && replace)
 		;
-	vs__fail_nofail -= replace;
+	vs__fail_nofail(-replace);
 	if (err) {
 		vs__vma_free(vma);
 		return err;
@@ -328,10 +328,10 @@ static long mmap_region(struct vs_mm *mm, unsigned long addr,
 	vma = vs__vma_merge_neighbours(mm, vma);
 	/* A fault that may not allocate finds the anon_vma ready.  Past
 	 * the old range's end too: no failure is injected there. */
-	vs__fail_nofail += replace;
+	vs__fail_nofail(replace);
 	err = mm->fault_noalloc && !(vm_flags & VS_VM_SHARED) &&
 	      vs__anon_vma_prepare(vma);
-	vs__fail_nofail -= replace;
+	vs__fail_nofail(-replace);
 	if (err) {
 		(void)vs__do_munmap(mm, addr, addr + len);
 		return -ENOMEM;

@@ -118,12 +118,12 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	vs__mmu_notify_end(mm, new_addr, new_addr + new_len,
 			   VS_MMU_NOTIFY_MAP, new->vm_flags);
 	vs_vm_write_end(new);
-	vs__fail_nofail += !VS_BROKEN(mremap_unmap_may_fail);
+	vs__fail_nofail(!VS_BROKEN(mremap_unmap_may_fail));
 	if (moved < len)
 		(void)vs__do_munmap(mm, new_addr, new_addr + new_len);
 	else if (old_len) /* 0: a duplicate of a shared mapping */
 		(void)vs__do_munmap(mm, addr, addr + old_len);
-	vs__fail_nofail -= !VS_BROKEN(mremap_unmap_may_fail);
+	vs__fail_nofail(-!VS_BROKEN(mremap_unmap_may_fail));
 	if (moved < len)
 		return -ENOMEM;
 	new = vs_vma_lookup(mm, new_addr);

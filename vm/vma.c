@@ -211,10 +211,10 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 		vs__zap(mm, vma->vm_start, vma->vm_end, VS_MMU_NOTIFY_UNMAP);
 	/* An erase needs a path copy; on -ENOMEM keep trying: the range
 	 * must not stay mapped (no failure is injected here). */
-	vs__fail_nofail++;
+	vs__fail_nofail(1);
 	while (vs_vma_tree_erase(&mm->mm_mt, vma->vm_start) == -ENOMEM)
 		;
-	vs__fail_nofail--;
+	vs__fail_nofail(-1);
 	mm->map_count--;
 	if (VS_BROKEN(vma_free_no_rcu))
 		vs__vma_free(vma);
@@ -280,11 +280,11 @@ int vs__vma_split(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 		err = vs__vma_insert(mm, new);
 		/* The way back must not fail: no failure is injected in
 		 * it, and it is retried. */
-		vs__fail_nofail += err != 0;
+		vs__fail_nofail(err != 0);
 		while (err && vs__vma_set_range(mm, vma, vma->vm_start, end,
 						vma->vm_pgoff))
 			;
-		vs__fail_nofail -= err != 0;
+		vs__fail_nofail(-(err != 0));
 	}
 	if (err) {
 		vs__vma_free(new);

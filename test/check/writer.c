@@ -70,8 +70,8 @@ static void op_begin(struct stress *r, const struct op *o)
 /*
  * Did the operation that began last return @err for an injected
  * allocation failure: -ENOMEM with @r->fail set and a failure injected
- * into the writer's allocations since it began (on vCPUs, into any
- * context's: vs_fail_injected_here())?  Counts it.
+ * into the writer's allocations since it began (its thread's or vCPU's:
+ * vs_fail_injected_here())?  Counts it.
  * Context: the writer.
  */
 static int injected_enomem(struct stress *r, long err)

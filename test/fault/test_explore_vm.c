@@ -36,6 +36,7 @@
 #include "check/stress.h"
 #include "explore_tally.h"
 #include "test.h"
+#include "vm/fail.h"
 #include "vm/mm.h"
 #include "vm/pgtable.h"
 #include "vm/slab.h"
@@ -420,6 +421,69 @@ START_TEST(explore_kept_object_refused)
 }
 END_TEST
 
+static struct vs_kmem_cache here_cache =
+	VS_KMEM_CACHE_INIT("fail_here", 64, 8);
+static vs_atomic_long_t here_turns;
+
+/* Every object of here_cache fails, where allowed. */
+static int here_setup(void **state)
+{
+	struct vs_fail_options fo = { .kinds = VS_FAIL_SLAB,
+				      .cache = "fail_here", .probability = 1 };
+
+	(void)state;
+	return vs_fail_set(&fo);
+}
+
+/* Each vCPU allocates four times, every other time in a nofail section,
+ * with a place to switch (an atomic add) before each: only its own
+ * section may spare it, and it counts only its own failures. */
+static void here_thread(void *state, unsigned int i)
+{
+	unsigned long before = vs_fail_injected_here(), failed = 0;
+	int k, nofail;
+	void *o;
+
+	(void)state;
+	(void)i;
+	for (k = 0; k < 4; k++) {
+		nofail = k & 1;
+		vs__fail_nofail(nofail);
+		(void)vs_fetch_add(&here_turns, 1);
+		o = vs_kmem_cache_alloc(&here_cache);
+		vs__fail_nofail(-nofail);
+		VS_EXPLORE_ASSERT(!o == !nofail);
+		failed += !o;
+		vs_kmem_cache_free(&here_cache, o);
+		VS_EXPLORE_ASSERT(vs_fail_injected_here() - before == failed);
+	}
+}
+
+static void here_fini(void *state)
+{
+	(void)state;
+	(void)vs_fail_set(NULL);
+}
+
+/* A nofail section and vs_fail_injected_here() are each vCPU's own, as
+ * natively each thread's: another vCPU's section spares nothing of
+ * this one's, and its failures are not counted here. */
+START_TEST(explore_fail_per_vcpu)
+{
+	static const struct vs_explore_scenario here = {
+		.name = "fail-here", .threads = 2, .setup = here_setup,
+		.thread = here_thread, .fini = here_fini,
+	};
+	struct vs_explore_options o = { .seed = 1, .max_schedules = 200,
+					.flags = VS_EXPLORE_QUIET };
+	struct vs_explore_report xr;
+
+	ck_assert_msg(vs_explore(&here, &o, &xr) == 0, "%s", xr.text);
+	ck_assert_uint_eq(xr.schedules, 200);
+	ck_assert_int_eq(vs_kmem_cache_destroy(&here_cache), 0);
+}
+END_TEST
+
 Suite *explore_vm_suite(void)
 {
 	static char names[3][3 * VS_FAULT_NR_STRATEGIES][40];
@@ -430,6 +494,7 @@ Suite *explore_vm_suite(void)
 	tcase_add_test(tc, explore_stress_repeats);
 	tcase_add_test(tc, explore_stress_bad_options);
 	tcase_add_test(tc, explore_kept_object_refused);
+	tcase_add_test(tc, explore_fail_per_vcpu);
 	for (k = 0; k < 2 * VS_FAULT_NR_STRATEGIES; k++) {
 		snprintf(names[1][k], sizeof(names[1][k]), "stress-%s%s",
 			 k < VS_FAULT_NR_STRATEGIES ? "" : "fail-",
