@@ -465,19 +465,39 @@ static void here_fini(void *state)
 	(void)vs_fail_set(NULL);
 }
 
-/* A nofail section and vs_fail_injected_here() are each vCPU's own, as
+/* A schedule that fails inside a nofail section: its vCPU is abandoned
+ * there, the section never lowered. */
+static void abandon_thread(void *state, unsigned int i)
+{
+	(void)state;
+	(void)i;
+	vs__fail_nofail(1);
+	VS_EXPLORE_ASSERT(!"abandoned inside a nofail section");
+}
+
+/*
+ * A nofail section and vs_fail_injected_here() are each vCPU's own, as
  * natively each thread's: another vCPU's section spares nothing of
- * this one's, and its failures are not counted here. */
+ * this one's, and its failures are not counted here.  A section a
+ * failed schedule abandoned is gone once vs_fail_set() chooses anew.
+ */
 START_TEST(explore_fail_per_vcpu)
 {
+	static const struct vs_explore_scenario abandon = {
+		.name = "fail-abandon", .threads = 2, .setup = here_setup,
+		.thread = abandon_thread, .fini = here_fini,
+	};
 	static const struct vs_explore_scenario here = {
 		.name = "fail-here", .threads = 2, .setup = here_setup,
 		.thread = here_thread, .fini = here_fini,
 	};
-	struct vs_explore_options o = { .seed = 1, .max_schedules = 200,
-					.flags = VS_EXPLORE_QUIET };
+	struct vs_explore_options o = { .seed = 1, .max_schedules = 1,
+					.flags = VS_EXPLORE_QUIET |
+						 VS_EXPLORE_NO_SHRINK };
 	struct vs_explore_report xr;
 
+	ck_assert_int_eq(vs_explore(&abandon, &o, &xr), -ECANCELED);
+	o.max_schedules = 200;
 	ck_assert_msg(vs_explore(&here, &o, &xr) == 0, "%s", xr.text);
 	ck_assert_uint_eq(xr.schedules, 200);
 	ck_assert_int_eq(vs_kmem_cache_destroy(&here_cache), 0);
