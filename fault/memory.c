@@ -302,10 +302,10 @@ int vs_do_wp_page(struct vs_vm_fault *vmf)
  * The PTE is present and writable enough: a fault that raced another
  * one, a PTE made old (the model has no reclaim; a test ages one), or
  * one that lost USER to PROT_NONE and whose VMA allows the access
- * again.  Set what the access needs: by
- * cmpxchg, not a store, since the PTL does not stop the simulated CPU
- * setting ACCESSED and DIRTY (vs_ptep_set_flags), and a store of
- * orig_pte | want would lose a DIRTY set since the check.
+ * again.  Set what the access needs: by cmpxchg, not a store, since the
+ * PTL does not stop the simulated CPU setting ACCESSED and DIRTY
+ * (vs_ptep_set_flags), and a store of orig_pte | want would lose a
+ * DIRTY set after the check.
  */
 static int fault_fixup(struct vs_vm_fault *vmf)
 {

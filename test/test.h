@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sync/atomic.h"
 #include "sync/lockdep.h"
@@ -189,6 +190,22 @@ static inline long vs_test_slab_out(void)
 		out += st.active;
 	}
 	return out;
+}
+
+/*
+ * vs_test_read_all - read @fd until end of file or @len - 1 bytes into
+ * @buf, NUL-terminated (a child's output through a pipe).
+ * Return: the bytes read.
+ */
+static inline size_t vs_test_read_all(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	return got;
 }
 
 /* vs_test_now_ns - CLOCK_MONOTONIC in nanoseconds; on a vCPU, its

@@ -9,11 +9,11 @@
  * and userfaultfd region (objects the kernel takes from slab caches of
  * their own: mm_struct, filp, userfaultfd_ctx_cache) and each page pool
  * (the model's memory, "slab" too) comes from an allocator that first
- * asks vs__fail_alloc() whether to fail.  It
- * says yes as vs_fail_set() chose: the nth allocation of the chosen
- * kinds from then on, or each with a seeded probability, up to a
- * number of times.  A failed allocation is what the host running out
- * of memory would give: NULL, and the caller's own -ENOMEM path.
+ * asks vs__fail_alloc() whether to fail.  It says yes as vs_fail_set()
+ * chose: the nth allocation of the chosen kinds from then on, or each
+ * with a seeded probability, up to a number of times.  A failed
+ * allocation is what the host running out of memory would give: NULL,
+ * and the caller's own -ENOMEM path.
  *
  * Tests set it with vs_fail_set(), or with the environment variable
  * VMSIM_FAIL, read when the library is loaded, in the same words:

@@ -1876,10 +1876,8 @@ static void unattached_child(int errfd)
 
 START_TEST(sigbus_unattached_aborts)
 {
-	char msg[512] = { 0 };
+	char msg[512];
 	int p[2], status;
-	size_t got = 0;
-	ssize_t n;
 	pid_t pid;
 
 	ck_assert_int_eq(pipe(p), 0);
@@ -1890,9 +1888,7 @@ START_TEST(sigbus_unattached_aborts)
 		unattached_child(p[1]);
 	}
 	close(p[1]);
-	while (got < sizeof(msg) - 1 &&
-	       (n = read(p[0], msg + got, sizeof(msg) - 1 - got)) > 0)
-		got += (size_t)n;
+	(void)vs_test_read_all(p[0], msg, sizeof(msg));
 	close(p[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,

@@ -212,28 +212,48 @@ START_TEST(fail_parse_and_refuse)
 }
 END_TEST
 
-/* A bad VMSIM_FAIL ends the program before main(), exit 2, saying so. */
-START_TEST(fail_env_refused)
+/*
+ * Run vmsim-test again as "vmsim-test @arg1 @arg2" (@arg2 may be NULL)
+ * with VMSIM_FAIL=@env and no CK_ selection of ours, its file
+ * descriptor @fd (1 or 2) read into @out (@len bytes, NUL-terminated).
+ * Return: its exit status; it must exit.
+ */
+static int run_self(const char *env, int fd, const char *arg1,
+		    const char *arg2, char *out, size_t len)
 {
-	int fd[2], status;
-	char out[512] = "";
+	int p[2], status;
 	pid_t pid;
 
-	ck_assert_int_eq(pipe(fd), 0);
+	ck_assert_int_eq(pipe(p), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		dup2(fd[1], 2);
-		setenv("VMSIM_FAIL", "slab,nth=x", 1);
-		execl("/proc/self/exe", "vmsim-test", "-l", (char *)NULL);
+		dup2(p[1], fd);
+		setenv("VMSIM_FAIL", env, 1);
+		unsetenv("CK_RUN_SUITE");
+		unsetenv("CK_RUN_CASE");
+		unsetenv("CK_INCLUDE_TAGS");
+		unsetenv("CK_EXCLUDE_TAGS");
+		execl("/proc/self/exe", "vmsim-test", arg1, arg2,
+		      (char *)NULL);
 		_exit(127);
 	}
-	close(fd[1]);
-	ck_assert_int_ge(read(fd[0], out, sizeof(out) - 1), 0);
-	close(fd[0]);
+	close(p[1]);
+	(void)vs_test_read_all(p[0], out, len);
+	close(p[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_int_eq(WEXITSTATUS(status), 2);
+	ck_assert_msg(WIFEXITED(status), "vmsim-test %s with VMSIM_FAIL='%s': "
+		      "status %#x: %s", arg1, env, status, out);
+	return WEXITSTATUS(status);
+}
+
+/* A bad VMSIM_FAIL ends the program before main(), exit 2, saying so. */
+START_TEST(fail_env_refused)
+{
+	char out[512];
+
+	ck_assert_int_eq(run_self("slab,nth=x", 2, "-l", NULL, out,
+				  sizeof(out)), 2);
 	ck_assert_msg(strstr(out, "VMSIM_FAIL: 'slab,nth=x'"), "%s", out);
 }
 END_TEST
@@ -247,11 +267,8 @@ END_TEST
 START_TEST(fail_env_applied)
 {
 	const char *e = getenv("VMSIM_FAIL");
-	char out[4096] = "";
-	int fd[2], status;
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
+	char out[4096];
+	int status;
 
 	if (e && !strcmp(e, ENV_FAIL)) {	/* the run below */
 		ck_assert_uint_eq(pattern(&b_cache, 4), 0);
@@ -259,32 +276,12 @@ START_TEST(fail_env_applied)
 		ck_assert_uint_eq(vs_fail_injected(), 2);
 		return;
 	}
-	ck_assert_int_eq(pipe(fd), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		setenv("VMSIM_FAIL", ENV_FAIL, 1);
-		unsetenv("CK_RUN_SUITE");
-		unsetenv("CK_RUN_CASE");
-		unsetenv("CK_INCLUDE_TAGS");
-		unsetenv("CK_EXCLUDE_TAGS");
-		execl("/proc/self/exe", "vmsim-test", "fail", "env",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (len < sizeof(out) - 1 &&
-	       (n = read(fd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
+	status = run_self(ENV_FAIL, 1, "fail", "env", out, sizeof(out));
 	/* Both tests of the case ran, this one with VMSIM_FAIL. */
-	ck_assert_msg(WEXITSTATUS(status) == 0 &&
+	ck_assert_msg(status == 0 &&
 		      strstr(out, "Checks: 2, Failures: 0, Errors: 0"),
 		      "vmsim-test fail env with VMSIM_FAIL='%s' exited %d: %s",
-		      ENV_FAIL, WEXITSTATUS(status), out);
+		      ENV_FAIL, status, out);
 }
 END_TEST
 
