@@ -29,10 +29,11 @@
  *     child.
  *
  * PCT at its default depth, 1,000 schedules, seeds 1 to 3, each prints
- * one line; the planted bugs uffd-install-no-seq and uffd-writeback-
- * no-wp must each make the suite fail (teeth-vcpu-NAME).  A real load
- * or store is no event: each store here follows an event of its own
- * (a count), which is where the scheduler places it.
+ * one line; the planted bugs uffd-install-no-seq (this is its suite:
+ * real threads meet its window only by luck) and uffd-writeback-no-wp
+ * (teeth-vcpu-NAME) must each make the suite fail.  A real load or
+ * store is no event: each store here follows an event of its own (a
+ * count), which is where the scheduler places it.
  */
 #include <check.h>
 #include <errno.h>
