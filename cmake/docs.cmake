@@ -10,7 +10,7 @@
 # lists every problem.  Needs doxygen and python3; without them
 # VS_BUILD_DOCS defaults to OFF and there is no docs target.
 #
-# Included from the top-level CMakeLists.txt after the VS_*_HEADERS lists.
+# Included from the top-level CMakeLists.txt.
 
 find_package(Doxygen QUIET)
 find_package(Python3 QUIET COMPONENTS Interpreter)
@@ -31,10 +31,9 @@ if(VS_BUILD_DOCS)
   endif()
 
   # The installed headers, less the generated config.h (no API in it).
-  set(VS_DOC_HEADERS include/vmsim.h ${VS_SYNC_HEADERS} ${VS_VM_HEADERS}
-    ${VS_FAULT_HEADERS} ${VS_CHECK_HEADERS})
-  list(FILTER VS_DOC_HEADERS EXCLUDE REGEX "^${VS_GEN_DIR}/")
-  list(TRANSFORM VS_DOC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/")
+  file(GLOB VS_DOC_HEADERS CONFIGURE_DEPENDS
+    ${PROJECT_SOURCE_DIR}/include/vmsim/*.h
+    ${PROJECT_SOURCE_DIR}/include/vmsim/check/*.h)
 
   set(VS_DOC_OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/docs")
   set(VS_DOC_FILTER_SCRIPT "${PROJECT_SOURCE_DIR}/docs/kerneldoc-filter.py")

@@ -10,7 +10,7 @@ understands, changing comments only and keeping every line where it is
 (so doxygen's warnings point at the real line):
 
   /* path.h - text */      the file's first comment: "\\file" + "\\brief"
-                           (in include/vmsim.h: "\\mainpage vmsim")
+                           (in include/vmsim/vmsim.h: "\\mainpage vmsim")
   /** name - text          a kernel-doc block: "\\brief text"
    * @arg: text            before a function or macro: "\\param arg text"
    * @member: text         before a struct, union or enum: the text is

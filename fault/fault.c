@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fault/fault.c - the fault entry and its three strategies (see
- * fault/fault.h), after arch/x86/mm/fault.c's do_user_addr_fault(),
+ * vmsim/fault.h), after arch/x86/mm/fault.c's do_user_addr_fault(),
  * mm/memory.c's lock_vma_under_rcu(), and the speculative page fault
  * series (Zijlstra 2010/2014, Dufour 2017-2019).
  *
- * The building blocks of fault/memory.h that the built-in strategies
+ * The building blocks of vmsim/memory.h that the built-in strategies
  * call on every fault are defined inline: the header's declaration
  * keeps them external for a strategy of one's own, and the strategies
  * here pay no call for them.
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../sync/vcpu.h"
+#include <vmsim/vcpu.h>
 
 #define FAULT_FLAGS (VS_FAULT_FLAG_WRITE | VS_FAULT_FLAG_USER | \
 		     VS_FAULT_FLAG_INSTRUCTION | VS_FAULT_FLAG_NO_FALLBACK)
@@ -339,7 +339,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
 	vs_mm_assert_unlocked(mm);
-	/* The exception's entry and exit on a virtual CPU (sync/vcpu.h). */
+	/* The exception's entry and exit on a virtual CPU (vmsim/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
 	vs_count_vm_event(VS_PGFAULT);
 	if (addr < mm->start || addr >= mm->end)

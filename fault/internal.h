@@ -3,7 +3,7 @@
  * fault/internal.h - what the files of fault/ share: the layers below,
  * with their private parts (vm/internal.h's accounting rule, the
  * planted bugs of sync/internal.h), and the fault's building blocks
- * (fault/memory.h).
+ * (vmsim/memory.h).
  */
 #ifndef VS_FAULT_INTERNAL_H
 #define VS_FAULT_INTERNAL_H
@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 #include "../sync/internal.h"
-#include "../sync/thread.h"
+#include <vmsim/thread.h>
 #include "../vm/internal.h"
-#include "fault.h"
-#include "memory.h"
+#include <vmsim/fault.h>
+#include <vmsim/memory.h>
 
 #endif /* VS_FAULT_INTERNAL_H */

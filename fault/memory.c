@@ -3,16 +3,16 @@
  * fault/memory.c - handle_pte_fault and its cases, after mm/memory.c:
  * do_anonymous_page, do_fault (do_read_fault / do_cow_fault /
  * do_shared_fault), do_wp_page, the spurious-fault fixup, and the
- * pieces they are made of (fault/memory.h): pte_map_lock,
+ * pieces they are made of (vmsim/memory.h): pte_map_lock,
  * vmf_pte_changed, set_pte_range, finish_fault, alloc_anon_folio.
  *
  * Who may do what depends on the mode bits of vmf->flags (see
- * fault/memory.h): under the mmap_lock anything; under the VMA lock no
+ * vmsim/memory.h): under the mmap_lock anything; under the VMA lock no
  * anon_vma; speculative nothing but pages, every failure an abort with
  * its reason.
  *
  * The pieces every fault goes through are defined inline (external all
- * the same, through fault/memory.h's declarations), as in fault.c.
+ * the same, through vmsim/memory.h's declarations), as in fault.c.
  */
 #include "internal.h"
 

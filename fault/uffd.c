@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fault/uffd.c - a userfaultfd region: open and probe, create and
- * destroy, and the resolution of one fault (fault/uffd.h).
+ * destroy, and the resolution of one fault (vmsim/uffd.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../sync/wait.h"
-#include "../vm/fail.h"
+#include <vmsim/wait.h>
+#include <vmsim/fail.h>
 #include "uffd_internal.h"
 
 /* Newer than Debian 12's headers (Linux 6.1); the ABI is fixed. */
@@ -189,7 +189,7 @@ static int reserve(struct vs_uffd *u)
 /*
  * The mm over the reservation, with every page table in place and
  * fault_noalloc set: a fault in a signal handler allocates nothing but
- * pages (fault/uffd.h).
+ * pages (vmsim/uffd.h).
  */
 static int make_mm(struct vs_uffd *u, const struct vs_uffd_options *o)
 {

@@ -2,7 +2,7 @@
 /*
  * fault/uffd_deliver.c - how faults reach vs__uffd_resolve(): in the
  * faulting thread's SIGBUS handler, on handler threads, or on a libuv
- * loop (fault/uffd.h).
+ * loop (vmsim/uffd.h).
  */
 #include <errno.h>
 #include <linux/userfaultfd.h>
@@ -24,7 +24,7 @@
  * to find sigbus regions by address.  Slots are set and cleared under
  * regions_lock; the handler reads them with acquire loads (pairing with
  * the release stores), lock-free.  Host atomics, not the seam's
- * (sync/atomic.h): the table belongs to the process, not to the model,
+ * (vmsim/atomic.h): the table belongs to the process, not to the model,
  * so on vCPUs touching it is no event.  No context can then be switched
  * out while it holds regions_lock (a host mutex, which a second context
  * of the same host thread would wait on for ever), and which slot a
@@ -112,7 +112,7 @@ static void on_sigbus(int sig, siginfo_t *info, void *ctx)
 	if (!u) {
 		chain(sig, info, ctx);
 	} else {
-		/* On vCPUs every context is attached (sync/thread.h). */
+		/* On vCPUs every context is attached (vmsim/thread.h). */
 		if (!VS_VCPU && vs__tls_slot < 0)
 			die_unattached(addr);
 		fault_kind(u, addr, ctx, &write, &wp);

@@ -26,9 +26,9 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "../sync/spinlock.h"
+#include <vmsim/spinlock.h>
 #include "internal.h"
-#include "uffd.h"
+#include <vmsim/uffd.h>
 
 enum {
 	VS__US_FAULTS,

@@ -2,7 +2,7 @@
 /*
  * fault/uffd_mirror.c - the model's changes, mirrored onto real memory.
  *
- * The region's mmu notifier (vm/mm.h).  Real memory is a secondary MMU
+ * The region's mmu notifier (vmsim/mm.h).  Real memory is a secondary MMU
  * of the model: invalidate_range_start drops or write-protects the real
  * pages before the model's PTEs change, invalidate_range_end gives the
  * real range the protection of the model's VMAs.  What real stores

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#include "brlock.h"
+#include <vmsim/brlock.h>
 
 #include <limits.h>
 
 #include "internal.h"
-#include "wait.h"
+#include <vmsim/wait.h>
 
 int vs_brlock_init(struct vs_brlock *br)
 {

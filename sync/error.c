@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "error.h"
+#include <vmsim/error.h>
 
 
 /* |err| without overflow: INT_MIN is no errno and maps to "unknown". */

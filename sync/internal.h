@@ -10,32 +10,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "atomic.h"
-#include "vcpu.h"
+#include <vmsim/atomic.h>
+#include <vmsim/vcpu.h>
 
-/*
- * Planted protocol bugs, listed in broken.def.  A build configured with
- * -DVS_BROKEN=name (with '-' for '_') compiles one of them in, and its
- * suite must then fail (the teeth-NAME tests).  With -DVS_BROKEN=env
- * every one is compiled in, off unless the environment variable
- * VS_BROKEN names it (vs__broken_env()): the teeth tests share that
- * one build.  In a normal build every VS_BROKEN(x) is a constant 0.
- */
-enum {
-	VS__BROKEN_none,
-#define VS_BUG(name, suite, build, what) VS__BROKEN_##name,
-#include "broken.def"
-#undef VS_BUG
-};
-#ifndef VS_BROKEN_ID
-#define VS_BROKEN_ID VS__BROKEN_none
-#endif
-#define VS_BROKEN(name) (VS_BROKEN_ID == VS__BROKEN_##name)
-
-/* The bug the environment variable VS_BROKEN names, read once at load
- * (VS__BROKEN_none when unset); a name that is no bug aborts, saying
- * so.  Context: any. */
-int vs__broken_env(void);
+#include "broken.h"
 
 /* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure. */
 _Noreturn void vs__die(const char *what, int err);
@@ -66,7 +44,7 @@ _Noreturn void vs__die(const char *what, int err);
  * Context: the host, or a report with the machine's events off. */
 int vs__lock_name_of(uintptr_t a, char *buf, size_t len);
 /* Name the static object [@addr, +@len) @name, a string that lives as
- * long as the process, in the reports of every machine (sync/vcpu.h);
+ * long as the process, in the reports of every machine (vmsim/vcpu.h);
  * with @quiet, its events are bookkeeping that reports leave out. */
 void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
 			  int quiet);

@@ -3,20 +3,20 @@
  * The lock kinds behind struct vs_lock: one ops table each, adapters
  * that only cast the implementation pointer.
  */
-#include "lock.h"
+#include <vmsim/lock.h>
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "brlock.h"
+#include <vmsim/brlock.h>
 #include "internal.h"
-#include "percpu_rwsem.h"
-#include "prwlock.h"
-#include "rwsem.h"
-#include "spinlock.h"
-#include "vcpu.h"
+#include <vmsim/percpu_rwsem.h>
+#include <vmsim/prwlock.h>
+#include <vmsim/rwsem.h>
+#include <vmsim/spinlock.h>
+#include <vmsim/vcpu.h>
 
 #define VS__LOCK_OPS(kind, type, init_fn, destroy_fn, rl, rt, ru, wl, wt, \
 		     wu, dg)                                              \

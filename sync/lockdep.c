@@ -9,7 +9,7 @@
  * reaches a; a breadth-first search from b, under graph_lock, says so
  * and gives the path for the report.
  */
-#include "lockdep.h"
+#include <vmsim/lockdep.h>
 
 #include <dlfcn.h>
 #include <link.h>

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Lock statistics and trace hooks: the hooked ops table that every
- * struct vs_lock goes through while either is on (sync/lock.h).
+ * struct vs_lock goes through while either is on (vmsim/lock.h).
  */
-#include "lockstat.h"
+#include <vmsim/lockstat.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "internal.h"
-#include "lock.h"
-#include "spinlock.h"
+#include <vmsim/lock.h>
+#include <vmsim/spinlock.h>
 
 #define HOLD_DEPTH 16
 

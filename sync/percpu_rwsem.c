@@ -4,13 +4,13 @@
  * lock_cpu_hotplug redesign, docs/references.md; kernel/rcu/sync.c and
  * kernel/locking/percpu-rwsem.c).  See percpu_rwsem.h for the protocol.
  */
-#include "percpu_rwsem.h"
+#include <vmsim/percpu_rwsem.h>
 
 #include <limits.h>
 #include <stddef.h>
 
 #include "internal.h"
-#include "wait.h"
+#include <vmsim/wait.h>
 
 /* ---- rcu_sync: is a writer around, as seen by RCU readers? ---------- */
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#include "prwlock.h"
+#include <vmsim/prwlock.h>
 
 #include <limits.h>
 
 #include "internal.h"
-#include "wait.h"
+#include <vmsim/wait.h>
 
 int vs_prwlock_init(struct vs_prwlock *rw)
 {

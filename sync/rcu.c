@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rcu.h"
+#include <vmsim/rcu.h>
 
 #include <stddef.h>
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rcu.h"
-#include "spinlock.h"
-#include "thread.h"
+#include <vmsim/rcu.h>
+#include <vmsim/spinlock.h>
+#include <vmsim/thread.h>
 
 static vs_atomic_long_t nr_callbacks;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sync/rcu_vcpu.c - RCU on virtual CPUs (the vCPU build's sync/rcu.h).
+ * sync/rcu_vcpu.c - RCU on virtual CPUs (the vCPU build's vmsim/rcu.h).
  *
  * liburcu cannot serve vCPUs: its reader state is per host thread, and
  * every vCPU runs on the same one.  Here each vCPU has its nesting
@@ -12,7 +12,7 @@
  * after a grace period that started after they were queued, in queue
  * order: deterministic like everything else.
  *
- * What RCU orders, for the weak memory models (sync/vcpu_memory.c): a
+ * What RCU orders, for the weak memory models (vcpu/memory.c): a
  * reader's section happens before the end of a grace period that
  * waited for it; vs_call_rcu() before its callback; a callback before
  * the rcu_barrier() that waited for it.  A grace period's start and a
@@ -26,9 +26,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rcu.h"
-#include "vcpu_internal.h"
-#include "wait.h"
+#include <vmsim/rcu.h>
+#include "../vcpu/internal.h"
+#include <vmsim/wait.h>
 
 struct rcu_vcpu {
 	/* A line per context, as liburcu's per-thread reader state:

@@ -3,12 +3,12 @@
  * Reader-writer semaphore, after kernel/locking/rwsem.c.  See rwsem.h for
  * the rules; here each function says which lock it enters with.
  */
-#include "rwsem.h"
+#include <vmsim/rwsem.h>
 
 #include <stddef.h>
 
 #include "internal.h"
-#include "wait.h"
+#include <vmsim/wait.h>
 
 #define WRITER_LOCKED VS_RWSEM_WRITER_LOCKED
 #define WAITERS VS_RWSEM_FLAG_WAITERS

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-#include "spinlock.h"
+#include <vmsim/spinlock.h>
 
 #include <limits.h>
 
-#include "wait.h"
+#include <vmsim/wait.h>
 
 #define SPIN_TRIES 128
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thread.h"
+#include <vmsim/thread.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "lockdep.h"
-#include "rcu.h"
-#include "wait.h"
+#include <vmsim/lockdep.h>
+#include <vmsim/rcu.h>
+#include <vmsim/wait.h>
 
 __thread int vs__tls_slot VS_TLS_IE = -1;
 

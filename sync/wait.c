@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-#include "wait.h"
+#include <vmsim/wait.h>
 
 #include <errno.h>
 #include <sched.h>
 
 #include "internal.h"
-#include "vcpu.h"
+#include <vmsim/vcpu.h>
 
 int vs_futex_wait(vs_atomic32_t *word, uint32_t val, int64_t timeout_ns)
 {

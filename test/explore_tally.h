@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check/explore.h"
+#include <vmsim/check/explore.h>
 
 #define VS_TALLY_SEEDS 3
 

@@ -12,7 +12,7 @@
 # (SUITE may name several, each SUITE or SUITE/CASE: all must fail).
 # test/CMakeLists.txt runs it for each entry of sync/broken.def.  With
 # TEETH_EXE=vmsim-test-vcpu (and VS_TEST_VCPUS) the suite runs on
-# virtual CPUs instead (sync/vcpu.h).
+# virtual CPUs instead (vmsim/vcpu.h).
 set -u
 [ $# -ge 3 ] || {
 	echo "usage: teeth.sh build SRC BUILD [VARIANT]" >&2

@@ -25,12 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sync/atomic.h"
-#include "sync/lockdep.h"
-#include "sync/rcu.h"
-#include "sync/vcpu.h"
-#include "sync/wait.h"
-#include "vm/slab.h"
+#include <vmsim/atomic.h>
+#include <vmsim/lockdep.h>
+#include <vmsim/rcu.h>
+#include <vmsim/vcpu.h>
+#include <vmsim/wait.h>
+#include <vmsim/slab.h>
 
 /* Per test case; Check multiplies it by CK_TIMEOUT_MULTIPLIER. */
 #define VS_TEST_TIMEOUT 60
@@ -161,7 +161,7 @@ static inline int vs_test_scale(int n)
 /*
  * vs_test_lockdep_count - the report function of a test that breaks a
  * locking rule on purpose, to see something else catch it (the vCPU
- * engine's deadlock report, exploration): lockdep (sync/lockdep.h), when
+ * engine's deadlock report, exploration): lockdep (vmsim/lockdep.h), when
  * compiled in, counts its reports in *(int *)@arg instead of aborting.
  * Set it with vs_lockdep_set_report(vs_test_lockdep_count, &counter).
  */
@@ -172,7 +172,7 @@ static inline void vs_test_lockdep_count(const char *report, void *arg)
 }
 
 /*
- * vs_test_slab_out - objects out of every cache of vm/slab.h once the
+ * vs_test_slab_out - objects out of every cache of vmsim/slab.h once the
  * deferred frees ran (vs_rcu_barrier()): equal before and after work
  * that frees all it made, else something leaked.  LeakSanitizer cannot
  * tell: a cache's chunks hold every object, lost or not.  Context: no

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 #include "bench_opts.h"
 #include "bench_report.h"
 

@@ -277,7 +277,7 @@ double calib_pause_cycles(int cpu);
  * calib_pingpong - cycles of one transfer of a line between @a and @b:
  * a quarter of the round trip of a value written in turn by a thread on
  * each.  Each half of the trip is two transfers as the cost model counts
- * them (sync/vcpu_cost.c): the writer's store invalidates the copy the
+ * them (vcpu/cost.c): the writer's store invalidates the copy the
  * other thread spins on, and that thread's next load misses.
  */
 double calib_pingpong(int a, int b);

@@ -2,7 +2,7 @@
 /*
  * faultbench - the multi-fault loop (Kamezawa's multi-fault, as
  * will-it-scale's page_fault1 runs it) on the simulated backing, for
- * each fault strategy of fault/fault.h.
+ * each fault strategy of vmsim/fault.h.
  *
  * A measurement maps T 2 MiB slices of anonymous private memory, one
  * per faulting thread: each its own VMA, 2 MiB apart (will-it-scale's
@@ -29,7 +29,7 @@
 
 #include <uv.h>
 
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 #include "bench.h"
 #include "bench_host.h"
 
@@ -748,7 +748,7 @@ static const struct bench_opt opts[] = {
 	{ 0, NULL, NULL },
 };
 
-/* A kind of sync/lock.h, in its order for "all". */
+/* A kind of vmsim/lock.h, in its order for "all". */
 static void lock_item(const char *item)
 {
 	bench_arg_names(item, vs_lock_kind_name, "a lock kind", opt.lock,

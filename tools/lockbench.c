@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lockbench - ns per read and per write acquire+release pair of every
- * lock kind (sync/lock.h) and of a bare liburcu read-side section, at
+ * lock kind (vmsim/lock.h) and of a bare liburcu read-side section, at
  * 1..N threads.
  *
  * A measurement starts T attached threads together.  Each runs one pair
@@ -23,7 +23,7 @@
 
 #include <uv.h>
 
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 #include "bench.h"
 
 #define CHECK_EVERY 256		/* pairs between two looks at the stop flag */

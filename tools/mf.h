@@ -22,7 +22,7 @@
 #include <stdio.h>
 
 #include "bench_report.h"
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 
 #define MF_SLOT_BYTES (8UL << 20)	/* MMAP_LENGTH of the original */
 #define MF_FAULT_BYTES (2UL << 20)	/* FAULT_LENGTH */

@@ -60,7 +60,7 @@
  * order (mf_trace_part_add()), each a process of its own, and close
  * writes the end.  Nothing of the host's clock or addresses is in a
  * part, so the file is the same from run to run.  The tracer's own
- * atomics are C11's, not sync/atomic.h's, which would be charged to the
+ * atomics are C11's, not vmsim/atomic.h's, which would be charged to the
  * vCPUs as the model's accesses are.
  */
 #include <errno.h>

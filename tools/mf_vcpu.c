@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/mf_vcpu.c - one repeat of a multi-fault configuration on virtual
- * CPUs (sync/vcpu.h): Kamezawa's loop as mf_run.c runs it on threads,
+ * CPUs (vmsim/vcpu.h): Kamezawa's loop as mf_run.c runs it on threads,
  * with vCPU i in place of thread i on CPU i, in virtual time.
  *
  * Faulter i writes one byte to each page of the first 2 MiB of the i-th
@@ -32,8 +32,8 @@
 
 #include "mf.h"
 #include "vcpu_barrier.h"
-#include "sync/vcpu.h"
-#include "sync/vcpu_cost.h"
+#include <vmsim/vcpu.h>
+#include <vmsim/vcpu_cost.h>
 
 #define PAGE 4096UL
 #define WRITER_BYTES (64UL << 10)

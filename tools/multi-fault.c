@@ -146,7 +146,7 @@ static void strategy_item(const char *item)
 			add_strategy(s);
 }
 
-/* A kind of sync/lock.h, in its order for "all". */
+/* A kind of vmsim/lock.h, in its order for "all". */
 static void lock_item(const char *item)
 {
 	bench_arg_names(item, vs_lock_kind_name, "a lock kind", opt.lock,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uffd-floor - what vmsim's userfaultfd backing (fault/uffd.h) costs
+ * uffd-floor - what vmsim's userfaultfd backing (vmsim/uffd.h) costs
  * over the smallest correct userfaultfd handler, in the multi-fault loop.
  *
  * Both run the same loop on real memory: each faulting thread stores
@@ -40,7 +40,7 @@
 #include <linux/userfaultfd.h>
 #include <uv.h>
 
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 #include "bench.h"
 
 #define SLICE_PAGES VS_PTRS_PER_TABLE	/* one PTE page: 2 MiB */
@@ -611,7 +611,7 @@ static void print_table(void)
 	printf("# faults/s: all threads over the wall time; ns/fault: per "
 	       "thread, the zap included\n");
 	printf("# floor: UFFDIO_COPY of a zero page, nothing else; vmsim: "
-	       "fault/uffd.h, strategy %s;\n#   threads mode: one handler "
+	       "vmsim/uffd.h, strategy %s;\n#   threads mode: one handler "
 	       "thread each\n", vs_fault_strategy_name(opt.strategy));
 	printf("%-5s %-7s %3s %10s %8s\n", "impl", "mode", "thr", "faults/s",
 	       "ns/fault");
@@ -726,7 +726,7 @@ static const char about[] =
 "The multi-fault loop on real memory whose missing pages a userfaultfd\n"
 "handler installs: each thread stores to every page of its own 2 MiB\n"
 "slice, then MADV_DONTNEED, repeated.  Run with the smallest correct\n"
-"handler (the floor) and with vmsim's (fault/uffd.h), interleaved in\n"
+"handler (the floor) and with vmsim's (vmsim/uffd.h), interleaved in\n"
 "--repeat rounds; faults/s of each and vmsim's over the floor's, the\n"
 "ratio taken within each round.\n";
 

@@ -14,7 +14,7 @@
  * to stderr, the profile ("key = value" lines, each after comments that
  * say how it was measured) to stdout or FILE.  No vmsim code in the
  * probes; the profile is checked with vmsim's own parser
- * (sync/vcpu_profile.h) before it is written, and one it refuses is a
+ * (vmsim/vcpu_profile.h) before it is written, and one it refuses is a
  * bug of this tool: the parser's message, exit 1, nothing written.
  */
 #ifndef _GNU_SOURCE
@@ -32,7 +32,7 @@
 #include "bench_opts.h"
 #include "bench_report.h"
 #include "calib.h"
-#include "sync/vcpu_profile.h"
+#include <vmsim/vcpu_profile.h>
 
 #ifndef BENCH_VERSION
 #error "BENCH_VERSION: CMake passes the project's version"

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 
 struct vcpu_barrier {
 	vs_atomic32_t count, gen;

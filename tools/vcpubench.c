@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/vcpubench.c - the speed of the virtual-CPU engine (sync/vcpu.h),
+ * tools/vcpubench.c - the speed of the virtual-CPU engine (vmsim/vcpu.h),
  * and a deterministic workload whose event hash the tests compare.
  *
  *   events   every vCPU adds to a counter of its own and reads a shared
@@ -29,9 +29,9 @@
 #include <string.h>
 #include <uv.h>
 
-#include "vmsim.h"
-#include "sync/spinlock.h"
-#include "sync/vcpu.h"
+#include <vmsim/vmsim.h>
+#include <vmsim/spinlock.h>
+#include <vmsim/vcpu.h>
 #include "bench.h"
 #include "vcpu_barrier.h"
 

@@ -24,8 +24,8 @@
 #include <sys/mman.h>
 #include <uv.h>
 
-#include "vmsim.h"
-#include "vm/mm.h"
+#include <vmsim/vmsim.h>
+#include <vmsim/mm.h>
 #include "bench.h"
 #include "bench_host.h"
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vm/fail.c - allocation failures on demand (vm/fail.h).
+ * vm/fail.c - allocation failures on demand (vmsim/fail.h).
  *
  * The state is written by vs_fail_set() while nothing allocates, and
  * read by allocators on any thread.  Its counters are host atomics, not
- * the seam's (sync/atomic.h): asking is no event of the vCPU engine, so
+ * the seam's (vmsim/atomic.h): asking is no event of the vCPU engine, so
  * that a run with injection off schedules exactly as one without it.
  */
 #include <ctype.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../sync/internal.h"
-#include "fail.h"
+#include <vmsim/fail.h>
 
 #define CACHE_MAX 32
 
@@ -204,6 +204,6 @@ __attribute__((constructor)) static void fail_init(void)
 		return;
 	fprintf(stderr, "vmsim: VMSIM_FAIL: '%s' is not KIND[,KIND]"
 		"[,nth=N | ,p=P][,seed=S][,times=T][,cache=NAME] with KIND "
-		"slab or page (vm/fail.h)\n", e);
+		"slab or page (vmsim/fail.h)\n", e);
 	exit(2);
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vm/file.c - the in-memory file and its page cache (see vm/file.h).
+ * vm/file.c - the in-memory file and its page cache (see vmsim/file.h).
  */
-#include "file.h"
+#include <vmsim/file.h>
 
 #include <stdlib.h>
 
-#include "fail.h"
+#include <vmsim/fail.h>
 
 int vs_file_create(struct vs_file **f, struct vs_page_pool *pool,
 		   size_t size, int mode)

@@ -17,9 +17,9 @@
 #ifndef VS_VM_INTERNAL_H
 #define VS_VM_INTERNAL_H
 
-#include "fail.h"
-#include "file.h"
-#include "mm.h"
+#include <vmsim/fail.h>
+#include <vmsim/file.h>
+#include <vmsim/mm.h>
 
 #define VS__PAGE_ALIGN(x) (((x) + VS_PAGE_SIZE - 1) & VS_PAGE_MASK)
 
@@ -70,7 +70,7 @@ int vs__anon_vma_prepare(struct vs_vma *vma);
 
 /*
  * Tell @mm's secondary MMU, if any, that [start, end) changes (see
- * vm/mm.h).  Context: mmap_lock held, as vs_mmu_notifier_ops says.
+ * vmsim/mm.h).  Context: mmap_lock held, as vs_mmu_notifier_ops says.
  */
 void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
 			  unsigned long end, int event, unsigned long flags);

@@ -17,7 +17,7 @@
  */
 #include "internal.h"
 #include "../sync/internal.h"
-#include "../sync/vcpu.h"
+#include <vmsim/vcpu.h>
 
 #define MADV_NORMAL 0
 #define MADV_WILLNEED 3
@@ -66,7 +66,7 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 {
 	unsigned long end, alen;
 	int err;
-	/* A system call on a virtual CPU (sync/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || !madvise_valid(advice) || (addr & ~VS_PAGE_MASK))

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "../sync/internal.h"
-#include "../sync/vcpu.h"
-#include "../sync/thread.h"
+#include <vmsim/vcpu.h>
+#include <vmsim/thread.h>
 #include "internal.h"
 
 #define DEFAULT_POOL_PAGES 4096

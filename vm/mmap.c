@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
-#include "../sync/vcpu.h"
+#include <vmsim/vcpu.h>
 
 #define MAP_TYPE 0x0f
 #define MAP_SHARED_VALIDATE 0x03
@@ -127,7 +127,7 @@ int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
 int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 {
 	int err;
-	/* A system call on a virtual CPU (sync/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || (addr & ~VS_PAGE_MASK) || addr > mm->end ||
@@ -360,7 +360,7 @@ long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
 {
 	unsigned long vm_flags, pgoff, uoff = (unsigned long)off;
 	long ret;
-	/* A system call on a virtual CPU (sync/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || (uoff & ~VS_PAGE_MASK))

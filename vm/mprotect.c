@@ -11,7 +11,7 @@
  * the difference is one fault).
  */
 #include "internal.h"
-#include "../sync/vcpu.h"
+#include <vmsim/vcpu.h>
 
 #define PROT_SEM 0x8
 #define PROT_GROWSDOWN 0x01000000
@@ -130,7 +130,7 @@ int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len, int prot)
 {
 	int err, grows = prot & (PROT_GROWSDOWN | PROT_GROWSUP);
 	unsigned long end, bits;
-	/* A system call on a virtual CPU (sync/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	prot &= ~grows;

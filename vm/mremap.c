@@ -11,7 +11,7 @@
  */
 #include "internal.h"
 #include "../sync/internal.h"
-#include "../sync/vcpu.h"
+#include <vmsim/vcpu.h>
 
 /*
  * Move the PTEs of [old, old + len) to [new, new + len), page by page
@@ -298,7 +298,7 @@ long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 	       size_t new_len, int flags, unsigned long new_addr)
 {
 	long ret;
-	/* A system call on a virtual CPU (sync/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	old_len = VS__PAGE_ALIGN(old_len);

@@ -12,18 +12,18 @@
  * vs__slot_lock_t, one compare-and-swap and a release store, as the
  * kernel's pcp->lock is a local lock.
  */
-#include "page.h"
+#include <vmsim/page.h>
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../sync/spinlock.h"
-#include "../sync/thread.h"
-#include "../sync/vcpu.h"
+#include <vmsim/spinlock.h>
+#include <vmsim/thread.h>
+#include <vmsim/vcpu.h>
 #include "asan.h"
-#include "fail.h"
+#include <vmsim/fail.h>
 
 
 /*

@@ -16,15 +16,15 @@
  * given: when it runs, every section that could reach that subtree has
  * ended, so nothing else can reach those children.
  */
-#include "pgtable.h"
-#include "../sync/vcpu.h"
+#include <vmsim/pgtable.h>
+#include <vmsim/vcpu.h>
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "page.h"
-#include "slab.h"
+#include <vmsim/page.h>
+#include <vmsim/slab.h>
 
 #define PTPAGE_BYTES \
 	((sizeof(struct vs_ptpage) + VS_PTPAGE_ALIGN - 1) & \

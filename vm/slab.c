@@ -7,7 +7,7 @@
  * heap blocks (malloc memory, so that LeakSanitizer scans the pointers
  * that live objects hold) recorded in @chunks for vs_kmem_cache_destroy().
  */
-#include "slab.h"
+#include <vmsim/slab.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "../sync/internal.h"
-#include "../sync/rcu.h"
-#include "../sync/vcpu.h"
+#include <vmsim/rcu.h>
+#include <vmsim/vcpu.h>
 #include "asan.h"
-#include "fail.h"
+#include <vmsim/fail.h>
 
 #ifdef VS__ASAN
 #define KMEM_QUARANTINE 1
@@ -127,7 +127,7 @@ static size_t chunk_objs(const struct vs_kmem_cache *c)
 
 /*
  * Name the shared part of @c (its lock and the list behind it, one line)
- * for the hot lines of the virtual CPUs (sync/vcpu.h).  At every grow,
+ * for the hot lines of the virtual CPUs (vmsim/vcpu.h).  At every grow,
  * not once: a static cache outlives the machine that first grew it.
  */
 static void name_shared(struct vs_kmem_cache *c)

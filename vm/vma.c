@@ -3,7 +3,7 @@
  * vm/vma.c - VMA allocation, RCU freeing, split and merge.
  *
  * Every function here is called with the mm's mmap_lock held for write
- * and follows the rule of vm/mm.h: vs_vma_start_write(), then the fields
+ * and follows the rule of vmsim/mm.h: vs_vma_start_write(), then the fields
  * change inside vs_vm_write_begin()/vs_vm_write_end(), then one update
  * of the VMA index per VMA.  Between two updates a lockless reader may
  * miss a range (a split's upper half not yet inserted, a merge's upper
@@ -11,9 +11,9 @@
  * the writer holds, as it does for any miss.
  */
 #include "../sync/internal.h"
-#include "../sync/vcpu.h"
+#include <vmsim/vcpu.h>
 #include "internal.h"
-#include "slab.h"
+#include <vmsim/slab.h>
 
 static struct vs_kmem_cache anon_vma_cache =
 	VS_KMEM_CACHE_INIT("anon_vma", sizeof(struct vs_anon_vma),
@@ -107,7 +107,7 @@ struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 		vs_kmem_cache_free(&vma_cache, vma);
 		return NULL;
 	}
-	/* lockdep (sync/lockdep.h): one class for every VMA's lock, one
+	/* lockdep (vmsim/lockdep.h): one class for every VMA's lock, one
 	 * for every vm_sequence, whose writers hold the mmap_lock. */
 	vs_lockdep_set_class(&vma->vm_lock, "vm_lock");
 	vs_lockdep_set_class(&vma->vm_sequence, "vm_sequence");

@@ -42,11 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/internal.h"
-#include "sync/rcu.h"
-#include "vm/slab.h"
-#include "vm/vma_tree.h"
+#include <vmsim/atomic.h>
+#include "../sync/internal.h"
+#include <vmsim/rcu.h>
+#include <vmsim/slab.h>
+#include <vmsim/vma_tree.h>
 
 /* Most entries of a leaf, children of an internal node. */
 #define VT_FAN 16U

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * docs/examples/spf_strategy.c - a speculative page fault strategy of
- * one's own, composed of the building blocks of fault/memory.h and
+ * one's own, composed of the building blocks of vmsim/memory.h and
  * checked by vs_stress_run() (docs/strategies.md, "Writing your own
  * strategy", walks through it).
  *

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "sync/rcu.h"
+#include <vmsim/rcu.h>
 
 /* ---- the invariant checker ----------------------------------------------- */
 

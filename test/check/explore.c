@@ -2,7 +2,7 @@
 /*
  * test/check/explore.c - vs_explore(): a scenario, schedule after
  * schedule, on virtual CPUs; the first failing schedule shrunk, told by
- * name, and made replayable (test/check/explore.h).
+ * name, and made replayable (vmsim/check/explore.h).
  *
  * Every schedule runs on a machine just reset with the engine's seed 0,
  * so that what differs from one to the next is only the scheduler's
@@ -34,9 +34,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "explore.h"
-#include "../sync/lockstat.h"
-#include "../vm/slab.h"
+#include <vmsim/check/explore.h>
+#include <vmsim/lockstat.h>
+#include <vmsim/slab.h>
 
 unsigned long vs_explore_schedule;
 
@@ -152,7 +152,7 @@ static void root(void *arg)
 
 /*
  * After a schedule: vm/'s object caches back to empty, for the next
- * (vm/slab.h).  A schedule that passed but left objects out that were
+ * (vmsim/slab.h).  A schedule that passed but left objects out that were
  * not out before the first fails with -EBUSY: the next would not start
  * as this one did.
  */

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 
 /* ---- the faulters ------------------------------------------------------ */
 

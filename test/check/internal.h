@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test/check/internal.h - what the files of the stress run
- * (test/check/stress.h) share: faulting threads against a thread that
+ * (vmsim/check/stress.h) share: faulting threads against a thread that
  * keeps changing the same few pages.
  *
  * The files, one idea each: model.c (the page model, the operation log
@@ -83,14 +83,14 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "fault/fault.h"
-#include "sync/vcpu.h"
-#include "stress.h"
-#include "sync/atomic.h"
-#include "sync/lock.h"
-#include "vm/mm.h"
-#include "vm/page.h"
-#include "vm/pgtable.h"
+#include <vmsim/fault.h>
+#include <vmsim/vcpu.h>
+#include <vmsim/check/stress.h>
+#include <vmsim/atomic.h>
+#include <vmsim/lock.h>
+#include <vmsim/mm.h>
+#include <vmsim/page.h>
+#include <vmsim/pgtable.h>
 
 #define NS_PER_MS INT64_C(1000000)
 #define NS_PER_SEC INT64_C(1000000000)
@@ -341,7 +341,7 @@ static inline int64_t now_ns(void)
 
 /*
  * The run's threads: pthreads natively, work on idle vCPUs of the
- * caller's machine in the vCPU build (sync/vcpu.h).  Return: 0 or a
+ * caller's machine in the vCPU build (vmsim/vcpu.h).  Return: 0 or a
  * negative errno.
  */
 int vs__stress_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
@@ -397,7 +397,7 @@ void *vs__stress_writer_main(void *arg);
 void vs__stress_finish(struct stress *r);
 void vs__stress_add_report(struct stress *r, struct vs_stress_report *rep);
 
-/* ---- run_explore.c (the explore mode, test/check/stress.h) ---------------- */
+/* ---- run_explore.c (the explore mode, vmsim/check/stress.h) ---------------- */
 
 int vs__stress_explore(const struct vs_stress_config *cfg, const char *kind,
 		       uint64_t seed, struct vs_stress_report *rep);

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "sync/rcu.h"
-#include "sync/wait.h"
+#include <vmsim/rcu.h>
+#include <vmsim/wait.h>
 
 /* ---- helpers ------------------------------------------------------------ */
 

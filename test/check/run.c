@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/check/run.c - a stress run (test/check/stress.h): the mm and the
+ * test/check/run.c - a stress run (vmsim/check/stress.h): the mm and the
  * arena, the threads (writer, prober, faulters) started and watched by
  * the caller, the exact checks once they stopped, the report; and the
  * repetition of a configuration with fresh seeds (@runs).
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 
 /*
  * The seed of a kind and strategy when the configuration has none: for
@@ -459,7 +459,7 @@ static uint64_t next_seed(uint64_t seed, unsigned int i)
 	return z ? z : 1;
 }
 
-/* vs_stress_run - see test/check/stress.h. */
+/* vs_stress_run - see vmsim/check/stress.h. */
 int vs_stress_run(const struct vs_stress_config *cfg,
 		  struct vs_stress_report *rep)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test/check/run_explore.c - vs_stress_run()'s explore mode
- * (test/check/stress.h): one run, the writer program of one seed, as a
+ * (vmsim/check/stress.h): one run, the writer program of one seed, as a
  * vs_explore() scenario, so that the scheduler, not the hardware,
  * decides how the writer's operations and the faults interleave.
  *

@@ -6,7 +6,7 @@
  * Each thread of a run (writer, prober, faulters) keeps a struct watch:
  * a progress count it advances every step, what it is doing (the
  * writer's operation, a faulter's access), and, through the lock trace
- * hooks of sync/lockstat.h (start_locking, acquire_returned, released),
+ * hooks of vmsim/lockstat.h (start_locking, acquire_returned, released),
  * the lock it waits for and those it holds, each with its side.  The
  * hooks find the thread's watch through a thread-local pointer, so a
  * thread that is not part of a run pays one test; they are installed
@@ -23,7 +23,7 @@
 
 #include "internal.h"
 #include "sync/internal.h"
-#include "sync/lockstat.h"
+#include <vmsim/lockstat.h>
 
 /* The watch of the calling thread (vCPU), while it is one of a run's. */
 static VS__PER_CONTEXT(struct watch *, me_);

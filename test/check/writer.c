@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "internal.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
-#include "sync/wait.h"
-#include "vm/file.h"
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
+#include <vmsim/wait.h>
+#include <vmsim/file.h>
 
 /* ---- the writer's view of the arena -------------------------------------- */
 

@@ -41,12 +41,12 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "check/explore.h"
+#include <vmsim/check/explore.h>
 #include "explore_tally.h"
 #include "fault/uffd_internal.h"
 #include "test.h"
-#include "vm/mm.h"
-#include "vm/pgtable.h"
+#include <vmsim/mm.h>
+#include <vmsim/pgtable.h>
 
 Suite *explore_uffd_suite(void);
 

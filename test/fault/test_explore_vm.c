@@ -10,7 +10,7 @@
  *     is destroyed with every page back (vs_mm_destroy() is 0).  A few
  *     thousand events a schedule;
  *   - stress-STRATEGY: vs_stress_run() in explore mode
- *     (test/check/stress.h): the stress run's writer, prober and
+ *     (vmsim/check/stress.h): the stress run's writer, prober and
  *     faulters with all their checks, short runs; stress-fail-STRATEGY
  *     the same with allocation failures injected;
  *   - dirty-STRATEGY: a read fault on an aged page (ACCESSED clear)
@@ -32,14 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/explore.h"
-#include "check/stress.h"
+#include <vmsim/check/explore.h>
+#include <vmsim/check/stress.h>
 #include "explore_tally.h"
 #include "test.h"
-#include "vm/fail.h"
-#include "vm/mm.h"
-#include "vm/pgtable.h"
-#include "vm/slab.h"
+#include <vmsim/fail.h>
+#include <vmsim/mm.h>
+#include <vmsim/pgtable.h>
+#include <vmsim/slab.h>
 
 Suite *explore_vm_suite(void);
 
@@ -324,7 +324,7 @@ END_TEST
 /* ---- api ------------------------------------------------------------------ */
 
 /*
- * The determinism contract (test/check/explore.h): every schedule
+ * The determinism contract (vmsim/check/explore.h): every schedule
  * starts from empty object caches, so exploring the same run twice in
  * one process, the second time with the caches the first left, takes
  * the same schedules: the same faults and checks, summed over them.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for fault/fault.h: the page fault and the simulated CPU, one
+ * Tests for vmsim/fault.h: the page fault and the simulated CPU, one
  * thread at a time.  Each behavioural test runs once per strategy
  * (locked, spf, pervma: the loop index is the strategy) and checks the
  * PTE, the page's counts and flags, the RSS and the bytes seen through
@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault/fault.h"
-#include "fault/memory.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/fault.h>
+#include <vmsim/memory.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/file.h"
-#include "vm/mm.h"
+#include <vmsim/file.h>
+#include <vmsim/mm.h>
 
 #define PG VS_PAGE_SIZE
 #define POOL 512

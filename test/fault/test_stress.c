@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fault stress suite: vs_stress_run() (test/check/stress.h says
+ * The fault stress suite: vs_stress_run() (vmsim/check/stress.h says
  * what it checks, test/check/ how) for every built-in mmap_lock kind and
  * fault strategy, one test case per kind looping over the strategies;
  * then the harness's own teeth: lock kinds and a strategy with planted
@@ -26,13 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault/fault.h"
-#include "check/explore.h"
-#include "check/stress.h"
-#include "sync/lock.h"
+#include <vmsim/fault.h>
+#include <vmsim/check/explore.h>
+#include <vmsim/check/stress.h>
+#include <vmsim/lock.h>
 #include "test.h"
-#include "vm/page.h"
-#include "vm/slab.h"
+#include <vmsim/page.h>
+#include <vmsim/slab.h>
 
 Suite *stress_suite(void);
 
@@ -487,7 +487,7 @@ Suite *stress_suite(void)
 	tcase_add_loop_test(tc, stress_fail, 0, 2 * VS_FAULT_NR_STRATEGIES);
 	/*
 	 * Natively only: on vCPUs a stuck lock is the engine's deadlock
-	 * report (sync/vcpu.h), not the harness's watchdog, and a lost
+	 * report (vmsim/vcpu.h), not the harness's watchdog, and a lost
 	 * unlock aborts the run with it.
 	 */
 	if (!VS_VCPU)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/fault/test_uffd.c - tests for fault/uffd.h: real memory whose
+ * test/fault/test_uffd.c - tests for vmsim/uffd.h: real memory whose
  * page faults the model resolves.
  *
  * Two suites:
@@ -31,7 +31,7 @@
  * sigbus mode) runs in a grandchild.  Nothing here passes region memory
  * to a system call: a kernel-mode access to a missing page is refused
  * (EFAULT) with a user-mode-only uffd, and always in sigbus mode
- * (fault/uffd.h, Context).
+ * (vmsim/uffd.h, Context).
  */
 #include <check.h>
 #include <dirent.h>
@@ -55,14 +55,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fault/fault.h"
-#include "fault/uffd.h"
-#include "sync/error.h"
-#include "sync/thread.h"
+#include <vmsim/fault.h>
+#include <vmsim/uffd.h>
+#include <vmsim/error.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/fail.h"
-#include "vm/file.h"
-#include "vm/mm.h"
+#include <vmsim/fail.h>
+#include <vmsim/file.h>
+#include <vmsim/mm.h>
 
 #define PG VS_PAGE_SIZE
 #define RW (VS_PROT_READ | VS_PROT_WRITE)
@@ -259,7 +259,7 @@ START_TEST(create_defaults)
 END_TEST
 
 /*
- * Each allocation of vs_uffd_create() failing in turn (vm/fail.h: the
+ * Each allocation of vs_uffd_create() failing in turn (vmsim/fail.h: the
  * region, its mm and page pool, the VMA, ...): -ENOMEM, leaving no fd,
  * thread or handler, in each mode; then it is made.
  */

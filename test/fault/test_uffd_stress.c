@@ -14,7 +14,7 @@
  * The locks are pthread spinlocks, not mutexes: a contended mutex calls
  * futex(2), and a futex on a page the bouncer just zapped is a kernel-
  * mode fault, which a UFFD_USER_MODE_ONLY uffd (and SIGBUS mode, always)
- * refuses with EFAULT; glibc aborts on that (fault/uffd.h, Context).
+ * refuses with EFAULT; glibc aborts on that (vmsim/uffd.h, Context).
  *
  * One case per delivery mode x fault strategy.
  */
@@ -22,7 +22,7 @@
 #include <sched.h>
 
 #include "test.h"
-#include "vmsim.h"
+#include <vmsim/vmsim.h>
 
 #define PG VS_PAGE_SIZE
 #define NR_PAGES 32

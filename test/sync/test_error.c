@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for sync/error.h: vs_strerror() and vs_err_name().
+ * Tests for vmsim/error.h: vs_strerror() and vs_err_name().
  */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
-#include "sync/error.h"
+#include <vmsim/error.h>
 #include "test.h"
 
 static const struct {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_explore.c - schedule exploration (test/check/explore.h):
+ * test/sync/test_explore.c - schedule exploration (vmsim/check/explore.h):
  * small locking bugs, each in the shape a real one takes, are found,
  * reported by name, shrunk, and replayed exactly; their correct
  * versions pass the same exploration.
@@ -23,13 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check/explore.h"
+#include <vmsim/check/explore.h>
 #include "explore_tally.h"
-#include "sync/lock.h"
-#include "sync/rcu.h"
-#include "sync/rwsem.h"
-#include "sync/seqcount.h"
-#include "vm/slab.h"
+#include <vmsim/lock.h>
+#include <vmsim/rcu.h>
+#include <vmsim/rwsem.h>
+#include <vmsim/seqcount.h>
+#include <vmsim/slab.h>
 #include "test.h"
 
 /* Which version the scenarios run: the bug, or the fix. */

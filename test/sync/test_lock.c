@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_lock.c - struct vs_lock (sync/lock.h), every kind.
+ * test/sync/test_lock.c - struct vs_lock (vmsim/lock.h), every kind.
  *
  * Each property is a Check loop test whose index is the kind number:
  * vs_lock_kind_name(_i) names the kind under test.
  *
- * Shared flags between threads go through sync/atomic.h.  The plain
+ * Shared flags between threads go through vmsim/atomic.h.  The plain
  * fields of struct stress are touched only inside the lock under test:
  * protecting them is what the lock is for, and a ThreadSanitizer build
  * reports a race if it does not.
@@ -30,11 +30,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "sync/atomic.h"
-#include "sync/lock.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
-#include "sync/wait.h"
+#include <vmsim/atomic.h>
+#include <vmsim/lock.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
+#include <vmsim/wait.h>
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS

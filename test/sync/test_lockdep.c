@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_lockdep.c - lockdep (sync/lockdep.h): each kind of
+ * test/sync/test_lockdep.c - lockdep (vmsim/lockdep.h): each kind of
  * report made to happen once, on the first run, and nothing reported
  * for the legal patterns beside it.  Built without lockdep, the suite
  * checks that the annotations are gone.
@@ -10,12 +10,12 @@
 #include <string.h>
 
 #include "../test.h"
-#include "sync/lock.h"
-#include "sync/lockdep.h"
-#include "sync/rcu.h"
-#include "sync/rwsem.h"
-#include "sync/seqcount.h"
-#include "sync/spinlock.h"
+#include <vmsim/lock.h>
+#include <vmsim/lockdep.h>
+#include <vmsim/rcu.h>
+#include <vmsim/rwsem.h>
+#include <vmsim/seqcount.h>
+#include <vmsim/spinlock.h>
 
 #if VS_LOCKDEP
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for sync/lockstat.h through sync/lock.h: exact counts for known
+ * Tests for vmsim/lockstat.h through vmsim/lock.h: exact counts for known
  * sequences on every lock kind, contention and wait times, bounces,
  * switching statistics off, trace hooks, the /proc/lock_stat printout,
  * and argument errors.
  *
- * Counting rules these tests rely on (sync/lockstat.h): an acquisition
+ * Counting rules these tests rely on (vmsim/lockstat.h): an acquisition
  * is every successful lock or trylock; a failed trylock counts nothing;
  * an acquisition is contended when the lock could not be taken at once;
  * holdtime is sampled for every acquisition released while statistics
@@ -25,12 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
+#include <vmsim/atomic.h>
 #include "sync/internal.h"
-#include "sync/lock.h"
-#include "sync/lockstat.h"
-#include "sync/thread.h"
-#include "sync/vcpu.h"
+#include <vmsim/lock.h>
+#include <vmsim/lockstat.h>
+#include <vmsim/thread.h>
+#include <vmsim/vcpu.h>
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS

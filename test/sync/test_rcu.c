@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for sync/rcu.h: grace periods wait for pre-existing readers,
+ * Tests for vmsim/rcu.h: grace periods wait for pre-existing readers,
  * callbacks run after them, rcu_barrier waits for callbacks, and a
  * reader never sees an object that was freed under it.
  *
@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/atomic.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 #include "test.h"
 
 #define READER_SLEEP_NS (50 * VS_TEST_NS_PER_MS)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_rwsem.c - struct vs_rwsem (sync/rwsem.h) directly, for
+ * test/sync/test_rwsem.c - struct vs_rwsem (vmsim/rwsem.h) directly, for
  * the Linux semantics: trylocks that respect queued waiters, FIFO
  * queueing, readers woken as a batch, downgrade_write waking readers,
  * handoff so that neither side starves, and the optional writer spin.
@@ -9,7 +9,7 @@
  * and it has had 50 ms to get there; no test depends on that guess for
  * its verdict, only for how sharp it is.
  *
- * Shared flags go through sync/atomic.h; plain data is touched only under
+ * Shared flags go through vmsim/atomic.h; plain data is touched only under
  * the rwsem.  Every wait is bounded: a broken rwsem fails a test, never
  * hangs it.  Threads sleep offline for RCU (vs_test_nap(), vs_test_wait_ge(),
  * vs_test_thread_join()), for urcu-qsbr builds.  VS_TEST_SCALE (test.h) scales
@@ -24,11 +24,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "sync/atomic.h"
-#include "sync/rcu.h"
-#include "sync/rwsem.h"
-#include "sync/thread.h"
-#include "sync/wait.h"
+#include <vmsim/atomic.h>
+#include <vmsim/rcu.h>
+#include <vmsim/rwsem.h>
+#include <vmsim/thread.h>
+#include <vmsim/wait.h>
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS

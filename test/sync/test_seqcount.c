@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for sync/seqcount.h, after ck's ck_sequence validate test: a
+ * Tests for vmsim/seqcount.h, after ck's ck_sequence validate test: a
  * writer keeps b == a + 1000 and c == a + 2000; readers copy a, b, c
  * inside the read loop and check every snapshot they accept.
  */
@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sync/atomic.h"
-#include "sync/seqcount.h"
+#include <vmsim/atomic.h>
+#include <vmsim/seqcount.h>
 #include "test.h"
 
 #define NR_READERS 2

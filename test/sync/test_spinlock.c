@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for sync/spinlock.h: mutual exclusion, trylock, and the futex
+ * Tests for vmsim/spinlock.h: mutual exclusion, trylock, and the futex
  * sleep of waiters (state 2, "locked with possible sleepers").
  */
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
 
-#include "sync/atomic.h"
-#include "sync/spinlock.h"
+#include <vmsim/atomic.h>
+#include <vmsim/spinlock.h>
 #include "test.h"
 
 #define NR_THREADS 4

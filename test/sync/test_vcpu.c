@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_vcpu.c - the virtual-CPU engine (sync/vcpu.h): its
+ * test/sync/test_vcpu.c - the virtual-CPU engine (vmsim/vcpu.h): its
  * arguments, spawn and join, virtual-time timeouts, RCU grace periods
  * across vCPUs, the cost model applied to events, and deadlock reports.
  * It needs the seams, so it runs in vmsim-test-vcpu only; each test
@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fault/uffd.h"
-#include "sync/lock.h"
-#include "sync/lockstat.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
-#include "sync/vcpu.h"
-#include "sync/wait.h"
+#include <vmsim/uffd.h>
+#include <vmsim/lock.h>
+#include <vmsim/lockstat.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
+#include <vmsim/vcpu.h>
+#include <vmsim/wait.h>
 #include "test.h"
 
 static struct vs_machine *mach(unsigned int n,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for the machine profiles (sync/vcpu_profile.h) and the coherence
- * cost model (sync/vcpu_cost.h), with exact expected figures: a line
+ * Tests for the machine profiles (vmsim/vcpu_profile.h) and the coherence
+ * cost model (vmsim/vcpu_cost.h), with exact expected figures: a line
  * ping-ponged between sockets pays the profile's other_socket per
  * transfer, a private line pays hits, RMWs on one hot line queue at one
  * transfer each, clears share a socket's bandwidth, nothing depends on
@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sync/vcpu_cost.h"
-#include "sync/vcpu_profile.h"
+#include <vmsim/vcpu_cost.h>
+#include <vmsim/vcpu_profile.h>
 #include "test.h"
 
 #define LINE VS_COHERENCE_LINE

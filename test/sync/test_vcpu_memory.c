@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_vcpu_memory.c - the memory models (sync/vcpu_memory.c,
+ * test/sync/test_vcpu_memory.c - the memory models (vcpu/memory.c,
  * vs_machine_config.memory), validated by litmus tests: each is run
  * under every schedule DFS finds within 4 preemptions, and the set of
  * outcomes must hold every outcome the model allows and none it
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/rcu.h"
-#include "sync/vcpu.h"
+#include <vmsim/atomic.h>
+#include <vmsim/rcu.h>
+#include <vmsim/vcpu.h>
 #include "test.h"
 
 static struct vs_machine *cur;

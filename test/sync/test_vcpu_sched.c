@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_vcpu_sched.c - the engine's schedulers (sync/vcpu.h,
- * sync/vcpu_sched.c): a scheduler is asked exactly once per choice
+ * test/sync/test_vcpu_sched.c - the engine's schedulers (vmsim/vcpu.h,
+ * vcpu/sched.c): a scheduler is asked exactly once per choice
  * point, with the alternatives the engine promises; the random
  * scheduler finds a lost update and its schedule replays event for
  * event; PCT finds it at depth 2 and never at depth 1; DFS meets every
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/vcpu.h"
-#include "sync/wait.h"
+#include <vmsim/vcpu.h>
+#include <vmsim/wait.h>
 #include "test.h"
 
 static struct vs_machine *mach(const struct vs_vcpu_sched_ops *sched,

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for sync/wait.h: vs_futex_wait() and vs_futex_wake().
+ * Tests for vmsim/wait.h: vs_futex_wait() and vs_futex_wake().
  */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 
-#include "sync/atomic.h"
-#include "sync/wait.h"
+#include <vmsim/atomic.h>
+#include <vmsim/wait.h>
 #include "test.h"
 
 #define NR_WAITERS 3

@@ -121,7 +121,7 @@ expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 	"multi-fault-ref runs"
 
 # vcpu-calibrate: the keys of the profile format, as the parser reads
-# them: the ones it requires are the KEY() rows of sync/vcpu_profile.c's
+# them: the ones it requires are the KEY() rows of vcpu/profile.c's
 # table; "numbering" and the cache's two it takes optionally.  The tool reads its
 # profile back with that parser before writing it and exits 1 if the
 # parser refuses it, so exit 0 is the check that the file loads; here,
@@ -133,16 +133,16 @@ expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 # other line but comments.  The profile in the file, progress on stderr.
 # Then on one CPU, where no pair can ping-pong.
 keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
-	"$(dirname "$0")/../../sync/vcpu_profile.c")
+	"$(dirname "$0")/../../vcpu/profile.c")
 # The optional numeric keys (the cache's), which the tool writes too.
 keys="$keys
 $(sed -n 's/^[[:space:]]*OPT_KEY("\([a-z_]*\)", T_\(BW\|KIB\|CYCLES\),.*/\1/p' \
-	"$(dirname "$0")/../../sync/vcpu_profile.c")"
+	"$(dirname "$0")/../../vcpu/profile.c")"
 nkeys=$(echo "$keys" | grep -c .)
 expect '[ "$nkeys" -ge 22 ] &&
 	echo "$keys" | grep -qx clear_core_bytes_per_cycle &&
 	echo "$keys" | grep -qx llc_kib' \
-	"the parser's $nkeys numeric and name keys are read from sync/vcpu_profile.c"
+	"the parser's $nkeys numeric and name keys are read from vcpu/profile.c"
 # profile_ok FILE: the test above, on FILE.
 profile_ok() {
 	lines=$nkeys

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Differential test of vm/mm.h against the running kernel.
+ * Differential test of vmsim/mm.h against the running kernel.
  *
  * A range of RANGE_PAGES pages is reserved in the test process and left
  * empty between two guard mappings.  A seeded random sequence of mmap,
@@ -79,10 +79,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "sync/error.h"
-#include "sync/thread.h"
+#include <vmsim/error.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/mm.h"
+#include <vmsim/mm.h>
 
 #define PG 4096UL
 #define RANGE_PAGES 512UL

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/vm/test_fail.c - allocation failures on demand (vm/fail.h): the
+ * test/vm/test_fail.c - allocation failures on demand (vmsim/fail.h): the
  * nth allocation, a seeded probability, the kinds and the cache filter,
  * the words of VMSIM_FAIL, and bad options refused.
  */
@@ -12,15 +12,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fault/fault.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/fault.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/fail.h"
-#include "vm/mm.h"
-#include "vm/page.h"
-#include "vm/pgtable.h"
-#include "vm/slab.h"
+#include <vmsim/fail.h>
+#include <vmsim/mm.h>
+#include <vmsim/page.h>
+#include <vmsim/pgtable.h>
+#include <vmsim/slab.h>
 
 Suite *fail_suite(void);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for vm/mm.h: the address-space operations with the kernel's
+ * Tests for vmsim/mm.h: the address-space operations with the kernel's
  * semantics.  Each operation's edge cases and error codes, splits and
  * merges (checked on the VMA list), the /proc/pid/maps dump, and the
  * accounting: RSS equals the present PTEs that map a page, and every
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "fault/fault.h"
-#include "vm/fail.h"
-#include "vm/file.h"
-#include "vm/mm.h"
-#include "vm/slab.h"
+#include <vmsim/fault.h>
+#include <vmsim/fail.h>
+#include <vmsim/file.h>
+#include <vmsim/mm.h>
+#include <vmsim/slab.h>
 
 #define PG VS_PAGE_SIZE
 #define POOL 512
@@ -796,7 +796,7 @@ END_TEST
 
 /*
  * A move that fails part-way, its second page table at the target not
- * allocated (vm/fail.h): -ENOMEM, and as the kernel's move_vma() leaves
+ * allocated (vmsim/fail.h): -ENOMEM, and as the kernel's move_vma() leaves
  * it, the pages that moved are back, the old mapping is as it was, the
  * new range is unmapped.  Then the same move succeeds.
  */

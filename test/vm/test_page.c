@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for vm/page.h: exhaustion and reuse, reference and mapping
+ * Tests for vmsim/page.h: exhaustion and reuse, reference and mapping
  * counts, the zero page, pfn conversion, pool teardown, exact free-page
  * accounting, and concurrent allocation through the per-slot caches
  * with no page handed out twice.
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/thread.h"
+#include <vmsim/atomic.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/page.h"
+#include <vmsim/page.h>
 
 #define SMALL_POOL 100
 #define MT_POOL 128

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for vm/pgtable.h: allocation and lookup at every level, address
+ * Tests for vmsim/pgtable.h: allocation and lookup at every level, address
  * checks, zapping with table frees after a grace period, split and
  * per-mm PTLs, range walks, speculative walkers racing a writer that
  * frees tables (ASan reports a table freed without RCU), and racing
@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/rcu.h"
-#include "sync/spinlock.h"
-#include "sync/thread.h"
+#include <vmsim/atomic.h>
+#include <vmsim/rcu.h>
+#include <vmsim/spinlock.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/page.h"
-#include "vm/pgtable.h"
+#include <vmsim/page.h>
+#include <vmsim/pgtable.h>
 
 #define PTE_FLAGS (VS_PTE_PRESENT | VS_PTE_WRITE | VS_PTE_USER)
 #define BASE (UINT64_C(3) << VS_PGDIR_SHIFT) /* a PGD entry of its own */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/vm/test_slab.c - the object caches (vm/slab.h) and the batched
+ * test/vm/test_slab.c - the object caches (vmsim/slab.h) and the batched
  * RCU frees under them (vs_free_rcu()).
  */
 #include <check.h>
@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/atomic.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/slab.h"
+#include <vmsim/slab.h>
 
 struct obj {
 	uint64_t v[5];		/* 40 bytes: not a power of two */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests for vm/vma_tree.h: the edge cases and error codes of every
+ * Tests for vmsim/vma_tree.h: the edge cases and error codes of every
  * operation, a randomized differential test against a sorted array with
  * the balance invariants checked after each update, failed allocations
  * that must leave the tree unchanged, and RCU readers that walk the tree
@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync/atomic.h"
-#include "sync/rcu.h"
-#include "sync/thread.h"
+#include <vmsim/atomic.h>
+#include <vmsim/rcu.h>
+#include <vmsim/thread.h>
 #include "test.h"
-#include "vm/fail.h"
-#include "vm/vma_tree.h"
+#include <vmsim/fail.h>
+#include <vmsim/vma_tree.h>
 
 #define FAKE_MAGIC UINT64_C(0x7a6d61766d617601)
 

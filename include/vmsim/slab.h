@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmsim/slab.h - object caches, after the kernel's kmem_cache.
+ *
+ * A cache hands out objects of one size.  Each thread slot (the
+ * stand-in for "this CPU", vmsim/thread.h) has a magazine of free objects
+ * that it allocates from and frees into without touching anything
+ * shared; a magazine that runs empty takes VS_KMEM_BATCH objects from
+ * the cache's shared free list, one that runs full gives VS_KMEM_BATCH
+ * back, and an empty shared list grows by one chunk from the host.
+ * Memory is never given back to the host while the cache lives: after
+ * warm-up, allocating and freeing make no system call and touch no new
+ * page.
+ *
+ * vs_kmem_cache_free_rcu() frees an object after a grace period,
+ * through vs_free_rcu()'s batches: one RCU callback per VS_RCU_BATCH
+ * objects.  Until then a lockless reader may still read the object;
+ * afterwards it is an ordinary free object and may be handed out again
+ * at once.  A cache is therefore not SLAB_TYPESAFE_BY_RCU: a reader may
+ * not assume that memory it found under RCU still holds an object of
+ * the type.  Chunks are only freed by vs_kmem_cache_destroy(), so such
+ * a flag could be added (a free would go straight to the magazine and
+ * readers would revalidate); docs/vm.md says why vmsim does not, yet.
+ *
+ * Under AddressSanitizer a free object is poisoned, and a freed object
+ * goes to the tail of the shared list, not to the magazine, so that it
+ * is reused as late as possible (ASan's own quarantine, in spirit); so
+ * too on a virtual machine that checks freed memory (vmsim/vcpu.h,
+ * VS_MACHINE_CHECK_FREED).
+ *
+ * Lock order: a magazine's lock, then the cache's lock.
+ */
+#ifndef VS_VM_SLAB_H
+#define VS_VM_SLAB_H
+
+#include <stddef.h>
+
+#include "atomic.h"
+#include "common.h"
+#include "spinlock.h"
+#include "thread.h"
+
+/** VS_KMEM_BATCH - objects moved between a magazine and the shared list */
+#define VS_KMEM_BATCH 16
+/** VS_KMEM_MAG - objects a magazine holds */
+#define VS_KMEM_MAG (2 * VS_KMEM_BATCH)
+
+/* Private: one slot's magazine. */
+struct vs__kmem_mag {
+	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
+	vs_atomic32_t nr;	/* written under @lock */
+	void *obj[VS_KMEM_MAG];
+};
+
+/**
+ * struct vs_kmem_cache - a cache of objects of one size
+ * @name: for statistics
+ * @size: bytes of an object, as asked for
+ * @align: alignment of an object, a power of two
+ *
+ * Define one with VS_KMEM_CACHE_INIT(); the other fields are private.
+ * @lock protects the shared free list (@ring, @ring_cap, @ring_head,
+ * @nr_free), @chunks, @chunk_cap and the counts.
+ */
+struct vs_kmem_cache {
+	const char *name;
+	size_t size;
+	size_t align;
+	VS_CACHELINE_ALIGNED vs_spinlock_t lock; /* private */
+	void **ring;			/* private: free objects */
+	size_t ring_cap;		/* private */
+	size_t ring_head;		/* private */
+	vs_atomic_long_t nr_free;	/* private: in the ring */
+	vs_atomic_long_t nr_objects;	/* private: carved */
+	vs_atomic_long_t nr_chunks;	/* private */
+	void **chunks;			/* private */
+	size_t chunk_cap;		/* private */
+	struct vs_kmem_cache *next;	/* private: the list of caches */
+	int listed;			/* private */
+	struct vs__kmem_mag mag[VS_SLOT_ARRAY];	/* private: per slot */
+};
+
+/**
+ * VS_KMEM_CACHE_INIT - the initializer of a cache
+ * @n: its name, a string literal
+ * @sz: the object size in bytes
+ * @al: the object alignment, a power of two (raised to a pointer's)
+ */
+#define VS_KMEM_CACHE_INIT(n, sz, al) \
+	{ .name = (n), .size = (sz), .align = (al) }
+
+/**
+ * vs_kmem_cache_alloc - an object, not initialised
+ * @c: the cache
+ *
+ * Context: any thread (it may be attached to take a slot).
+ * Return: the object, or NULL when the host is out of memory.
+ */
+VS_EXTERN void *vs_kmem_cache_alloc(struct vs_kmem_cache *c);
+
+/**
+ * vs_kmem_cache_zalloc - an object, zeroed
+ * @c: the cache
+ *
+ * Context: as vs_kmem_cache_alloc().
+ * Return: the object, or NULL when the host is out of memory.
+ */
+VS_EXTERN void *vs_kmem_cache_zalloc(struct vs_kmem_cache *c);
+
+/**
+ * vs_kmem_cache_free - give @obj back to @c now
+ * @c: the cache it came from
+ * @obj: the object; NULL is ignored
+ *
+ * Context: any thread; no reader may still reach @obj.
+ */
+VS_EXTERN void vs_kmem_cache_free(struct vs_kmem_cache *c, void *obj);
+
+/**
+ * vs_kmem_cache_free_rcu - give @obj back to @c after a grace period
+ * @c: the cache it came from
+ * @obj: the object, unreachable for new readers
+ *
+ * Batched (vs_free_rcu()); vs_rcu_barrier() waits for it.
+ * Context: as vs_free_rcu().
+ */
+VS_EXTERN void vs_kmem_cache_free_rcu(struct vs_kmem_cache *c, void *obj);
+
+/**
+ * struct vs_kmem_cache_stats - a cache's counters
+ * @name: the cache's name
+ * @obj_size: bytes one object takes in a chunk
+ * @objects: objects carved from the host's memory so far
+ * @active: objects handed out and not yet back (in use, or waiting for
+ *          a grace period)
+ * @chunks: chunks taken from the host
+ * @bytes: heap bytes of those chunks
+ */
+struct vs_kmem_cache_stats {
+	const char *name;
+	size_t obj_size;
+	long objects;
+	long active;
+	long chunks;
+	size_t bytes;
+};
+
+/**
+ * vs_kmem_cache_stats - read @c's counters
+ * @c: the cache
+ * @st: filled in; a snapshot while other threads allocate
+ *
+ * Context: any.
+ */
+VS_EXTERN void vs_kmem_cache_stats(struct vs_kmem_cache *c,
+				   struct vs_kmem_cache_stats *st);
+
+/**
+ * vs_kmem_cache_next - walk the caches that have allocated anything
+ * @c: NULL for the first, else the previous one
+ *
+ * Context: any.
+ * Return: the next cache, or NULL after the last.
+ */
+VS_EXTERN struct vs_kmem_cache *vs_kmem_cache_next(struct vs_kmem_cache *c);
+
+/**
+ * vs_kmem_cache_destroy - give @c's memory back to the host
+ * @c: the cache; afterwards it may be used again (it starts empty), or
+ *     its memory freed (it is off the list of vs_kmem_cache_next())
+ *
+ * Flushes RCU-deferred frees first (vs_rcu_barrier()).
+ * Context: no other thread uses @c; not inside a read-side section.
+ * Return: 0, or -EBUSY (and nothing freed) while objects are still out.
+ */
+VS_EXTERN int vs_kmem_cache_destroy(struct vs_kmem_cache *c);
+
+/**
+ * vs__kmem_caches_reset - every cache back to empty, so that a run on a
+ * new virtual machine does not depend on the runs before it (for
+ * vs_explore(): the number of events an allocation takes depends on
+ * what the cache holds)
+ * @abandoned: the last run failed, its contexts abandoned where they
+ *	       stood (vs_machine_run()): its objects are never freed and
+ *	       the caches' locks may be held.  Each cache is then emptied
+ *	       without a lock and without waiting; the chunks that hold
+ *	       objects still allocated are kept, never reused (whatever
+ *	       points into them stays valid memory).  Otherwise RCU frees
+ *	       are flushed (vs_rcu_barrier()) and each cache with no object
+ *	       out is emptied (its chunks freed); a cache with objects out
+ *	       is left as it is
+ *
+ * Context: the host thread, no machine running, no other thread using
+ * vm/; with @abandoned, no object made before the abandoned run may be
+ * freed afterwards (the free would find no room: the process aborts,
+ * saying so).
+ * Return: the objects still out in the caches left as they were.
+ */
+VS_EXTERN long vs__kmem_caches_reset(int abandoned);
+
+#endif /* VS_VM_SLAB_H */

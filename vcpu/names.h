@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vcpu/names.h - the coherence model's memory, off the heap, and its
+ * table of names.  Private to sync/.
+ *
+ * The code the vCPUs run allocates its objects with malloc, and which of
+ * them share a 64-byte line - so every transfer the model counts -
+ * follows from where malloc puts them.  Were the model to allocate from
+ * the same heap while that code runs (a copy of each name, a bigger
+ * directory), naming a range or touching a new line would move the
+ * objects allocated after it and change the figures.  So everything the
+ * model allocates after its creation comes from mmap, never from malloc:
+ * vs__offheap_alloc() for the directory, and a table of names that keeps
+ * one copy of each distinct name, in pages of its own.
+ */
+#ifndef VS_SYNC_VCPU_NAMES_H
+#define VS_SYNC_VCPU_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vs__name_chunk;
+
+/**
+ * struct vs__names - the distinct names given to ranges, each kept once
+ * @chunks: the pages the strings are copied into; a string never moves
+ * @str: the strings by id - 1
+ * @slots: a hash table of ids (0: free), 2 * @cap slots, keyed by the
+ *	string's bytes
+ * @nr: the ids in use, 1 to @nr
+ * @cap: the room of @str
+ *
+ * All zero is an empty table.
+ */
+struct vs__names {
+	struct vs__name_chunk *chunks;
+	const char **str;
+	uint32_t *slots;
+	uint32_t nr;
+	uint32_t cap;
+};
+
+/**
+ * vs__offheap_alloc - @bytes of zeroed memory that malloc does not manage
+ * @bytes: the size; rounded up to whole pages
+ *
+ * Context: any.
+ * Return: the memory, or NULL.
+ */
+void *vs__offheap_alloc(size_t bytes);
+
+/**
+ * vs__offheap_free - free memory of vs__offheap_alloc()
+ * @p: the memory, or NULL
+ * @bytes: the size it was allocated with
+ *
+ * Context: any.
+ */
+void vs__offheap_free(void *p, size_t bytes);
+
+/**
+ * vs__names_intern - the id of name @s, copied the first time
+ * @n: the table
+ * @s: the name, a non-empty string
+ *
+ * The id depends on the names interned before, not on @s's address.
+ *
+ * Context: one call on @n at a time; allocates, off the heap.
+ * Return: the id, 1 or more; 0 when out of memory.
+ */
+uint32_t vs__names_intern(struct vs__names *n, const char *s);
+
+/**
+ * vs__names_str - the name of id @id
+ * @n: the table
+ * @id: an id vs__names_intern() returned
+ *
+ * Context: any.
+ * Return: the name, valid until vs__names_free().
+ */
+const char *vs__names_str(const struct vs__names *n, uint32_t id);
+
+/**
+ * vs__names_free - free every name of @n, leaving it empty
+ * @n: the table
+ *
+ * Context: no other call on @n is running.
+ */
+void vs__names_free(struct vs__names *n);
+
+#endif /* VS_SYNC_VCPU_NAMES_H */

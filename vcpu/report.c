@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vcpu/report.c - what a report of the engine says about each
+ * context: its state, the word it sleeps on, the locks it holds, and its
+ * last events, with the names the model gave its memory
+ * (vs_vcpu_name()) instead of raw addresses.
+ *
+ * Names are kept per machine, whether or not it has a cost model, in
+ * memory that malloc does not manage (vcpu/names.h): naming must
+ * not move the work's objects.  The latest VS__VCPU_RANGES ranges are
+ * kept; a later name of the same bytes wins, as memory is reused.
+ *
+ * Locking: the machine's host thread, between events.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sync/internal.h"
+#include "internal.h"
+
+/*
+ * The names of static objects (sync/'s own: the lock registry, lock
+ * statistics), the same for every machine, under a mutex: the host
+ * threads that register them may race.  Engine state, so not through
+ * vmsim/atomic.h, whose operations are events.
+ */
+#define STATIC_NAMES 32
+
+static pthread_mutex_t static_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uintptr_t lo, hi;
+	int quiet;
+	const char *name;
+} static_names[STATIC_NAMES];	/* under static_lock */
+static unsigned int nr_static_names;	/* under static_lock */
+
+void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
+			  int quiet)
+{
+	pthread_mutex_lock(&static_lock);
+	if (nr_static_names < STATIC_NAMES) {	/* else: addresses */
+		static_names[nr_static_names].lo = (uintptr_t)addr;
+		static_names[nr_static_names].hi = (uintptr_t)addr + len;
+		static_names[nr_static_names].quiet = quiet;
+		static_names[nr_static_names].name = name;
+		nr_static_names++;
+	}
+	pthread_mutex_unlock(&static_lock);
+}
+
+/*
+ * The static object @a lies in: its name, with @quiet and @off set, or
+ * NULL when it is none.  The names live as long as the process.
+ */
+static const char *static_of(uintptr_t a, int *quiet, unsigned long *off)
+{
+	const char *name = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&static_lock);
+	for (i = 0; i < nr_static_names && !name; i++) {
+		if (a < static_names[i].lo || a >= static_names[i].hi)
+			continue;
+		name = static_names[i].name;
+		*quiet = static_names[i].quiet;
+		*off = (unsigned long)(a - static_names[i].lo);
+	}
+	pthread_mutex_unlock(&static_lock);
+	return name;
+}
+
+/* @a as a static object's "name+offset"; 0 when it is none. */
+static int static_name(uintptr_t a, char *buf, size_t len)
+{
+	unsigned long off;
+	const char *name = static_of(a, &(int){ 0 }, &off);
+
+	return name ? snprintf(buf, len, "%s+%lu", name, off) : 0;
+}
+
+void vs__vcpu_name_range(struct vs_machine *m, const void *addr, size_t len,
+			 const char *name)
+{
+	struct vs__range *r;
+	uint32_t id;
+
+	if (!m->ranges) {
+		m->ranges = vs__offheap_alloc(VS__VCPU_RANGES *
+					      sizeof(*m->ranges));
+		if (!m->ranges)
+			return;		/* reports show addresses */
+	}
+	id = vs__names_intern(&m->names, name);
+	if (!id)
+		return;
+	r = &m->ranges[m->nranges++ % VS__VCPU_RANGES];
+	r->lo = (uintptr_t)addr;
+	r->hi = (uintptr_t)addr + len;
+	r->id = id;
+}
+
+void vs__vcpu_names_reset(struct vs_machine *m, int destroy)
+{
+	m->nranges = 0;
+	vs__names_free(&m->names);
+	if (destroy) {
+		vs__offheap_free(m->ranges,
+				 VS__VCPU_RANGES * sizeof(*m->ranges));
+		m->ranges = NULL;
+	}
+}
+
+/* @addr as the engine's own word: a vCPU's run queue, a join's,
+ * vs_machine_leave()'s, or one on a context's stack (a lock's waiter).
+ * 0 when it is none. */
+static int engine_name(const struct vs_machine *m, uintptr_t a, char *buf,
+		       size_t len)
+{
+	const struct vs__vcpu *v;
+	unsigned int i;
+
+	if (a == (uintptr_t)&m->busy_word)
+		return snprintf(buf, len, "vs_machine_leave()'s count");
+	for (i = 0; i < m->nr; i++)	/* vs_machine_spawn() queues here */
+		if (a == (uintptr_t)&m->cpus[i])
+			return snprintf(buf, len, "vCPU %u's run queue", i);
+	for (i = 0; i < m->nr_all; i++) {
+		v = &m->v[i];
+		if (a == (uintptr_t)&v->gen)
+			return snprintf(buf, len, "work %u's end (a join)", i);
+		if (v->map && a >= (uintptr_t)v->stack_lo &&
+		    a < (uintptr_t)v->stack_lo + v->stack_len)
+			return snprintf(buf, len, "work %u's stack", i);
+	}
+	return 0;
+}
+
+/* @addr as "name+offset", the latest name that covers it, or as an
+ * address when none does. */
+static size_t name_of(const struct vs_machine *m, const volatile void *addr,
+		      char *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	unsigned long n = m->nranges, i;
+	const struct vs__range *r;
+	int w;
+
+	w = engine_name(m, a, buf, len);
+	if (w <= 0)
+		w = static_name(a, buf, len);
+	if (w <= 0)
+		w = vs__lock_name_of(a, buf, len);
+	if (w > 0)
+		return (size_t)w;
+	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
+		r = &m->ranges[(n - 1 - i) % VS__VCPU_RANGES];
+		if (a >= r->lo && a < r->hi) {
+			w = snprintf(buf, len, "%s+%lu",
+				     vs__names_str(&m->names, r->id),
+				     (unsigned long)(a - r->lo));
+			return w < 0 ? 0 : (size_t)w;
+		}
+	}
+	w = addr ? snprintf(buf, len, "%p", (void *)a) : snprintf(buf, len, "-");
+	return w < 0 ? 0 : (size_t)w;
+}
+
+static const char *state_name(enum vs__vstate s)
+{
+	static const char *const n[] = { "idle", "waiting for its vCPU",
+					 "runnable", "running", "blocked" };
+
+	return n[s];
+}
+
+static const char *op_name(unsigned int op)
+{
+	static const char *const n[] = {
+		[VS_VCPU_LOAD] = "load", [VS_VCPU_STORE] = "store",
+		[VS_VCPU_RMW] = "rmw", [VS_VCPU_FENCE] = "fence",
+		[VS_VCPU_RELAX] = "relax", [VS_VCPU_ORDER] = "order",
+	};
+
+	return op < sizeof(n) / sizeof(n[0]) && n[op] ? n[op] : "?";
+}
+
+/* Append to m->report at @at; return the new end (at most its size - 1). */
+static size_t put(struct vs_machine *m, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static size_t put(struct vs_machine *m, size_t at, const char *fmt, ...)
+{
+	size_t len = sizeof(m->report);
+	va_list ap;
+	int w;
+
+	if (at >= len - 1)
+		return len - 1;
+	va_start(ap, fmt);
+	w = vsnprintf(m->report + at, len - at, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		return at;
+	return at + (size_t)w < len - 1 ? at + (size_t)w : len - 1;
+}
+
+/* An event a report leaves out: bookkeeping (lock statistics). */
+static int quiet(const struct vs__logged *l)
+{
+	unsigned long off;
+	int q = 0;
+
+	return static_of((uintptr_t)l->addr, &q, &off) && q;
+}
+
+/* Context @v's last events but the quiet ones, oldest first, one a
+ * line, at most VS__VCPU_SHOWN. */
+static size_t put_log(struct vs_machine *m, size_t at,
+		      const struct vs__vcpu *v)
+{
+	uint32_t n = v->nlog < VS__VCPU_LOG ? v->nlog : VS__VCPU_LOG, i;
+	const struct vs__logged *l, *shown[VS__VCPU_SHOWN];
+	unsigned int k = 0;
+	char name[160];
+
+	for (i = 0; i < n && k < VS__VCPU_SHOWN; i++) {	/* newest first */
+		l = &v->log[(v->nlog - 1 - i) % VS__VCPU_LOG];
+		if (!quiet(l))
+			shown[k++] = l;
+	}
+	while (k--) {
+		l = shown[k];
+		(void)name_of(m, l->addr, name, sizeof(name));
+		at = put(m, at, "    #%llu %s %s",
+			 (unsigned long long)l->seq, op_name(l->op), name);
+		if (l->back == VS__MEM_HIDDEN)
+			at = put(m, at, " (an old value: the newest waits "
+				 "in another's store buffer)");
+		else if (l->back)
+			at = put(m, at, " (an old value: %u store%s before "
+				 "the newest)", l->back, l->back > 1 ? "s" : "");
+		at = put(m, at, "\n");
+	}
+	return at;
+}
+
+/* The running context's event @op on @addr fails the run: log it, for
+ * the report, and name @addr into @name. */
+static void name_failed(struct vs_machine *m, const volatile void *addr,
+			unsigned int op, char *name, size_t len)
+{
+	int self = vs__vcpu_cur;
+
+	vs__vcpu_log(m, m->cur, addr, op, 0);
+	vs__vcpu_cur = -1;			/* names, not events */
+	(void)name_of(m, addr, name, len);
+	vs__vcpu_cur = self;
+}
+
+void vs__vcpu_fail_freed(struct vs_machine *m, const volatile void *addr,
+			 unsigned int op, uint64_t seq, unsigned int by)
+{
+	char name[160];
+
+	name_failed(m, addr, op, name, sizeof(name));
+	(void)vs_machine_fail("use after free: a %s of %s, freed by work %u "
+			      "after event #%llu", op_name(op), name, by,
+			      (unsigned long long)(seq ? seq - 1 : 0));
+}
+
+void vs__vcpu_fail_unpublished(struct vs_machine *m,
+				const volatile void *addr, unsigned int op,
+				const char *by)
+{
+	char name[160];
+
+	name_failed(m, addr, op, name, sizeof(name));
+	(void)vs_machine_fail("unpublished object: a %s of %s, allocated by "
+			      "%s, whose allocation does not happen before "
+			      "it (a pointer stored without a release, or "
+			      "loaded without an acquire)", op_name(op), name,
+			      by);
+}
+
+size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
+{
+	size_t len = sizeof(m->report);
+	int self = vs__vcpu_cur;
+	const struct vs__vcpu *v;
+	char name[160];
+	unsigned int i;
+
+	/* As the host: lockstat's reads are no events of the run. */
+	vs__vcpu_cur = -1;
+	for (i = 0; i < VS__VCPU_WORKS && at < len - 1; i++) {
+		v = &m->v[i];
+		if (v->state == VS__V_IDLE && !v->nlog)
+			continue;	/* no work this run */
+		at = put(m, at, "  vCPU %u (work %u): %s", v->cpu, i,
+			 v->state == VS__V_IDLE ? "ended" :
+			 state_name(v->state));
+		if (v->state == VS__V_BLOCKED) {
+			(void)name_of(m, v->wait_word, name, sizeof(name));
+			at = put(m, at, " on %s", name);
+		}
+		at = put(m, at, "; holds: ");
+		if (at < len - 1)
+			at += vs__lockstat_held_of((int)i, m->report + at,
+						   len - at);
+		at = put(m, at, "\n");
+		if (v->nlog)
+			at = put(m, at, "   its last events (#: order in "
+				 "the run):\n");
+		at = put_log(m, at, v);
+	}
+	vs__vcpu_cur = self;
+	return at;
+}
+
+/* ---- traces (VS_MACHINE_TRACE) ------------------------------------------ */
+
+void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
+		    const volatile void *addr, unsigned int op,
+		    unsigned int back, uint64_t cost)
+{
+	struct vs__traced *t;
+
+	if (m->ntrace == m->trace_cap) {
+		t = vs__grow(m->trace, &m->trace_cap, sizeof(*t), 4096);
+		if (!t) {
+			m->trace_lost = 1;
+			return;
+		}
+		m->trace = t;
+	}
+	t = &m->trace[m->ntrace++];
+	t->seq = m->seq ? m->seq - 1 : 0;	/* a seam event's, logged */
+	t->clock = v->clock;
+	t->cost = cost;
+	t->addr = addr;
+	t->ctx = (uint16_t)v->id;
+	t->cpu = (uint16_t)v->cpu;
+	t->op = (uint8_t)op;
+	t->back = (uint8_t)back;
+}
+
+/* @s as a JSON string's contents. */
+static void put_json(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+}
+
+/*
+ * Where @t starts and how long it lasts, in trace microseconds: with a
+ * scheduler, whose runs clocks do not order, an event a microsecond in
+ * the order they ran (a sleep or an end half way after the event before
+ * it); without, the virtual time.
+ */
+static void trace_time(const struct vs_machine *m, const struct vs__traced *t,
+		       double *ts, double *dur)
+{
+	if (m->cfg.sched) {
+		*ts = (double)t->seq + (t->op >= VS__TRACE_SLEEP ? 0.5 : 0);
+		*dur = 1;
+	} else {
+		*ts = (double)(t->clock - t->cost) / (m->ghz * 1000.0);
+		*dur = (double)t->cost / (m->ghz * 1000.0);
+	}
+}
+
+static void trace_event(FILE *f, struct vs_machine *m,
+			const struct vs__traced *t)
+{
+	char name[160];
+	double ts, dur;
+
+	(void)name_of(m, t->addr, name, sizeof(name));
+	trace_time(m, t, &ts, &dur);
+	if (t->op >= VS__TRACE_SLEEP) {
+		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%u,"
+			"\"ts\":%.3f,\"name\":\"", t->cpu, ts);
+		if (t->op == VS__TRACE_SLEEP) {
+			fputs("sleep on ", f);
+			put_json(f, name);
+		} else {
+			fputs("end", f);
+		}
+		fprintf(f, "\",\"args\":{\"work\":%u}}", t->ctx);
+		return;
+	}
+	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
+		"\"dur\":%.3f,\"name\":\"%s ", t->cpu, ts, dur,
+		op_name(t->op));
+	put_json(f, name);
+	fprintf(f, "\",\"args\":{\"event\":%llu,\"work\":%u",
+		(unsigned long long)t->seq, t->ctx);
+	if (t->back == VS__MEM_HIDDEN)
+		fputs(",\"read\":\"an old value: the newest waits in "
+		      "another's store buffer\"", f);
+	else if (t->back)
+		fprintf(f, ",\"read\":\"an old value: %u stores before the "
+			"newest\"", t->back);
+	fputs("}}", f);
+}
+
+int vs_machine_trace_write(struct vs_machine *m, const char *path)
+{
+	int self = vs__vcpu_cur, err = 0;
+	unsigned int i;
+	size_t k;
+	FILE *f;
+
+	if (!m || !path || !(m->cfg.flags & VS_MACHINE_TRACE))
+		return -EINVAL;
+	if (m->running)
+		return -EBUSY;
+	if (m->trace_lost)
+		return -ENOMEM;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	vs__vcpu_cur = -1;	/* names, not events */
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+	      "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\","
+	      "\"args\":{\"name\":\"vmsim machine\"}}", f);
+	for (i = 0; i < m->nr; i++)
+		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+			"\"name\":\"thread_name\",\"args\":{\"name\":"
+			"\"vCPU %u\"}}", i, i);
+	for (k = 0; k < m->ntrace; k++)
+		trace_event(f, m, &m->trace[k]);
+	fprintf(f, "\n],\"otherData\":{\"time\":\"%s\",\"report\":\"",
+		m->cfg.sched ? "an event a microsecond, in the order they ran" :
+		"virtual time");
+	put_json(f, m->report);
+	fputs("\"}}\n", f);
+	vs__vcpu_cur = self;
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
