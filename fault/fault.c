@@ -10,11 +10,14 @@
  * keeps them external for a strategy of one's own, and the strategies
  * here pay no call for them.
  */
+#include <vmsim/fault.h>
+
 #include <pthread.h>
 #include <string.h>
 
+#include <vmsim/vcpu_annotate.h>
+
 #include "internal.h"
-#include <vmsim/vcpu.h>
 
 #define FAULT_FLAGS (VS_FAULT_FLAG_WRITE | VS_FAULT_FLAG_USER | \
 		     VS_FAULT_FLAG_INSTRUCTION | VS_FAULT_FLAG_NO_FALLBACK)
@@ -339,7 +342,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
 	vs_mm_assert_unlocked(mm);
-	/* The exception's entry and exit on a virtual CPU (vmsim/vcpu.h). */
+	/* The exception's entry and exit on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
 	vs_count_vm_event(VS_PGFAULT);
 	if (addr < mm->start || addr >= mm->end)

@@ -10,10 +10,11 @@
 
 #include <stdint.h>
 
-#include "../sync/internal.h"
-#include <vmsim/thread.h>
-#include "../vm/internal.h"
 #include <vmsim/fault.h>
 #include <vmsim/memory.h>
+#include <vmsim/thread.h>
+
+#include "../sync/internal.h"
+#include "../vm/internal.h"
 
 #endif /* VS_FAULT_INTERNAL_H */

@@ -14,6 +14,8 @@
  * The pieces every fault goes through are defined inline (external all
  * the same, through vmsim/memory.h's declarations), as in fault.c.
  */
+#include <vmsim/memory.h>
+
 #include "internal.h"
 
 #define PTE_USER_FLAGS (VS_PTE_PRESENT | VS_PTE_USER | VS_PTE_ACCESSED)

@@ -3,6 +3,8 @@
  * fault/uffd.c - a userfaultfd region: open and probe, create and
  * destroy, and the resolution of one fault (vmsim/uffd.h).
  */
+#include <vmsim/uffd.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -13,8 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <vmsim/wait.h>
 #include <vmsim/fail.h>
+#include <vmsim/wait.h>
+
 #include "uffd_internal.h"
 
 /* Newer than Debian 12's headers (Linux 6.1); the ABI is fixed. */

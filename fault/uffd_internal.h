@@ -27,8 +27,9 @@
 #include <uv.h>
 
 #include <vmsim/spinlock.h>
-#include "internal.h"
 #include <vmsim/uffd.h>
+
+#include "internal.h"
 
 enum {
 	VS__US_FAULTS,

@@ -3,6 +3,8 @@
  * The heavy side of the asymmetric barrier (see vs_smp_mb_light() in
  * atomic.h): membarrier(2), registered once per process.
  */
+#include <vmsim/atomic.h>
+
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -10,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <vmsim/atomic.h>
+
 #include "internal.h"
 
 int vs__have_membarrier;

@@ -3,8 +3,9 @@
 
 #include <limits.h>
 
-#include "internal.h"
 #include <vmsim/wait.h>
+
+#include "internal.h"
 
 int vs_brlock_init(struct vs_brlock *br)
 {

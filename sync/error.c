@@ -1,6 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * sync/error.c - what an error is called (vmsim/error.h), and the end
+ * of the library on an impossible one (vs__die()).
+ */
 #include <vmsim/error.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
 
 /* |err| without overflow: INT_MIN is no errno and maps to "unknown". */
 static unsigned int code(int err)
@@ -36,4 +45,10 @@ const char *vs_err_name(int err)
 	default:
 		return "EUNKNOWN";
 	}
+}
+
+_Noreturn void vs__die(const char *what, int err)
+{
+	fprintf(stderr, "vmsim: %s: %s\n", what, strerror(err));
+	abort();
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sync/internal.h - shared inside the library only (sync/, and the
- * planted-bug switch and vs__die for vm/ and fault/).
+ * planted-bug switch and vs__die for vm/ and fault/), with what sync/
+ * uses of the engine beneath it (vcpu/client.h).
  */
 #ifndef VS_SYNC_INTERNAL_H
 #define VS_SYNC_INTERNAL_H
@@ -11,8 +12,9 @@
 #include <time.h>
 
 #include <vmsim/atomic.h>
-#include <vmsim/vcpu.h>
+#include <vmsim/vcpu_annotate.h>
 
+#include "../vcpu/client.h"
 #include "broken.h"
 
 /* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure. */
@@ -30,7 +32,7 @@ _Noreturn void vs__die(const char *what, int err);
  * caller's own.)
  */
 #if VS_VCPU
-#define VS__PER_CONTEXT(type, name) type name[VS_VCPU_MAX + 2]
+#define VS__PER_CONTEXT(type, name) type name[VS__VCPU_CONTEXTS + 1]
 #define VS__THIS(name) (name[vs__vcpu_cur + 1])
 #define VS__OF(name, cpu) (name[(cpu) + 1])
 #else
@@ -39,19 +41,16 @@ _Noreturn void vs__die(const char *what, int err);
 #define VS__OF(name, cpu) ((void)(cpu), name)
 #endif
 
-/* The lock whose implementation or struct vs_lock holds @a, as
- * "class+offset" in @buf; 0 when none (or the registry is busy).
- * Context: the host, or a report with the machine's events off. */
-int vs__lock_name_of(uintptr_t a, char *buf, size_t len);
-/* Name the static object [@addr, +@len) @name, a string that lives as
- * long as the process, in the reports of every machine (vmsim/vcpu.h);
- * with @quiet, its events are bookkeeping that reports leave out. */
-void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
-			  int quiet);
-/* The held locks of vCPU @cpu (natively: of the caller), as text. */
-size_t vs__lockstat_held_of(int cpu, char *buf, size_t len);
-/* Forget the locks vCPU @cpu holds: its context was dropped. */
-void vs__lockstat_forget(int cpu);
+/* The lock registry (sync/lock.c), for lock statistics: point every
+ * struct vs_lock at the hooked table (@on) or at its kind's. */
+struct vs_lock_ops;
+void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on);
+
+/* lockdep (sync/lockdep.c): context @ctx (-1: the calling thread) ends,
+ * or is dropped where it stood (@abandoned): it must hold no lock unless
+ * abandoned; it holds none after. */
+void vs__lockdep_context_end(int ctx, int abandoned);
+
 
 /* Monotonic clock in nanoseconds: virtual time on a vCPU. */
 static inline uint64_t vs__now_ns(void)
@@ -75,18 +74,5 @@ void vs__rcu_sleep_end(void);
  * wait for the callbacks queued so far; count one queued. */
 void vs__rcu_barrier_callbacks(void);
 void vs__rcu_count_callback(void);
-
-/*
- * After a machine's run failed or deadlocked (its contexts are abandoned
- * where they stood and never run again): free the locks of sync/'s
- * statics they may have held, the lock registry's, lockstat's class
- * table's and the vCPUs' vs_free_rcu() batch slots', whose batches go
- * back to the spare list unrun (their objects are the dead run's: lost).
- * Context: the host thread, no machine running, no other thread in
- * sync/.  vs_machine_run() calls the three.
- */
-void vs__rcu_free_abandon(void);
-void vs__lock_registry_abandon(void);
-void vs__lockstat_abandon(void);
 
 #endif /* VS_SYNC_INTERNAL_H */

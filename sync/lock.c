@@ -11,12 +11,13 @@
 #include <string.h>
 
 #include <vmsim/brlock.h>
-#include "internal.h"
 #include <vmsim/percpu_rwsem.h>
 #include <vmsim/prwlock.h>
 #include <vmsim/rwsem.h>
 #include <vmsim/spinlock.h>
-#include <vmsim/vcpu.h>
+#include <vmsim/vcpu_annotate.h>
+
+#include "internal.h"
 
 #define VS__LOCK_OPS(kind, type, init_fn, destroy_fn, rl, rt, ru, wl, wt, \
 		     wu, dg)                                              \
@@ -143,12 +144,17 @@ static void registry_del(struct vs_lock *lock)
 	vs_spin_unlock(&registry_lock);
 }
 
-void vs__lock_registry_abandon(void)
+/*
+ * The engine's hooks (vcpu/client.h): a failed run's contexts never run
+ * again, so the registry's lock is free; a report names the lock an
+ * address lies in ("class+offset"), unless the registry is busy.
+ */
+static void abandon(void)
 {
 	memset(&registry_lock, 0, sizeof(registry_lock));
 }
 
-int vs__lock_name_of(uintptr_t a, char *buf, size_t len)
+static int lock_name_of(uintptr_t a, char *buf, size_t len)
 {
 	const struct vs_lock *l;
 	uintptr_t impl;
@@ -170,6 +176,16 @@ int vs__lock_name_of(uintptr_t a, char *buf, size_t len)
 	}
 	vs_spin_unlock(&registry_lock);
 	return w < 0 ? 0 : w;
+}
+
+static struct vs__vcpu_client lock_client = {
+	.describe_addr = lock_name_of,
+	.abandon = abandon,
+};
+
+__attribute__((constructor)) static void lock_client_register(void)
+{
+	vs__vcpu_client_register(&lock_client);
 }
 
 /*

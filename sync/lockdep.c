@@ -501,6 +501,16 @@ void vs__lockdep_context_end(int ctx, int abandoned)
 	*l = 0;
 }
 
+/* A vCPU context's end is the engine's to see (vcpu/client.h). */
+static struct vs__vcpu_client lockdep_client = {
+	.context_end = vs__lockdep_context_end,
+};
+
+__attribute__((constructor)) static void lockdep_client_register(void)
+{
+	vs__vcpu_client_register(&lockdep_client);
+}
+
 #else /* !VS_LOCKDEP */
 
 int vs_lockdep_class(const char *name)

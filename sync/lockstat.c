@@ -9,9 +9,10 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/lock.h>
 #include <vmsim/spinlock.h>
+
+#include "internal.h"
 
 #define HOLD_DEPTH 16
 
@@ -501,20 +502,28 @@ int vs_lockstat_print(FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-void vs__lockstat_abandon(void)
+/*
+ * The engine's hooks (vcpu/client.h): a failed run's contexts never run
+ * again, so the class table's lock is free; a dropped context holds
+ * nothing; a report says what a context holds.
+ */
+static void abandon(void)
 {
 	memset(&class_lock, 0, sizeof(class_lock));
 }
 
-void vs__lockstat_forget(int cpu)
+static void context_end(int cpu, int dropped)
 {
 #if VS_VCPU
-	VS__OF(nr_held_, cpu) = 0;
+	if (dropped)
+		VS__OF(nr_held_, cpu) = 0;
 #else
 	(void)cpu;	/* natively per thread: no context to drop */
+	(void)dropped;
 #endif
 }
 
+/* The engine's report hook, and a test hook (test/hooks.h). */
 size_t vs__lockstat_held_of(int cpu, char *buf, size_t len)
 {
 	struct held_lock *h = VS__OF(held_, cpu);
@@ -538,4 +547,15 @@ size_t vs__lockstat_held_of(int cpu, char *buf, size_t len)
 				       h[i].side == VS_LOCK_WRITE ? "write" :
 				       "read");
 	return at < len ? at : len - 1;
+}
+
+static struct vs__vcpu_client lockstat_client = {
+	.context_end = context_end,
+	.describe_context = vs__lockstat_held_of,
+	.abandon = abandon,
+};
+
+__attribute__((constructor)) static void lockstat_client_register(void)
+{
+	vs__vcpu_client_register(&lockstat_client);
 }

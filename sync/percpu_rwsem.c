@@ -9,8 +9,9 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include "internal.h"
 #include <vmsim/wait.h>
+
+#include "internal.h"
 
 /* ---- rcu_sync: is a writer around, as seen by RCU readers? ---------- */
 

@@ -3,8 +3,9 @@
 
 #include <limits.h>
 
-#include "internal.h"
 #include <vmsim/wait.h>
+
+#include "internal.h"
 
 int vs_prwlock_init(struct vs_prwlock *rw)
 {

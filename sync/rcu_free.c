@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/rcu.h>
 #include <vmsim/spinlock.h>
 #include <vmsim/thread.h>
+
+#include "internal.h"
 
 static vs_atomic_long_t nr_callbacks;
 
@@ -191,7 +192,13 @@ void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
 	hand_over(b);
 }
 
-void vs__rcu_free_abandon(void)
+/*
+ * The engine's hook (vcpu/client.h), after a run that failed or
+ * deadlocked, whose contexts never run again: free the locks they may
+ * have held, and give the batches of the vCPUs' slots back to the spare
+ * list unrun (their objects are the dead run's: lost).
+ */
+static void abandon(void)
 {
 	struct batch_slot *s;
 	struct free_batch *list, *next;
@@ -209,6 +216,13 @@ void vs__rcu_free_abandon(void)
 		}
 		vs_atomic_init(&s->full_hint, 0);
 	}
+}
+
+static struct vs__vcpu_client rcu_free_client = { .abandon = abandon };
+
+__attribute__((constructor)) static void rcu_free_client_register(void)
+{
+	vs__vcpu_client_register(&rcu_free_client);
 }
 
 void vs_rcu_stats(struct vs_rcu_stats *st)

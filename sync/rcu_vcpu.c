@@ -12,7 +12,7 @@
  * after a grace period that started after they were queued, in queue
  * order: deterministic like everything else.
  *
- * What RCU orders, for the weak memory models (vcpu/memory.c): a
+ * What RCU orders, for the weak memory models (vcpu/memory_model.c): a
  * reader's section happens before the end of a grace period that
  * waited for it; vs_call_rcu() before its callback; a callback before
  * the rcu_barrier() that waited for it.  A grace period's start and a
@@ -25,10 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/rcu.h>
-#include "../vcpu/internal.h"
 #include <vmsim/wait.h>
+
+#include "../vcpu/client.h"
+#include "internal.h"
+
+/* The orderings RCU makes, as cells of the engine (vcpu/client.h). */
+enum {
+	CELL_READERS,	/* readers' sections, for grace periods */
+	CELL_CALLS,	/* vs_call_rcu(), for the callbacks */
+	CELL_RAN,	/* callbacks run, for rcu_barrier() */
+};
 
 struct rcu_vcpu {
 	/* A line per context, as liburcu's per-thread reader state:
@@ -46,22 +54,24 @@ struct rcu_vcpu {
 	int daemon;			/* started */
 };
 
-static void rcu_destroy(struct vs_machine *m)
+/* A machine's RCU state, made on its first use, goes with it. */
+static struct vs__vcpu_client rcu_client = { .machine_end = free };
+
+__attribute__((constructor)) static void rcu_client_register(void)
 {
-	free(m->rcu);
-	m->rcu = NULL;
+	vs__vcpu_client_register(&rcu_client);
 }
 
 /* The running machine's RCU state, made on first use; NULL on the host. */
 static struct rcu_vcpu *state(void)
 {
-	struct vs_machine *m = vs__vcpu_machine;
+	void **slot = vs__vcpu_state(&rcu_client);
 	struct rcu_vcpu *r;
 
-	if (!m || !m->cur)
+	if (!slot)
 		return NULL;
-	if (m->rcu)
-		return m->rcu;
+	if (*slot)
+		return *slot;
 	r = aligned_alloc(VS_CACHELINE, sizeof(*r));
 	if (!r)
 		vs__die("vcpu rcu", ENOMEM);
@@ -69,8 +79,7 @@ static struct rcu_vcpu *state(void)
 	r->tail = &r->head;
 	vs_vcpu_name(r, sizeof(*r), "vCPU RCU state");
 	vs_vcpu_name(r->rd, sizeof(r->rd), "vCPU RCU readers (a line each)");
-	m->rcu = r;
-	m->rcu_destroy = rcu_destroy;
+	*slot = r;
 	return r;
 }
 
@@ -84,7 +93,7 @@ void vs__vcpu_rcu_read_lock(void)
 	 * compiler barrier is under urcu-memb. */
 	vs__vcpu_event(&r->rd[vs__vcpu_cur].depth, VS_VCPU_STORE);
 	if (r->rd[vs__vcpu_cur].depth++ == 0)
-		vs__mem_fence(vs__vcpu_machine);
+		vs__vcpu_fence();
 }
 
 void vs__vcpu_rcu_read_unlock(void)
@@ -97,7 +106,7 @@ void vs__vcpu_rcu_read_unlock(void)
 	vs__vcpu_event(&r->rd[me].depth, VS_VCPU_STORE);
 	if (--r->rd[me].depth > 0)
 		return;
-	vs__mem_release(vs__vcpu_machine, VS__MEM_RCU_READERS);
+	vs__vcpu_release(CELL_READERS);
 	/* Release: pairs with the acquire of @left in vs_synchronize_rcu():
 	 * a grace period that sees the count moved sees the section. */
 	vs_store_release(&r->rd[me].left, vs_read_once(&r->rd[me].left) + 1);
@@ -119,7 +128,7 @@ int vs__vcpu_rcu_read_ongoing(void)
 void vs_synchronize_rcu(void)
 {
 	struct rcu_vcpu *r = state();
-	uint32_t snap[VS_VCPU_MAX + VS__VCPU_DAEMONS], left;
+	uint32_t snap[VS__VCPU_CONTEXTS], left;
 	unsigned int i, n;
 	uint32_t gen;
 	int waiting;
@@ -127,8 +136,8 @@ void vs_synchronize_rcu(void)
 	VS__LD(vs__lockdep_might_sleep("vs_synchronize_rcu()"));
 	if (!r || VS_BROKEN(rcu_no_grace_period))
 		return;
-	n = vs__vcpu_machine->nr_all;
-	vs__mem_fence(vs__vcpu_machine);
+	n = VS__VCPU_CONTEXTS;
+	vs__vcpu_fence();
 	for (i = 0; i < n; i++) {
 		snap[i] = 0;
 		if (r->rd[i].depth == 0)
@@ -156,7 +165,7 @@ void vs_synchronize_rcu(void)
 		(void)vs_futex_wait(&r->gp_word, gen, -1);
 	}
 	r->gp_waiting--;
-	vs__mem_acquire(vs__vcpu_machine, VS__MEM_RCU_READERS);
+	vs__vcpu_acquire(CELL_READERS);
 }
 
 /* The daemon: take the queued callbacks, wait a grace period, run them. */
@@ -175,14 +184,14 @@ static void rcu_daemon(void *arg)
 		list = r->head;
 		r->head = NULL;
 		r->tail = &r->head;
-		vs__mem_acquire(vs__vcpu_machine, VS__MEM_RCU_CALLS);
+		vs__vcpu_acquire(CELL_CALLS);
 		vs_synchronize_rcu();
 		for (; list; list = next) {
 			next = list->next;
 			list->func(list);
 			r->done++;
 		}
-		vs__mem_release(vs__vcpu_machine, VS__MEM_RCU_RAN);
+		vs__vcpu_release(CELL_RAN);
 		vs_write_once(&r->done_word, vs_read_once(&r->done_word) + 1);
 		vs_futex_wake(&r->done_word, INT32_MAX);
 	}
@@ -212,9 +221,9 @@ void vs_call_rcu(struct vs_rcu_head *head,
 	*r->tail = &head->urcu;
 	r->tail = &head->urcu.next;
 	r->queued++;
-	vs__mem_release(vs__vcpu_machine, VS__MEM_RCU_CALLS);
+	vs__vcpu_release(CELL_CALLS);
 	if (!r->daemon) {
-		if (vs__machine_spawn_daemon(vs__vcpu_machine, rcu_daemon, r) < 0)
+		if (vs__vcpu_spawn_daemon(rcu_daemon, r) < 0)
 			vs__die("vcpu rcu: no daemon vCPU", EBUSY);
 		r->daemon = 1;
 	}
@@ -237,7 +246,7 @@ void vs__rcu_barrier_callbacks(void)
 			break;
 		(void)vs_futex_wait(&r->done_word, gen, -1);
 	}
-	vs__mem_acquire(vs__vcpu_machine, VS__MEM_RCU_RAN);
+	vs__vcpu_acquire(CELL_RAN);
 }
 
 /* Registration and quiescent states mean nothing on vCPUs. */

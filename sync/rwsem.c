@@ -7,8 +7,9 @@
 
 #include <stddef.h>
 
-#include "internal.h"
 #include <vmsim/wait.h>
+
+#include "internal.h"
 
 #define WRITER_LOCKED VS_RWSEM_WRITER_LOCKED
 #define WAITERS VS_RWSEM_FLAG_WAITERS

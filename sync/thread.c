@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/lockdep.h>
 #include <vmsim/rcu.h>
 #include <vmsim/wait.h>
+
+#include "internal.h"
 
 __thread int vs__tls_slot VS_TLS_IE = -1;
 
@@ -18,12 +19,6 @@ __thread int vs__tls_slot VS_TLS_IE = -1;
 static vs_atomic64_t slot_map;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-
-_Noreturn void vs__die(const char *what, int err)
-{
-	fprintf(stderr, "vmsim: %s: %s\n", what, strerror(err));
-	abort();
-}
 
 void vs__slot_lock_slow(vs__slot_lock_t *lock)
 {

@@ -4,8 +4,9 @@
 #include <errno.h>
 #include <sched.h>
 
+#include <vmsim/vcpu_annotate.h>
+
 #include "internal.h"
-#include <vmsim/vcpu.h>
 
 int vs_futex_wait(vs_atomic32_t *word, uint32_t val, int64_t timeout_ns)
 {

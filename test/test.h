@@ -28,9 +28,9 @@
 #include <vmsim/atomic.h>
 #include <vmsim/lockdep.h>
 #include <vmsim/rcu.h>
+#include <vmsim/slab.h>
 #include <vmsim/vcpu.h>
 #include <vmsim/wait.h>
-#include <vmsim/slab.h>
 
 /* Per test case; Check multiplies it by CK_TIMEOUT_MULTIPLIER. */
 #define VS_TEST_TIMEOUT 60

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <vmsim/vcpu_profile.h>
+
 #include "bench.h"
 #include "mf.h"
 

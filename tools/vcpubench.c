@@ -32,6 +32,7 @@
 #include <vmsim/vmsim.h>
 #include <vmsim/spinlock.h>
 #include <vmsim/vcpu.h>
+#include <vmsim/vcpu_cost.h>
 #include "bench.h"
 #include "vcpu_barrier.h"
 

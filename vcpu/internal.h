@@ -1,32 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vcpu/internal.h - the engine's state, shared by vcpu/vcpu.c (the
- * machine, the scheduler, blocking) and sync/rcu_vcpu.c (RCU on vCPUs).
- * Private to sync/.
+ * vcpu/internal.h - the engine's state and what its files share.
+ * Private to vcpu/: the layer above sees vcpu/client.h, the users
+ * vmsim/vcpu.h and vmsim/vcpu_annotate.h.
  *
  * The engine's own state is touched by one host thread, between events,
  * with plain accesses: never through vmsim/atomic.h, whose operations
- * are events themselves in the vCPU build.
+ * are events themselves in the vCPU build.  The engine includes nothing
+ * of vmsim but its own headers.
  */
-#ifndef VS_SYNC_VCPU_INTERNAL_H
-#define VS_SYNC_VCPU_INTERNAL_H
+#ifndef VS_VCPU_INTERNAL_H
+#define VS_VCPU_INTERNAL_H
 
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <vmsim/atomic.h>
 #include <vmsim/vcpu.h>
+#include <vmsim/vcpu_cost.h>
+
+#include "client.h"
 #include "names.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define VCPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VCPU_ASAN 1
+#endif
+#endif
+#ifdef VCPU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 /*
  * Contexts: a piece of work (spawned, or the entered host thread) runs
  * on a context of its own, bound to one vCPU; a vCPU runs one of its
  * contexts at a time.  Ids 0..VS__VCPU_WORKS-1 are for work, the last
- * VS__VCPU_DAEMONS for the engine's own (RCU callbacks, on vCPU 0).
+ * VS__VCPU_DAEMONS (vcpu/client.h) for the engine's clients' daemons
+ * (RCU callbacks, on vCPU 0).
  */
 #define VS__VCPU_WORKS VS_VCPU_MAX
-#define VS__VCPU_DAEMONS 1
-#define VS__VCPU_CONTEXTS (VS__VCPU_WORKS + VS__VCPU_DAEMONS)
 /* A context that others wait for on its vCPU runs at most this long
  * (virtual cycles) before it gives way: the scheduler's time slice. */
 #define VS__VCPU_SLICE 1000000
@@ -78,7 +92,7 @@ struct vs__poison;
 struct vs__mem;
 
 /* The memory models' vector clocks: an entry per work context below
- * VS__MEM_CLOCKS - 1, the last for the daemon (vcpu/memory.c). */
+ * VS__MEM_CLOCKS - 1, the last for the daemon (vcpu/memory_model.c). */
 #define VS__MEM_CLOCKS 16
 /* Stores a location keeps, for the relaxed model's loads to choose. */
 #define VS__MEM_HISTORY VS_VCPU_MEM_HISTORY
@@ -173,10 +187,47 @@ struct vs_machine {
 	struct vs__traced *trace;	/* VS_MACHINE_TRACE: this run's */
 	size_t ntrace, trace_cap;
 	int trace_lost;			/* one could not be kept */
-	void *rcu;			/* sync/rcu_vcpu.c's state */
-	void (*rcu_destroy)(struct vs_machine *m);
+	const struct vs__policy *policy;	/* from cfg.sched */
+	void *client[VS__VCPU_CLIENTS];	/* vs__vcpu_state() */
 	char report[8192];
 };
+
+/*
+ * How a machine decides who runs, from its scheduler: by the clocks
+ * (vcpu/runq.c, a scheduler without a choose function, the default) or
+ * at choice points (vcpu/choice.c).
+ */
+struct vs__policy {
+	/* Before @v's event @op on @addr, with others in the heap: @v to
+	 * go on, NULL to give way to whichever comes first, or the
+	 * context chosen to run first. */
+	struct vs__vcpu *(*before_event)(struct vs_machine *m,
+					 struct vs__vcpu *v, unsigned int op,
+					 const volatile void *addr);
+	/* After @stopped stopped (NULL: the run starts), the heap not
+	 * empty: the context to run. */
+	struct vs__vcpu *(*after_stop)(struct vs_machine *m,
+				       struct vs__vcpu *stopped);
+	/* A memory model's choice point of @kind at @v's event, with @nr
+	 * (2 or more) alternatives 0..@nr-1, 0 the default: the one taken. */
+	unsigned int (*memory)(struct vs_machine *m, struct vs__vcpu *v,
+			       enum vs_vcpu_choice_kind kind, unsigned int nr);
+	/* The clocks order events: an access that waited for its line
+	 * gives way again, and a trace's time is virtual time. */
+	int by_clock;
+};
+extern const struct vs__policy vs__clock_policy, vs__choice_policy;
+
+/* A memory model's choice point of @kind at @v's event, with @nr
+ * alternatives 0..@nr-1, 0 the default, as the machine's scheduler
+ * decides.  Return: the one taken. */
+static inline unsigned int vs__vcpu_choose_mem(struct vs_machine *m,
+					       struct vs__vcpu *v,
+					       enum vs_vcpu_choice_kind kind,
+					       unsigned int nr)
+{
+	return nr < 2 ? 0 : m->policy->memory(m, v, kind, nr);
+}
 
 /* Does taking another alternative than the default at @c count as a
  * preemption (struct vs_vcpu_decision.preempt)?  At a RUN choice where
@@ -196,6 +247,29 @@ static inline uint64_t vs__splitmix64(uint64_t *state)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
+
+/* The machine's next pseudo-random number (tie-breaks, the clock
+ * scheduler's memory choices). */
+static inline uint64_t vs__rng_next(struct vs_machine *m)
+{
+	return vs__splitmix64(&m->rng);
+}
+
+/* Fold context @id's event @op at virtual time @clock into the event
+ * hash (vs_machine_hash()). */
+static inline void vs__hash_event(struct vs_machine *m, unsigned int id,
+				  unsigned int op, uint64_t clock)
+{
+	uint64_t h = m->hash;
+
+	h = (h ^ (id | (uint64_t)op << 16)) * 0x100000001b3ull;
+	h = (h ^ clock) * 0x100000001b3ull;
+	m->hash = h;
+}
+
+/* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure
+ * of the engine. */
+_Noreturn void vs__vcpu_die(const char *what, int err);
 
 /* @arr, full with *@cap entries of @size bytes, grown to twice as many
  * (@first when it has none).  Return: the array, *@cap updated; NULL
@@ -261,7 +335,7 @@ void vs__vcpu_poison_reset(struct vs_machine *m, int destroy);
 void vs__vcpu_fail_freed(struct vs_machine *m, const volatile void *addr,
 			 unsigned int op, uint64_t seq, unsigned int by);
 
-/* vcpu/memory.c: the weak memory models, with m->mem set. */
+/* vcpu/memory_model.c: the weak memory models, with m->mem set. */
 
 /* Make, free, empty (before a run) the model of @m's configuration. */
 int vs__mem_create(struct vs_machine *m);
@@ -287,19 +361,6 @@ void vs__mem_stop(struct vs_machine *m, struct vs__vcpu *v);
 /* What happened in @from happens before what @to does next. */
 void vs__mem_sync(struct vs_machine *m, const struct vs__vcpu *from,
 		  const struct vs__vcpu *to);
-/* The running context executes a full fence (no event of its own). */
-void vs__mem_fence(struct vs_machine *m);
-/* Clocks that the engine's own synchronization passes along, emptied
- * with the model before each run (sync/rcu_vcpu.c's). */
-enum {
-	VS__MEM_RCU_READERS,	/* readers' sections, for grace periods */
-	VS__MEM_RCU_CALLS,	/* vs_call_rcu(), for the callbacks */
-	VS__MEM_RCU_RAN,	/* callbacks run, for rcu_barrier() */
-	VS__MEM_CELLS
-};
-/* The running context puts its clock into @cell, or takes @cell's. */
-void vs__mem_release(struct vs_machine *m, unsigned int cell);
-void vs__mem_acquire(struct vs_machine *m, unsigned int cell);
 /* The running context allocated [@addr, +@len) (relaxed: publication);
  * the range is nobody's again (back to the heap). */
 void vs__mem_alloc(struct vs_machine *m, const void *addr, size_t len);
@@ -310,19 +371,81 @@ void vs__vcpu_fail_unpublished(struct vs_machine *m,
 				const volatile void *addr, unsigned int op,
 				const char *by);
 
-/* vcpu/vcpu.c: a memory model's choice point of @kind at @v's event,
- * with @nr alternatives 0..@nr-1, 0 the default.  Return: the one
- * taken. */
-unsigned int vs__vcpu_choose_mem(struct vs_machine *m, struct vs__vcpu *v,
-				 enum vs_vcpu_choice_kind kind,
-				 unsigned int nr);
+/* vcpu/runq.c: the run queue. */
 
-/* Spawn a daemon vCPU (not waited for, not a deadlock when blocked). */
-int vs__machine_spawn_daemon(struct vs_machine *m, void (*fn)(void *),
-			     void *arg);
+/* Put @v into the heap (runnable, or asleep with a deadline), drawing
+ * its tie-break; take it out again. */
+void vs__heap_push(struct vs_machine *m, struct vs__vcpu *v);
+void vs__heap_remove(struct vs_machine *m, struct vs__vcpu *v);
+/* Give @v's vCPU to @v, or queue @v for it; @v is runnable at @now, of
+ * which the last @switch_cost cycles are a context switch. */
+void vs__make_runnable(struct vs_machine *m, struct vs__vcpu *v,
+		       uint64_t now, uint64_t switch_cost);
+/* @v leaves its vCPU (it blocked, finished or was preempted) at its
+ * clock: the next context waiting for the vCPU gets it. */
+void vs__cpu_release(struct vs_machine *m, struct vs__vcpu *v);
+/* The next context to run after @stopped stopped (NULL: the run
+ * starts), taken out of the heap, or NULL when none can run. */
+struct vs__vcpu *vs__take_next(struct vs_machine *m,
+			       struct vs__vcpu *stopped);
+/* The running context @v stops running (it blocked, its work ended
+ * (@dying) or its slice is over): run the next, or end the run. */
+void vs__run_next(struct vs_machine *m, struct vs__vcpu *v, int dying);
+/* Before @v's event @op on @addr: give way as the scheduler says. */
+void vs__yield(struct vs_machine *m, struct vs__vcpu *v, unsigned int op,
+	       const volatile void *addr);
 
+/* vcpu/context.c: contexts and switching between them. */
+
+/* Switch from @from (NULL: the host) to @to (NULL: the host); @from's
+ * work ended when @dying. */
+void vs__switch_to(struct vs_machine *m, struct vs__vcpu *from,
+		   struct vs__vcpu *to, int dying);
+/* Make idle context @v ready to run @fn(@arg) from the start, on a
+ * stack of @stack_size bytes (0: the default), made on first use.
+ * Return: 0, -ENOMEM. */
+int vs__context_make(struct vs__vcpu *v, size_t stack_size,
+		     void (*fn)(void *), void *arg);
+/* Free context @v's stack. */
+void vs__context_free(struct vs__vcpu *v);
+
+/* The futex queue of @word's bucket (a list by wait_next, FIFO); put
+ * @v, about to block on its wait_word, at its tail; take @v, blocked,
+ * off it. */
+struct vs__vcpu **vs__fq_head(struct vs_machine *m,
+			      const volatile void *word);
+void vs__fq_add(struct vs_machine *m, struct vs__vcpu *v);
+void vs__fq_del(struct vs_machine *m, struct vs__vcpu *v);
+
+/* vcpu/futex.c: sleeping and waking. */
+
+/* Wake up to @nr sleepers on @word, FIFO, at @now at the earliest.  No
+ * event: the caller accounts for it.  Return: how many woke. */
+int vs__wake(struct vs_machine *m, const volatile void *word, int nr,
+	     uint64_t now);
 /* Block the running vCPU on @word (no value check); wake with
- * vs__vcpu_futex_wake().  Return: 0, or -ETIMEDOUT. */
+ * vs__wake().  Return: 0, or -ETIMEDOUT. */
 int vs__vcpu_block(const volatile void *word, int64_t timeout_ns);
 
-#endif /* VS_SYNC_VCPU_INTERNAL_H */
+/* vcpu/work.c: work on a vCPU. */
+
+/* Start @fn(@arg) on idle context @v, bound to vCPU @cpu, at virtual
+ * time @clock.  Return: 0, -EBUSY, -ENOMEM. */
+int vs__start_work(struct vs_machine *m, struct vs__vcpu *v, unsigned int cpu,
+		   void (*fn)(void *), void *arg, uint64_t clock);
+
+/* vcpu/report.c: the machine's report. */
+
+/* Write the deadlock report: every context with work, what it waits
+ * on. */
+void vs__vcpu_report_deadlock(struct vs_machine *m);
+
+/* vcpu/client.c: the clients' hooks (vcpu/client.h), each client's in
+ * turn. */
+void vs__clients_context_end(int ctx, int dropped);
+size_t vs__clients_describe_context(int ctx, char *buf, size_t len);
+int vs__clients_describe_addr(uintptr_t addr, char *buf, size_t len);
+void vs__clients_abandon(void);
+void vs__clients_machine_end(struct vs_machine *m);
+
+#endif /* VS_VCPU_INTERNAL_H */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include <vmsim/vcpu.h>
+
 #include "internal.h"
 
 static const char b64[] =

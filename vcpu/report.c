@@ -13,13 +13,12 @@
  * Locking: the machine's host thread, between events.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sync/internal.h"
 #include "internal.h"
 
 /*
@@ -153,7 +152,7 @@ static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 	if (w <= 0)
 		w = static_name(a, buf, len);
 	if (w <= 0)
-		w = vs__lock_name_of(a, buf, len);
+		w = vs__clients_describe_addr(a, buf, len);
 	if (w > 0)
 		return (size_t)w;
 	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
@@ -294,7 +293,7 @@ size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
 	char name[160];
 	unsigned int i;
 
-	/* As the host: lockstat's reads are no events of the run. */
+	/* As the host: the clients' reads are no events of the run. */
 	vs__vcpu_cur = -1;
 	for (i = 0; i < VS__VCPU_WORKS && at < len - 1; i++) {
 		v = &m->v[i];
@@ -309,8 +308,9 @@ size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
 		}
 		at = put(m, at, "; holds: ");
 		if (at < len - 1)
-			at += vs__lockstat_held_of((int)i, m->report + at,
-						   len - at);
+			at += vs__clients_describe_context((int)i,
+							   m->report + at,
+							   len - at);
 		at = put(m, at, "\n");
 		if (v->nlog)
 			at = put(m, at, "   its last events (#: order in "
@@ -370,7 +370,7 @@ static void put_json(FILE *f, const char *s)
 static void trace_time(const struct vs_machine *m, const struct vs__traced *t,
 		       double *ts, double *dur)
 {
-	if (m->cfg.sched) {
+	if (!m->policy->by_clock) {
 		*ts = (double)t->seq + (t->op >= VS__TRACE_SLEEP ? 0.5 : 0);
 		*dur = 1;
 	} else {
@@ -441,7 +441,8 @@ int vs_machine_trace_write(struct vs_machine *m, const char *path)
 	for (k = 0; k < m->ntrace; k++)
 		trace_event(f, m, &m->trace[k]);
 	fprintf(f, "\n],\"otherData\":{\"time\":\"%s\",\"report\":\"",
-		m->cfg.sched ? "an event a microsecond, in the order they ran" :
+		!m->policy->by_clock ?
+		"an event a microsecond, in the order they ran" :
 		"virtual time");
 	put_json(f, m->report);
 	fputs("\"}}\n", f);
@@ -451,4 +452,46 @@ int vs_machine_trace_write(struct vs_machine *m, const char *path)
 	if (fclose(f) && !err)
 		err = -errno;
 	return err;
+}
+
+/* ---- a failed run ------------------------------------------------------- */
+
+int vs_machine_fail(const char *fmt, ...)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__vcpu *v = m ? m->cur : NULL;
+	size_t len = sizeof(m->report), at;
+	va_list ap;
+
+	if (!v || !fmt)
+		return -EINVAL;
+	at = (size_t)snprintf(m->report, len, "vcpu: failed: work %u on vCPU "
+			      "%u at virtual time %llu cycles: ", v->id,
+			      v->cpu, (unsigned long long)v->clock);
+	if (at < len) {
+		va_start(ap, fmt);
+		at += (size_t)vsnprintf(m->report + at, len - at, fmt, ap);
+		va_end(ap);
+	}
+	if (at < len - 1)
+		strcat(m->report, "\n");
+	(void)vs__vcpu_report_contexts(m, strlen(m->report));
+	m->failed = 1;
+	if (m->entered) {
+		fputs(m->report, stderr);
+		abort();
+	}
+	vs__switch_to(m, v, NULL, 0);
+	vs__vcpu_die("vcpu: a failed vCPU was resumed", EINVAL);
+}
+
+/* Write the deadlock report: every vCPU with work, what it waits on. */
+void vs__vcpu_report_deadlock(struct vs_machine *m)
+{
+	int at = snprintf(m->report, sizeof(m->report),
+			  "vcpu: deadlock: every vCPU with work is blocked "
+			  "(virtual time %llu cycles)\n",
+			  (unsigned long long)vs_machine_clock(m, -1));
+
+	(void)vs__vcpu_report_contexts(m, at < 0 ? 0 : (size_t)at);
 }

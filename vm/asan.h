@@ -33,7 +33,7 @@
 #endif
 
 #if VS_VCPU
-#include <vmsim/vcpu.h>
+#include <vmsim/vcpu_annotate.h>
 #define vs__poison_obj(p, n) (vs__poison((p), (n)), vs_vcpu_poison((p), (n)))
 #define vs__unpoison_obj(p, n) \
 	(vs__unpoison((p), (n)), vs_vcpu_unpoison((p), (n)))

@@ -7,6 +7,8 @@
  * the seam's (vmsim/atomic.h): asking is no event of the vCPU engine, so
  * that a run with injection off schedules exactly as one without it.
  */
+#include <vmsim/fail.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +17,7 @@
 #include <string.h>
 
 #include "../sync/internal.h"
-#include <vmsim/fail.h>
+#include "fail.h"
 
 #define CACHE_MAX 32
 

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include <vmsim/fail.h>
+#include "fail.h"
 
 int vs_file_create(struct vs_file **f, struct vs_page_pool *pool,
 		   size_t size, int mode)

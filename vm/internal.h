@@ -21,6 +21,8 @@
 #include <vmsim/file.h>
 #include <vmsim/mm.h>
 
+#include "fail.h"
+
 #define VS__PAGE_ALIGN(x) (((x) + VS_PAGE_SIZE - 1) & VS_PAGE_MASK)
 
 /*

@@ -15,9 +15,10 @@
  * no table (a fault that walks the range finds the same tables), and
  * the VMAs cannot change while the read lock is held.
  */
-#include "internal.h"
+#include <vmsim/vcpu_annotate.h>
+
 #include "../sync/internal.h"
-#include <vmsim/vcpu.h>
+#include "internal.h"
 
 #define MADV_NORMAL 0
 #define MADV_WILLNEED 3
@@ -66,7 +67,7 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 {
 	unsigned long end, alen;
 	int err;
-	/* A system call on a virtual CPU (vmsim/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || !madvise_valid(advice) || (addr & ~VS_PAGE_MASK))

@@ -10,13 +10,16 @@
  * spot keeps the model deterministic).  Mappings chosen top-down start
  * at mm->end, so they meet the heap only when the range is full.
  */
+#include <vmsim/mm.h>
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sync/internal.h"
-#include <vmsim/vcpu.h>
 #include <vmsim/thread.h>
+#include <vmsim/vcpu_annotate.h>
+
+#include "../sync/internal.h"
 #include "internal.h"
 
 #define DEFAULT_POOL_PAGES 4096

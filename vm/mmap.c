@@ -9,8 +9,9 @@
  */
 #include <stdlib.h>
 
+#include <vmsim/vcpu_annotate.h>
+
 #include "internal.h"
-#include <vmsim/vcpu.h>
 
 #define MAP_TYPE 0x0f
 #define MAP_SHARED_VALIDATE 0x03
@@ -127,7 +128,7 @@ int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
 int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 {
 	int err;
-	/* A system call on a virtual CPU (vmsim/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || (addr & ~VS_PAGE_MASK) || addr > mm->end ||
@@ -360,7 +361,7 @@ long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
 {
 	unsigned long vm_flags, pgoff, uoff = (unsigned long)off;
 	long ret;
-	/* A system call on a virtual CPU (vmsim/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	if (!mm || (uoff & ~VS_PAGE_MASK))

@@ -10,8 +10,9 @@
  * faults and upgrades them (the kernel may make some writable at once;
  * the difference is one fault).
  */
+#include <vmsim/vcpu_annotate.h>
+
 #include "internal.h"
-#include <vmsim/vcpu.h>
 
 #define PROT_SEM 0x8
 #define PROT_GROWSDOWN 0x01000000
@@ -130,7 +131,7 @@ int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len, int prot)
 {
 	int err, grows = prot & (PROT_GROWSDOWN | PROT_GROWSUP);
 	unsigned long end, bits;
-	/* A system call on a virtual CPU (vmsim/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	prot &= ~grows;

@@ -9,9 +9,10 @@
  * moves every VMA of the source range (remap_move), and an old_len of 0
  * duplicates a shared mapping (private ones: -EINVAL).
  */
-#include "internal.h"
+#include <vmsim/vcpu_annotate.h>
+
 #include "../sync/internal.h"
-#include <vmsim/vcpu.h>
+#include "internal.h"
 
 /*
  * Move the PTEs of [old, old + len) to [new, new + len), page by page
@@ -298,7 +299,7 @@ long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 	       size_t new_len, int flags, unsigned long new_addr)
 {
 	long ret;
-	/* A system call on a virtual CPU (vmsim/vcpu.h). */
+	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
 
 	old_len = VS__PAGE_ALIGN(old_len);

@@ -21,9 +21,10 @@
 
 #include <vmsim/spinlock.h>
 #include <vmsim/thread.h>
-#include <vmsim/vcpu.h>
+#include <vmsim/vcpu_annotate.h>
+
 #include "asan.h"
-#include <vmsim/fail.h>
+#include "fail.h"
 
 
 /*

@@ -17,7 +17,6 @@
  * ended, so nothing else can reach those children.
  */
 #include <vmsim/pgtable.h>
-#include <vmsim/vcpu.h>
 
 #include <assert.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 
 #include <vmsim/page.h>
 #include <vmsim/slab.h>
+#include <vmsim/vcpu_annotate.h>
 
 #define PTPAGE_BYTES \
 	((sizeof(struct vs_ptpage) + VS_PTPAGE_ALIGN - 1) & \

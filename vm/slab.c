@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sync/internal.h"
 #include <vmsim/rcu.h>
-#include <vmsim/vcpu.h>
+#include <vmsim/vcpu_annotate.h>
+
+#include "../sync/internal.h"
 #include "asan.h"
-#include <vmsim/fail.h>
+#include "fail.h"
 
 #ifdef VS__ASAN
 #define KMEM_QUARANTINE 1
@@ -127,7 +128,7 @@ static size_t chunk_objs(const struct vs_kmem_cache *c)
 
 /*
  * Name the shared part of @c (its lock and the list behind it, one line)
- * for the hot lines of the virtual CPUs (vmsim/vcpu.h).  At every grow,
+ * for the hot lines of the virtual CPUs (vmsim/vcpu_annotate.h).  At every grow,
  * not once: a static cache outlives the machine that first grew it.
  */
 static void name_shared(struct vs_kmem_cache *c)
@@ -361,6 +362,7 @@ static struct kept {
 	long nr;
 } *kept;
 
+/* A hook of the test library's explorations (test/hooks.h). */
 long vs__kmem_caches_reset(int abandoned)
 {
 	struct vs_kmem_cache_stats st;

@@ -10,10 +10,11 @@
  * neighbour already erased); it then falls back to the mmap_lock, which
  * the writer holds, as it does for any miss.
  */
-#include "../sync/internal.h"
-#include <vmsim/vcpu.h>
-#include "internal.h"
 #include <vmsim/slab.h>
+#include <vmsim/vcpu_annotate.h>
+
+#include "../sync/internal.h"
+#include "internal.h"
 
 static struct vs_kmem_cache anon_vma_cache =
 	VS_KMEM_CACHE_INIT("anon_vma", sizeof(struct vs_anon_vma),

@@ -37,16 +37,18 @@
  * child pointers below it need no further ordering: they are read with
  * vs_read_once() only so that they are atomic accesses.
  */
+#include <vmsim/vma_tree.h>
+
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <vmsim/atomic.h>
-#include "../sync/internal.h"
 #include <vmsim/rcu.h>
 #include <vmsim/slab.h>
-#include <vmsim/vma_tree.h>
+
+#include "../sync/internal.h"
 
 /* Most entries of a leaf, children of an internal node. */
 #define VT_FAN 16U
@@ -902,6 +904,7 @@ static unsigned int vt_height_bound(unsigned long n)
 	return h;
 }
 
+/* Test hooks (test/hooks.h). */
 int vs__vma_tree_check(struct vs_vma_tree *t)
 {
 	struct vt_check c = { 0, 0, 0, 0 };
@@ -924,11 +927,6 @@ int vs__vma_tree_height(struct vs_vma_tree *t)
 	struct vs__vt_node *root = t ? vs_read_once(&t->root) : NULL;
 
 	return root ? root->level + 1 : 0;
-}
-
-unsigned long vs__vma_tree_node_size(void)
-{
-	return VT_LEAF_SIZE;
 }
 
 long vs__vma_tree_live_nodes(void)

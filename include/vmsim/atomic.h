@@ -13,65 +13,22 @@
  * operations without a suffix are fully ordered; _relaxed, _acquire and
  * _release variants say what they order.
  */
-#ifndef VS_SYNC_ATOMIC_H
-#define VS_SYNC_ATOMIC_H
+#ifndef VMSIM_ATOMIC_H
+#define VMSIM_ATOMIC_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vcpu_annotate.h"
+
 /*
  * The vCPU seam.  In the vCPU build (VS_VCPU=1, libvmsim-vcpu) every
- * operation below is first an event of the engine (vmsim/vcpu.h) when the
- * caller runs on a vCPU: the engine charges its cost and may run an
- * earlier vCPU before the operation takes place.  In the native build
- * VS__EV() is nothing at all.
+ * operation below is first an event of the engine
+ * (vmsim/vcpu_annotate.h) when the caller runs on a vCPU.  In the native
+ * build VS__EV() is nothing at all.
  */
-#ifndef VS_VCPU
-#define VS_VCPU 0	/* 1 in the vCPU build (libvmsim-vcpu) */
-#endif
-
-/**
- * enum vs_vcpu_op - what a seam operation does to memory
- * @VS_VCPU_LOAD: a load (vs_read_once, vs_load_acquire)
- * @VS_VCPU_STORE: a store (vs_write_once, vs_store_release)
- * @VS_VCPU_RMW: a read-modify-write, successful or not
- * @VS_VCPU_FENCE: a full fence (vs_smp_mb)
- * @VS_VCPU_RELAX: vs_cpu_relax() in a spin loop
- * @VS_VCPU_ORDER: a one-way fence (vs_smp_rmb, vs_smp_wmb): no
- *	instruction on x86-64, whose loads are not reordered with loads
- *	nor stores with stores, so the cost model charges it nothing
- */
-enum vs_vcpu_op {
-	VS_VCPU_LOAD,
-	VS_VCPU_STORE,
-	VS_VCPU_RMW,
-	VS_VCPU_FENCE,
-	VS_VCPU_RELAX,
-	VS_VCPU_ORDER,
-};
-
-/* Private: the running context's id (vs_vcpu_self(), not its vCPU's
- * number), -1 on a host thread (vcpu/vcpu.c). */
-extern int vs__vcpu_cur;
-
-/*
- * VS__CODE(op, mo, size) - an event's code: its enum vs_vcpu_op, and for
- * the memory models (vcpu/memory.c) the C11 memory_order plus one
- * and the access's size in bytes; an event without them (a size of 0)
- * is charged but not modelled.
- */
-#define VS__CODE(op, mo, size) \
-	((unsigned int)(op) | ((unsigned int)(mo) + 1) << 4 | \
-	 (unsigned int)(size) << 8)
-
-/* Private: set by an event whose access a memory model must see done
- * (vcpu/memory.c); @stored says whether the access stored. */
-extern int vs__vcpu_post;
-void vs__vcpu_done(int stored);
-
 #if VS_VCPU
-void vs__vcpu_event(const volatile void *addr, unsigned int code);
 #define VS__EV(p, op) VS__EVC((p), (op))
 #define VS__EVC(p, code) \
 	(__builtin_expect(vs__vcpu_cur >= 0, 0) ? \
@@ -89,7 +46,7 @@ void vs__vcpu_event(const volatile void *addr, unsigned int code);
  * (vs_write_once(&x, vs_read_once(&y) + 1)) then takes its event before
  * this one, and a choice point lies between the two, as between the two
  * instructions on a CPU.  After the access, VS__DONE() lets a memory
- * model (vcpu/memory.c) see its result.
+ * model (vcpu/memory_model.c) see its result.
  */
 #define VS__OP_P(p, op, mo, fn, ...) \
 	VS__OP_P_(__COUNTER__, p, op, mo, fn, __VA_ARGS__)
@@ -508,4 +465,4 @@ static inline void vs_smp_mb_heavy(void)
 		vs_smp_mb();
 }
 
-#endif /* VS_SYNC_ATOMIC_H */
+#endif /* VMSIM_ATOMIC_H */

@@ -12,8 +12,8 @@
  * cannot starve it; writers can starve readers.  Readers must unlock on
  * the thread that locked.
  */
-#ifndef VS_SYNC_BRLOCK_H
-#define VS_SYNC_BRLOCK_H
+#ifndef VMSIM_BRLOCK_H
+#define VMSIM_BRLOCK_H
 
 #include "atomic.h"
 #include "common.h"
@@ -134,4 +134,4 @@ VS_EXTERN void vs_br_write_unlock(struct vs_brlock *br);
  */
 VS_EXTERN void vs_br_downgrade_write(struct vs_brlock *br);
 
-#endif /* VS_SYNC_BRLOCK_H */
+#endif /* VMSIM_BRLOCK_H */

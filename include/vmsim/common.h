@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* vmsim/common.h - export marker shared by every public header. */
-#ifndef VS_SYNC_COMMON_H
-#define VS_SYNC_COMMON_H
+#ifndef VMSIM_COMMON_H
+#define VMSIM_COMMON_H
 
 #include <errno.h>
 
@@ -21,4 +21,4 @@
  */
 #define VS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#endif /* VS_SYNC_COMMON_H */
+#endif /* VMSIM_COMMON_H */

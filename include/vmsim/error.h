@@ -6,8 +6,8 @@
  * on success and a negative errno on failure.  VS_ERRNO_MAP lists the
  * codes vmsim returns, with the message vs_strerror() gives for each.
  */
-#ifndef VS_SYNC_ERROR_H
-#define VS_SYNC_ERROR_H
+#ifndef VMSIM_ERROR_H
+#define VMSIM_ERROR_H
 
 #include <errno.h>
 
@@ -55,4 +55,4 @@ VS_EXTERN const char *vs_strerror(int err);
  */
 VS_EXTERN const char *vs_err_name(int err);
 
-#endif /* VS_SYNC_ERROR_H */
+#endif /* VMSIM_ERROR_H */

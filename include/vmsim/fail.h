@@ -27,8 +27,8 @@
  * process-wide, and not an event of the vCPU engine: on vCPUs the nth
  * allocation is the nth the schedule makes.
  */
-#ifndef VS_VM_FAIL_H
-#define VS_VM_FAIL_H
+#ifndef VMSIM_FAIL_H
+#define VMSIM_FAIL_H
 
 #include <stdint.h>
 
@@ -122,35 +122,4 @@ VS_EXTERN unsigned long vs_fail_injected(void);
  */
 VS_EXTERN unsigned long vs_fail_injected_here(void);
 
-/* Private: should this allocation of @kind (from cache @name) fail? */
-VS_EXTERN int vs__fail_alloc_slow(unsigned int kind, const char *name);
-extern VS_EXTERN unsigned int vs__fail_kinds;
-
-/*
- * Private: vs__fail_nofail(1) raises, vs__fail_nofail(-1) lowers (0 is
- * neither); while raised, the calling thread's (on vCPUs: vCPU's)
- * allocations are never made to fail: those the kernel makes with
- * __GFP_NOFAIL or has preallocated, which vm/ retries until they
- * succeed (failslab skips __GFP_NOFAIL the same way).  Sections nest.
- * Context: any; each raise lowered by the same thread or vCPU.
- */
-VS_EXTERN void vs__fail_nofail(int n);
-
-/**
- * vs__fail_alloc - should this allocation fail?
- * @kind: VS_FAIL_SLAB or VS_FAIL_PAGE
- * @name: the cache's name, or NULL for a page
- *
- * Context: any allocator of vm/.
- * Return: 1 to fail it.
- */
-static inline int vs__fail_alloc(unsigned int kind, const char *name)
-{
-	/* Acquire: pairs with vs_fail_set()'s release of the kinds. */
-	if (vs_likely(!(__atomic_load_n(&vs__fail_kinds, __ATOMIC_ACQUIRE) &
-			kind)))
-		return 0;
-	return vs__fail_alloc_slow(kind, name);
-}
-
-#endif /* VS_VM_FAIL_H */
+#endif /* VMSIM_FAIL_H */

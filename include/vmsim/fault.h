@@ -42,8 +42,8 @@
  * cases, the PTL helpers, the install) are in vmsim/memory.h, for a
  * strategy of one's own (vs_fault_strategy_register()).
  */
-#ifndef VS_FAULT_FAULT_H
-#define VS_FAULT_FAULT_H
+#ifndef VMSIM_FAULT_H
+#define VMSIM_FAULT_H
 
 #include <stddef.h>
 
@@ -431,4 +431,4 @@ VS_EXTERN int vs_read(struct vs_mm *mm, unsigned long addr, void *buf,
 VS_EXTERN int vs_write(struct vs_mm *mm, unsigned long addr,
 		       const void *buf, size_t len);
 
-#endif /* VS_FAULT_FAULT_H */
+#endif /* VMSIM_FAULT_H */

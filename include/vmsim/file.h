@@ -16,8 +16,8 @@
  * The page cache holds one reference on each of its pages; a PTE that
  * maps one holds another, and a mapcount.
  */
-#ifndef VS_VM_FILE_H
-#define VS_VM_FILE_H
+#ifndef VMSIM_FILE_H
+#define VMSIM_FILE_H
 
 #include <fcntl.h>
 #include <stddef.h>
@@ -108,4 +108,4 @@ VS_EXTERN void vs_file_get(struct vs_file *f);
  */
 VS_EXTERN void vs_file_put(struct vs_file *f);
 
-#endif /* VS_VM_FILE_H */
+#endif /* VMSIM_FILE_H */

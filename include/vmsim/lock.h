@@ -14,15 +14,15 @@
  * brlock and prwlock readers must unlock on the thread that locked.
  * A lock belongs to a class (vmsim/lockstat.h) for statistics.
  */
-#ifndef VS_SYNC_LOCK_H
-#define VS_SYNC_LOCK_H
+#ifndef VMSIM_LOCK_H
+#define VMSIM_LOCK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "atomic.h"
 #include "common.h"
-#include "lockdep.h"
+#include "lockdep_annotate.h"
 #include "lockstat.h"
 
 struct vs_lock;
@@ -182,9 +182,6 @@ VS_EXTERN const struct vs_lock_ops *vs_lock_kind_ops(const char *name);
  */
 VS_EXTERN int vs_lock_kind_register(const struct vs_lock_ops *ops);
 
-/* Private: point every lock at the hooked table (@on) or at its kind's. */
-VS_EXTERN void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on);
-
 /*
  * The operations, on a lock set up with vs_lock_init() and not yet
  * destroyed.  Lock calls may sleep; unlock, trylock and downgrade never
@@ -326,4 +323,4 @@ static inline void vs_lock_downgrade_write(struct vs_lock *lock)
 	vs_read_once(&lock->ops)->downgrade_write(lock);
 }
 
-#endif /* VS_SYNC_LOCK_H */
+#endif /* VMSIM_LOCK_H */

@@ -17,8 +17,8 @@
  * of the downgrade, which ends a write hold and starts a read hold).  A bounce is an acquisition by a different thread slot than the
  * previous acquisition of the same lock: the lock's cache line moved.
  */
-#ifndef VS_SYNC_LOCKSTAT_H
-#define VS_SYNC_LOCKSTAT_H
+#ifndef VMSIM_LOCKSTAT_H
+#define VMSIM_LOCKSTAT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -207,4 +207,4 @@ VS_EXTERN int vs_lockstat_print(FILE *out);
  */
 VS_EXTERN void vs_lock_trace_set(const struct vs_lock_trace *trace);
 
-#endif /* VS_SYNC_LOCKSTAT_H */
+#endif /* VMSIM_LOCKSTAT_H */

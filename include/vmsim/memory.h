@@ -35,8 +35,8 @@
  * maps a page other than the zero page holds one reference, one
  * mapcount and one count of the mm's RSS (vs_add_mm_counter()).
  */
-#ifndef VS_FAULT_MEMORY_H
-#define VS_FAULT_MEMORY_H
+#ifndef VMSIM_MEMORY_H
+#define VMSIM_MEMORY_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -354,4 +354,4 @@ VS_EXTERN int vs_do_fault(struct vs_vm_fault *vmf);
  */
 VS_EXTERN int vs_do_wp_page(struct vs_vm_fault *vmf);
 
-#endif /* VS_FAULT_MEMORY_H */
+#endif /* VMSIM_MEMORY_H */

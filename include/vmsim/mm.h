@@ -25,8 +25,8 @@
  * order the locks nest in: docs/locking.md.  A build with lockdep
  * (VS_LOCKDEP=ON) checks them: see the assertions below.
  */
-#ifndef VS_VM_MM_H
-#define VS_VM_MM_H
+#ifndef VMSIM_MM_H
+#define VMSIM_MM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -726,4 +726,4 @@ VS_EXTERN unsigned long vs_brk(struct vs_mm *mm, unsigned long brk);
  */
 VS_EXTERN int vs_mm_dump(struct vs_mm *mm, FILE *out);
 
-#endif /* VS_VM_MM_H */
+#endif /* VMSIM_MM_H */

@@ -21,8 +21,8 @@
  * Under AddressSanitizer the frame of a free page is poisoned, so a
  * store through a stale page->data is reported.
  */
-#ifndef VS_VM_PAGE_H
-#define VS_VM_PAGE_H
+#ifndef VMSIM_PAGE_H
+#define VMSIM_PAGE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -305,4 +305,4 @@ static inline int vs_page_test_flags(struct vs_page *page, uint32_t f)
 	return (vs_read_once(&page->flags) & f) != 0;
 }
 
-#endif /* VS_VM_PAGE_H */
+#endif /* VMSIM_PAGE_H */

@@ -16,8 +16,8 @@
  * readers (a new writer can take the lock before readers woken by the
  * last one get in); readers cannot starve a writer.
  */
-#ifndef VS_SYNC_PERCPU_RWSEM_H
-#define VS_SYNC_PERCPU_RWSEM_H
+#ifndef VMSIM_PERCPU_RWSEM_H
+#define VMSIM_PERCPU_RWSEM_H
 
 #include "atomic.h"
 #include "common.h"
@@ -224,4 +224,4 @@ VS_EXTERN void vs_percpu_up_write(struct vs_percpu_rwsem *sem);
  */
 VS_EXTERN void vs_percpu_downgrade_write(struct vs_percpu_rwsem *sem);
 
-#endif /* VS_SYNC_PERCPU_RWSEM_H */
+#endif /* VMSIM_PERCPU_RWSEM_H */

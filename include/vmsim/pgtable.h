@@ -28,8 +28,8 @@
  * that a walker that takes the PTL and rereads the PMD entry knows
  * whether the table is still live.
  */
-#ifndef VS_VM_PGTABLE_H
-#define VS_VM_PGTABLE_H
+#ifndef VMSIM_PGTABLE_H
+#define VMSIM_PGTABLE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -546,4 +546,4 @@ VS_EXTERN int vs_pgtable_walk(struct vs_pgtable *pt, unsigned long start,
  */
 VS_EXTERN size_t vs_pgtable_pages(struct vs_pgtable *pt);
 
-#endif /* VS_VM_PGTABLE_H */
+#endif /* VMSIM_PGTABLE_H */

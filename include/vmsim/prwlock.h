@@ -16,8 +16,8 @@
  * A stream of readers cannot starve a writer; writers can starve
  * readers.  Readers must unlock on the thread that locked.
  */
-#ifndef VS_SYNC_PRWLOCK_H
-#define VS_SYNC_PRWLOCK_H
+#ifndef VMSIM_PRWLOCK_H
+#define VMSIM_PRWLOCK_H
 
 #include "atomic.h"
 #include "common.h"
@@ -136,4 +136,4 @@ VS_EXTERN void vs_prw_write_unlock(struct vs_prwlock *rw);
  */
 VS_EXTERN void vs_prw_downgrade_write(struct vs_prwlock *rw);
 
-#endif /* VS_SYNC_PRWLOCK_H */
+#endif /* VMSIM_PRWLOCK_H */

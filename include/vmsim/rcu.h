@@ -11,12 +11,12 @@
  * vs_rcu_read_lock() and vs_rcu_read_unlock() are inline, built on
  * liburcu's inline (LGPL static) read side.
  */
-#ifndef VS_SYNC_RCU_H
-#define VS_SYNC_RCU_H
+#ifndef VMSIM_RCU_H
+#define VMSIM_RCU_H
 
 #include "common.h"
 #include <vmsim/config.h>
-#include "lockdep.h"
+#include "lockdep_annotate.h"
 #include "thread.h"
 
 /*
@@ -27,9 +27,9 @@
  * nesting, grace periods in virtual time, no liburcu.
  */
 #if VS_VCPU
-VS_EXTERN void vs__vcpu_rcu_read_lock(void);
-VS_EXTERN void vs__vcpu_rcu_read_unlock(void);
-VS_EXTERN int vs__vcpu_rcu_read_ongoing(void);
+void vs__vcpu_rcu_read_lock(void);
+void vs__vcpu_rcu_read_unlock(void);
+int vs__vcpu_rcu_read_ongoing(void);
 #define vs__urcu_read_lock vs__vcpu_rcu_read_lock
 #define vs__urcu_read_unlock vs__vcpu_rcu_read_unlock
 #define vs__urcu_read_ongoing vs__vcpu_rcu_read_ongoing
@@ -282,4 +282,4 @@ VS_EXTERN void vs_rcu_thread_offline(void);
  */
 VS_EXTERN void vs_rcu_thread_online(void);
 
-#endif /* VS_SYNC_RCU_H */
+#endif /* VMSIM_RCU_H */

@@ -21,12 +21,12 @@
  * Read locks are not recursive (a queued writer deadlocks a reader that
  * locks again), exactly as in the kernel.
  */
-#ifndef VS_SYNC_RWSEM_H
-#define VS_SYNC_RWSEM_H
+#ifndef VMSIM_RWSEM_H
+#define VMSIM_RWSEM_H
 
 #include "atomic.h"
 #include "common.h"
-#include "lockdep.h"
+#include "lockdep_annotate.h"
 #include "spinlock.h"
 
 /* The count word (struct vs_rwsem.count), as the kernel's rwsem.c. */
@@ -199,4 +199,4 @@ static inline int vs_rwsem_is_write_locked(struct vs_rwsem *sem)
 	return (vs_read_once(&sem->count) & VS_RWSEM_WRITER_LOCKED) != 0;
 }
 
-#endif /* VS_SYNC_RWSEM_H */
+#endif /* VMSIM_RWSEM_H */

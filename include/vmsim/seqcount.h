@@ -12,11 +12,11 @@
  * no lockdep) but keep the kernel's names so call sites read the same;
  * __ variants omit the barrier and say who provides it.
  */
-#ifndef VS_SYNC_SEQCOUNT_H
-#define VS_SYNC_SEQCOUNT_H
+#ifndef VMSIM_SEQCOUNT_H
+#define VMSIM_SEQCOUNT_H
 
 #include "atomic.h"
-#include "lockdep.h"
+#include "lockdep_annotate.h"
 
 /* A planted-bug build (sync/broken.def; VS_BROKEN_ID on the command line,
  * the source tree on the include path) compiles its bug into every file
@@ -287,4 +287,4 @@ static inline void vs_raw_write_seqcount_latch(vs_seqcount_t *s)
 	vs_smp_wmb();
 }
 
-#endif /* VS_SYNC_SEQCOUNT_H */
+#endif /* VMSIM_SEQCOUNT_H */

@@ -30,8 +30,8 @@
  *
  * Lock order: a magazine's lock, then the cache's lock.
  */
-#ifndef VS_VM_SLAB_H
-#define VS_VM_SLAB_H
+#ifndef VMSIM_SLAB_H
+#define VMSIM_SLAB_H
 
 #include <stddef.h>
 
@@ -175,27 +175,4 @@ VS_EXTERN struct vs_kmem_cache *vs_kmem_cache_next(struct vs_kmem_cache *c);
  */
 VS_EXTERN int vs_kmem_cache_destroy(struct vs_kmem_cache *c);
 
-/**
- * vs__kmem_caches_reset - every cache back to empty, so that a run on a
- * new virtual machine does not depend on the runs before it (for
- * vs_explore(): the number of events an allocation takes depends on
- * what the cache holds)
- * @abandoned: the last run failed, its contexts abandoned where they
- *	       stood (vs_machine_run()): its objects are never freed and
- *	       the caches' locks may be held.  Each cache is then emptied
- *	       without a lock and without waiting; the chunks that hold
- *	       objects still allocated are kept, never reused (whatever
- *	       points into them stays valid memory).  Otherwise RCU frees
- *	       are flushed (vs_rcu_barrier()) and each cache with no object
- *	       out is emptied (its chunks freed); a cache with objects out
- *	       is left as it is
- *
- * Context: the host thread, no machine running, no other thread using
- * vm/; with @abandoned, no object made before the abandoned run may be
- * freed afterwards (the free would find no room: the process aborts,
- * saying so).
- * Return: the objects still out in the caches left as they were.
- */
-VS_EXTERN long vs__kmem_caches_reset(int abandoned);
-
-#endif /* VS_VM_SLAB_H */
+#endif /* VMSIM_SLAB_H */

@@ -8,12 +8,12 @@
  * Tricky"): 0 unlocked, 1 locked, 2 locked with possible sleepers.
  * Not recursive, not fair.
  */
-#ifndef VS_SYNC_SPINLOCK_H
-#define VS_SYNC_SPINLOCK_H
+#ifndef VMSIM_SPINLOCK_H
+#define VMSIM_SPINLOCK_H
 
 #include "atomic.h"
 #include "common.h"
-#include "lockdep.h"
+#include "lockdep_annotate.h"
 
 /**
  * struct vs_spinlock - a short lock (vs_spinlock_t)
@@ -131,4 +131,4 @@ static inline int vs_spin_is_locked(vs_spinlock_t *lock)
 	return vs_read_once(&lock->state) != 0;
 }
 
-#endif /* VS_SYNC_SPINLOCK_H */
+#endif /* VMSIM_SPINLOCK_H */

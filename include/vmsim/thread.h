@@ -13,8 +13,8 @@
  * early.  A thread must not detach while it holds a
  * lock or is inside an RCU read-side critical section.
  */
-#ifndef VS_SYNC_THREAD_H
-#define VS_SYNC_THREAD_H
+#ifndef VMSIM_THREAD_H
+#define VMSIM_THREAD_H
 
 #include <stddef.h>
 
@@ -22,7 +22,7 @@
 #include "common.h"
 
 #if VS_VCPU
-#define VS_NR_SLOTS 256	/* vCPU build: context i owns slot i */
+#define VS_NR_SLOTS VS_VCPU_MAX	/* vCPU build: context i owns slot i */
 #else
 #define VS_NR_SLOTS 64	/* slots that a thread owns alone */
 #endif
@@ -50,9 +50,6 @@ VS_EXTERN int vs_thread_attach(void);
  * Context: holds no lock, outside any RCU read-side critical section.
  */
 VS_EXTERN void vs_thread_detach(void);
-
-/* Private: contexts below it own a slot (vs_machine_config.own_slots). */
-extern int vs__vcpu_own_slots;
 
 /* Private: the slot and attach state of the calling thread. */
 extern VS_EXTERN __thread int vs__tls_slot VS_TLS_IE;
@@ -149,4 +146,4 @@ static inline void vs__slot_unlock(vs__slot_lock_t *lock)
 	vs_store_release(lock, 0);
 }
 
-#endif /* VS_SYNC_THREAD_H */
+#endif /* VMSIM_THREAD_H */

@@ -77,8 +77,8 @@
  * feature this needs is missing); vs_strerror() of either says what to
  * do.
  */
-#ifndef VS_FAULT_UFFD_H
-#define VS_FAULT_UFFD_H
+#ifndef VMSIM_UFFD_H
+#define VMSIM_UFFD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -300,4 +300,4 @@ VS_EXTERN int vs_uffd_mode_parse(const char *name);
  */
 VS_EXTERN const char *vs_uffd_mode_name(int mode);
 
-#endif /* VS_FAULT_UFFD_H */
+#endif /* VMSIM_UFFD_H */

@@ -17,8 +17,9 @@
  * events, bit for bit (vs_machine_hash()).
  *
  * Which vCPU runs at each event is the scheduler's choice
- * (struct vs_vcpu_sched_ops): by default the earliest clock, ties
- * broken by a PRNG seeded from the configuration.
+ * (struct vs_vcpu_sched_ops): by default vs_vcpu_sched_clock, the
+ * earliest clock, ties broken by a PRNG seeded from the configuration;
+ * the exploring schedulers decide at choice points instead.
  *
  * In the native build the engine still exists (tests of the engine
  * itself), but the seams do not call it.
@@ -26,14 +27,14 @@
  * Locking: a machine belongs to the host thread that runs it; none of
  * these functions may be called from another host thread meanwhile.
  */
-#ifndef VS_SYNC_VCPU_H
-#define VS_SYNC_VCPU_H
+#ifndef VMSIM_VCPU_H
+#define VMSIM_VCPU_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "atomic.h"
 #include "common.h"
+#include "vcpu_annotate.h"
 #include "vcpu_profile.h"
 
 struct vs_machine;
@@ -128,20 +129,21 @@ struct vs_vcpu_decision {
 /**
  * struct vs_vcpu_sched_ops - who runs next
  * @name: for messages
- * @init: make the scheduler's state for the machine @cfg describes
- *        (its seed, its vs_machine_config.sched_arg); 0 or a negative
- *        errno, which vs_machine_create() returns
+ * @init: NULL, or make the scheduler's state for the machine @cfg
+ *        describes (its seed, its vs_machine_config.sched_arg); 0 or a
+ *        negative errno, which vs_machine_create() returns
  * @choose: at choice point @c, the index in @c->cand of the context to
  *          run, below @c->nr.  Called once per choice point, only where
- *          there are two or more alternatives
+ *          there are two or more alternatives.  NULL: the scheduler
+ *          does not choose, and virtual time decides, as with
+ *          vs_vcpu_sched_clock
  * @end: NULL, or called when a run ends (vs_machine_run() returns or
  *       vs_machine_leave()): 0, or a negative errno that the run
  *       returns instead of its own (a replay that did not fit)
- * @fini: free the state
+ * @fini: NULL, or free the state
  *
- * A NULL ops pointer means the engine's own: the earliest clock, ties
- * broken by the seeded PRNG.  With a scheduler, virtual time is still
- * charged but does not decide who runs.
+ * With a scheduler that chooses, virtual time is still charged but
+ * does not decide who runs.
  */
 struct vs_vcpu_sched_ops {
 	const char *name;
@@ -151,6 +153,16 @@ struct vs_vcpu_sched_ops {
 	int (*end)(void *state, struct vs_machine *m);
 	void (*fini)(void *state);
 };
+
+/**
+ * vs_vcpu_sched_clock - the default (a NULL vs_machine_config.sched):
+ * virtual time decides.  Before every event the context with the
+ * earliest clock runs, ties broken by the machine's PRNG (seeded with
+ * vs_machine_config.seed), and a sleeper whose deadline is earliest
+ * times out; a memory model's choices are drawn from the same PRNG.
+ * There are no choice points and no decisions to record.
+ */
+VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_clock;
 
 /**
  * vs_vcpu_sched_random - at every choice point, any alternative,
@@ -275,7 +287,7 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  *            CPU i of the profile, as Linux numbers it)
  * @seed: the PRNG seed (tie-breaks, the scheduler's choices)
  * @stack_size: bytes per vCPU stack, 0 for 256 KiB
- * @sched: the scheduler, NULL for the earliest clock
+ * @sched: the scheduler, NULL for vs_vcpu_sched_clock
  * @sched_arg: the scheduler's parameter (struct vs_vcpu_replay for
  *	       vs_vcpu_sched_replay), or NULL
  * @max_events: 0, or the most seam events a run may take: past it the
@@ -530,25 +542,6 @@ VS_EXTERN int vs_machine_join(struct vs_machine *m, unsigned int work);
 VS_EXTERN int vs_machine_pick_vcpu(struct vs_machine *m);
 
 /**
- * enum vs_vcpu_work - work the model does outside the seams, charged
- * from the machine's profile
- * @VS_VCPU_CLEAR: clearing @bytes (a page): the core's bandwidth, the
- *                 socket's memory bandwidth shared with the other
- *                 vCPUs clearing at that moment
- * @VS_VCPU_COPY: copying @bytes
- * @VS_VCPU_FAULT: a page fault's entry and exit
- * @VS_VCPU_SYSCALL: a system call's entry and exit
- * @VS_VCPU_WORK_NR: the number of kinds
- */
-enum vs_vcpu_work {
-	VS_VCPU_CLEAR,
-	VS_VCPU_COPY,
-	VS_VCPU_FAULT,
-	VS_VCPU_SYSCALL,
-	VS_VCPU_WORK_NR,
-};
-
-/**
  * struct vs_machine_stats - counters of one vCPU, or of the machine
  * @cycles: how far the clocks of the contexts bound to the vCPU advanced
  *	from the virtual time their work started: every cycle charged, and
@@ -721,22 +714,6 @@ VS_EXTERN uint64_t vs_machine_clock(struct vs_machine *m, int cpu);
  */
 VS_EXTERN unsigned int vs_machine_nr_vcpus(struct vs_machine *m);
 
-/* ---- for the seams and the code that runs on vCPUs ---------------------- */
-
-/**
- * vs_vcpu_self - the context the caller runs on
- *
- * A context is a piece of work (its id is what vs_machine_spawn()
- * returned; vs_machine_run()'s and vs_machine_enter()'s is 0) or the
- * engine's own daemon: not the vCPU's number, which vs_machine_stats()
- * and the cost model use.
- *
- * Context: any.
- * Return: the context's id, or -1 outside every machine (a host
- * thread).
- */
-VS_EXTERN int vs_vcpu_self(void);
-
 /**
  * vs_vcpu_machine - the machine the caller runs on
  *
@@ -744,113 +721,6 @@ VS_EXTERN int vs_vcpu_self(void);
  * Return: the machine, or NULL on a host thread.
  */
 VS_EXTERN struct vs_machine *vs_vcpu_machine(void);
-
-/**
- * vs_vcpu_now_ns - virtual nanoseconds of the calling vCPU
- *
- * Context: a vCPU.
- * Return: its clock converted with the profile's frequency.
- */
-VS_EXTERN uint64_t vs_vcpu_now_ns(void);
-
-/**
- * vs_vcpu_charge - charge the calling vCPU @cycles of work that does not
- * pass through the seams
- * @cycles: the cost
- *
- * Context: a vCPU; nothing happens on a host thread.
- */
-VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
-
-/**
- * vs_vcpu_work - charge the calling vCPU for @what
- * @what: the kind of work
- * @addr: the memory it clears, for VS_VCPU_CLEAR (NULL: unknown, taken
- *	as not cached; see vs_coherence_charge_clear()); else ignored
- * @bytes: its size, for VS_VCPU_CLEAR and VS_VCPU_COPY
- *
- * vm/ and fault/ call it through VS_VCPU_WORK(), which is nothing in
- * the native build.  A @what out of range is ignored; a machine made
- * with VS_MACHINE_NO_TRAPS charges VS_VCPU_FAULT and VS_VCPU_SYSCALL
- * nothing.
- * Context: any; nothing happens on a host thread or without a profile.
- */
-VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, const void *addr,
-			   uint64_t bytes);
-
-/*
- * VS_VCPU_WORK(what, addr, bytes) - vs_vcpu_work() on a vCPU of the vCPU
- * build, nothing at all natively.
- */
-#if VS_VCPU
-#define VS_VCPU_WORK(what, addr, bytes) /* vs_vcpu_work() on a vCPU */ \
-	(vs__vcpu_cur >= 0 ? vs_vcpu_work((what), (addr), (bytes)) : (void)0)
-#else
-#define VS_VCPU_WORK(what, addr, bytes) ((void)0) /* nothing natively */
-#endif
-
-/**
- * vs_vcpu_name - name [@addr, @addr + @len) in the running machine's
- * reports (the events of a deadlock or a failure) and, with a profile,
- * the cache lines in its cost model, for its most-contended list
- * @addr: the object
- * @len: its size
- * @name: a name without an address in it (runs must compare equal)
- *
- * vm/ names what it knows: mmap_lock, each VMA's lock, page-table
- * locks, the page pool's locks.
- * Context: any; nothing happens on a host thread.  The names of a
- * machine are forgotten when it is reset (its objects were the work's).
- */
-VS_EXTERN void vs_vcpu_name(const void *addr, size_t len, const char *name);
-
-/**
- * vs_vcpu_poison - mark [@addr, @addr + @len) freed: on a machine made
- * with VS_MACHINE_CHECK_FREED, an event on its bytes fails the run as a
- * use after free, until vs_vcpu_unpoison()
- * @addr: the memory
- * @len: its size
- *
- * vm/'s object caches poison what they free (vm/asan.h); a test may
- * poison its own objects.  Reset forgets all poison.
- * Context: any; nothing happens on a host thread, or on a machine
- * without the flag.
- */
-VS_EXTERN void vs_vcpu_poison(const void *addr, size_t len);
-
-/**
- * vs_vcpu_checks_freed - whether poison is checked here: on a vCPU of a
- * machine made with VS_MACHINE_CHECK_FREED
- *
- * vm/'s object caches then reuse a freed object last, as under ASan, so
- * that it stays poisoned for long.
- * Context: any.
- * Return: 1 or 0.
- */
-VS_EXTERN int vs_vcpu_checks_freed(void);
-
-/**
- * vs_vcpu_unpoison - [@addr, @addr + @len) is allocated (in use again)
- * @addr: the memory
- * @len: its size
- *
- * Under VS_VCPU_MEM_RELAXED the running context is its allocator: a
- * seam access to it by a context that this does not happen before
- * fails the run as an "unpublished object".
- * Context: any; nothing happens on a host thread.
- */
-VS_EXTERN void vs_vcpu_unpoison(const void *addr, size_t len);
-
-/**
- * vs_vcpu_forget - [@addr, @addr + @len) goes back to the heap: neither
- * freed (poisoned) nor anyone's allocation
- * @addr: the memory
- * @len: its size
- *
- * vm/'s object caches forget their chunks when they free them.
- * Context: any; nothing happens on a host thread.
- */
-VS_EXTERN void vs_vcpu_forget(const void *addr, size_t len);
 
 /**
  * vs_machine_coherence - the machine's cost model, to name lines
@@ -862,11 +732,4 @@ VS_EXTERN void vs_vcpu_forget(const void *addr, size_t len);
  */
 VS_EXTERN struct vs_coherence *vs_machine_coherence(struct vs_machine *m);
 
-/* Private: the hooks the seams call in the vCPU build. */
-VS_EXTERN void vs__vcpu_event(const volatile void *addr, unsigned int code);
-VS_EXTERN int vs__vcpu_futex_wait(const volatile void *word, uint32_t val,
-				  int64_t timeout_ns);
-VS_EXTERN int vs__vcpu_futex_wake(const volatile void *word, int nr);
-VS_EXTERN void vs__vcpu_yield(void);
-
-#endif /* VS_SYNC_VCPU_H */
+#endif /* VMSIM_VCPU_H */

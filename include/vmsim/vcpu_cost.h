@@ -49,8 +49,8 @@
  * The model knows nothing of the engine that calls it; one machine's
  * directory is used by one thread at a time.
  */
-#ifndef VS_SYNC_VCPU_COST_H
-#define VS_SYNC_VCPU_COST_H
+#ifndef VMSIM_VCPU_COST_H
+#define VMSIM_VCPU_COST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -395,4 +395,4 @@ VS_EXTERN int vs_coherence_stats(const struct vs_coherence *c,
  */
 VS_EXTERN void vs_coherence_reset_stats(struct vs_coherence *c);
 
-#endif /* VS_SYNC_VCPU_COST_H */
+#endif /* VMSIM_VCPU_COST_H */

@@ -29,15 +29,15 @@
  * Profiles are self-contained: this file and vcpu/profile.c depend
  * on libc alone.
  */
-#ifndef VS_SYNC_VCPU_PROFILE_H
-#define VS_SYNC_VCPU_PROFILE_H
+#ifndef VMSIM_VCPU_PROFILE_H
+#define VMSIM_VCPU_PROFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common.h"
+#include "vcpu_annotate.h"	/* VS_VCPU_MAX: most CPUs a profile can have */
 
-#define VS_VCPU_MAX 256	/* most CPUs a profile (and a machine) can have */
 #define VS_PROFILE_NAME_MAX 63	/* longest profile name, in bytes */
 #define VS_PREFETCH_STREAMS_MAX 32	/* most streams a prefetcher tracks */
 #define VS_PREFETCH_DISTANCE_MAX 32	/* most lines it runs ahead */
@@ -241,4 +241,4 @@ VS_EXTERN int vs_vcpu_cpu_distance(const struct vs_vcpu_profile *p,
 VS_EXTERN uint32_t vs_vcpu_profile_latency(const struct vs_vcpu_profile *p,
 					   enum vs_cpu_distance dist);
 
-#endif /* VS_SYNC_VCPU_PROFILE_H */
+#endif /* VMSIM_VCPU_PROFILE_H */

@@ -29,8 +29,8 @@
  * The tree does not own the vmas: a reader may dereference a vma it found
  * only if the vma's owner, too, frees it through RCU.
  */
-#ifndef VS_VM_VMA_TREE_H
-#define VS_VM_VMA_TREE_H
+#ifndef VMSIM_VMA_TREE_H
+#define VMSIM_VMA_TREE_H
 
 #include "atomic.h"
 #include "common.h"
@@ -176,30 +176,4 @@ VS_EXTERN int vs_vma_tree_replace(struct vs_vma_tree *t,
 				  unsigned long old_start, unsigned long start,
 				  unsigned long end, struct vs_vma *vma);
 
-/**
- * vs__vma_tree_check - private: verify every invariant of @t
- * @t: the tree
- *
- * Order and disjointness of the ranges, the separator keys, the fill
- * bounds of every node, all leaves at the same depth, the height bound
- * and @t->count.  For tests.
- *
- * Context: caller holds the writer's lock.
- * Return: 0 when the tree is sound, -EINVAL otherwise.
- */
-VS_EXTERN int vs__vma_tree_check(struct vs_vma_tree *t);
-
-/* Private, for tests and benchmarks: the height of @t (writer's lock). */
-VS_EXTERN int vs__vma_tree_height(struct vs_vma_tree *t);
-
-/* Private: bytes of one tree node (a leaf, the larger kind). */
-VS_EXTERN unsigned long vs__vma_tree_node_size(void);
-
-/*
- * Private test hook: nodes allocated and not yet freed, in all trees
- * (after vs_rcu_barrier(), the nodes of the live trees).  A node's
- * allocation is made to fail through vmsim/fail.h (cache "vma_tree").
- */
-VS_EXTERN long vs__vma_tree_live_nodes(void);
-
-#endif /* VS_VM_VMA_TREE_H */
+#endif /* VMSIM_VMA_TREE_H */

@@ -3,62 +3,64 @@
  * vmsim.h - the public umbrella header.
  *
  * vmsim models the Linux VM fault path in user space.  Installed as
- * <vmsim/vmsim.h>, this header includes every public one.  Layers,
- * bottom up:
+ * <vmsim/vmsim.h>, this header includes the API of the model, one
+ * header per area, bottom up:
  *
- * - sync/: the locks the model stands on (vmsim/rwsem.h,
- *   vmsim/percpu_rwsem.h, vmsim/brlock.h, vmsim/prwlock.h, vmsim/spinlock.h,
- *   and vmsim/lock.h, which picks one at run time), vmsim/seqcount.h,
- *   RCU over liburcu (vmsim/rcu.h), thread slots (vmsim/thread.h), lock
- *   statistics (vmsim/lockstat.h), and the two seams for shared memory
- *   and blocking (vmsim/atomic.h, vmsim/wait.h);
- * - vm/: the address space (vmsim/mm.h: mm, VMAs, mmap and friends, fork),
- *   its VMA index (vmsim/vma_tree.h), page tables (vmsim/pgtable.h), pages
- *   (vmsim/page.h) and in-memory files (vmsim/file.h);
- * - fault/: the page fault and its strategies (vmsim/fault.h) and real
- *   memory whose faults the model resolves (vmsim/uffd.h).
+ * - the locks the model stands on: vmsim/rwsem.h, vmsim/percpu_rwsem.h,
+ *   vmsim/brlock.h, vmsim/prwlock.h, vmsim/spinlock.h, and vmsim/lock.h,
+ *   which picks one at run time; vmsim/seqcount.h; RCU over liburcu
+ *   (vmsim/rcu.h); thread slots (vmsim/thread.h); lock statistics
+ *   (vmsim/lockstat.h); errors (vmsim/error.h); and the two seams for
+ *   shared memory and blocking (vmsim/atomic.h, vmsim/wait.h);
+ * - the address space (vmsim/mm.h: mm, VMAs, mmap and friends, fork),
+ *   its VMA index (vmsim/vma_tree.h), page tables (vmsim/pgtable.h),
+ *   pages (vmsim/page.h), object caches (vmsim/slab.h), in-memory files
+ *   (vmsim/file.h) and fault injection (vmsim/fail.h);
+ * - the page fault and its strategies (vmsim/fault.h, with the building
+ *   blocks of a strategy in vmsim/memory.h) and real memory whose
+ *   faults the model resolves (vmsim/uffd.h).
  *
- * The stress run that checks a lock kind or strategy is test code, in
- * a library of its own (libvmsim-check) with a header of its own,
- * <vmsim/check/stress.h>, which this one does not include.
+ * Not included, each for the programs that need it: the virtual-CPU
+ * engine (vmsim/vcpu.h: machines, schedulers, replay), its cost model
+ * and machine profiles (vmsim/vcpu_cost.h, vmsim/vcpu_profile.h),
+ * lockdep's own API (vmsim/lockdep.h), and the test library's
+ * <vmsim/check/stress.h> and <vmsim/check/explore.h> (libvmsim-check).
+ * What code tells the engine and lockdep about itself
+ * (vmsim/vcpu_annotate.h, vmsim/lockdep_annotate.h) comes in with the
+ * headers above, which use it.
  *
  * Conventions.  A function that can fail returns a negative errno
  * (vmsim/error.h names them): its "Return" section says which, and its
  * "Context" section says what the caller must hold, or must not, and
- * whether it may sleep.  Names with a double underscore (vs__, VS__) are private to the
- * library and left out of this reference.  docs/ in the source tree
- * explains the design: docs/architecture.md, docs/locks.md, docs/vm.md,
- * docs/fault.md, docs/uffd.md, docs/testing.md.
+ * whether it may sleep.  Names with a double underscore (vs__, VS__)
+ * are private to the library and left out of this reference.  docs/ in
+ * the source tree explains the design; docs/README.md is its index.
  */
 #ifndef VMSIM_H
 #define VMSIM_H
 
-#include "fault.h"
-#include "memory.h"
-#include "uffd.h"
 #include "atomic.h"
 #include "brlock.h"
 #include "error.h"
+#include "fail.h"
+#include "fault.h"
+#include "file.h"
 #include "lock.h"
-#include "lockdep.h"
 #include "lockstat.h"
+#include "memory.h"
+#include "mm.h"
+#include "page.h"
 #include "percpu_rwsem.h"
+#include "pgtable.h"
 #include "prwlock.h"
 #include "rcu.h"
 #include "rwsem.h"
 #include "seqcount.h"
+#include "slab.h"
 #include "spinlock.h"
 #include "thread.h"
-#include "vcpu.h"
-#include "vcpu_cost.h"
-#include "vcpu_profile.h"
-#include "wait.h"
-#include "fail.h"
-#include "file.h"
-#include "mm.h"
-#include "page.h"
-#include "pgtable.h"
-#include "slab.h"
+#include "uffd.h"
 #include "vma_tree.h"
+#include "wait.h"
 
 #endif /* VMSIM_H */

@@ -6,8 +6,8 @@
  * value it saw, and sleeps only while the word still holds it (futex(2)
  * semantics, process-private).  No other file calls futex directly.
  */
-#ifndef VS_SYNC_WAIT_H
-#define VS_SYNC_WAIT_H
+#ifndef VMSIM_WAIT_H
+#define VMSIM_WAIT_H
 
 #include <linux/futex.h>
 #include <stdint.h>
@@ -69,4 +69,4 @@ VS_EXTERN int vs_futex_wake(vs_atomic32_t *word, int nr);
  */
 VS_EXTERN void vs_yield(void);
 
-#endif /* VS_SYNC_WAIT_H */
+#endif /* VMSIM_WAIT_H */

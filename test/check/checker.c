@@ -8,8 +8,9 @@
  */
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/rcu.h>
+
+#include "internal.h"
 
 /* ---- the invariant checker ----------------------------------------------- */
 

@@ -38,6 +38,8 @@
 #include <vmsim/lockstat.h>
 #include <vmsim/slab.h>
 
+#include "test/hooks.h"
+
 unsigned long vs_explore_schedule;
 
 /* The scenario's one schedule: what the root on vCPU 0 runs. */

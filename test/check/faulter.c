@@ -9,9 +9,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
+
+#include "internal.h"
 
 /* ---- the faulters ------------------------------------------------------ */
 

@@ -83,14 +83,14 @@
 #include <stdio.h>
 #include <time.h>
 
-#include <vmsim/fault.h>
-#include <vmsim/vcpu.h>
-#include <vmsim/check/stress.h>
 #include <vmsim/atomic.h>
+#include <vmsim/check/stress.h>
+#include <vmsim/fault.h>
 #include <vmsim/lock.h>
 #include <vmsim/mm.h>
 #include <vmsim/page.h>
 #include <vmsim/pgtable.h>
+#include <vmsim/vcpu.h>
 
 #define NS_PER_MS INT64_C(1000000)
 #define NS_PER_SEC INT64_C(1000000000)

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/rcu.h>
 #include <vmsim/wait.h>
+
+#include "internal.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
+
+#include "internal.h"
 
 /*
  * The seed of a kind and strategy when the configuration has none: for

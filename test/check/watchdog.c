@@ -21,9 +21,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include <vmsim/lockstat.h>
+
 #include "internal.h"
 #include "sync/internal.h"
-#include <vmsim/lockstat.h>
 
 /* The watch of the calling thread (vCPU), while it is one of a run's. */
 static VS__PER_CONTEXT(struct watch *, me_);

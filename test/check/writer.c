@@ -10,11 +10,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include <vmsim/file.h>
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
 #include <vmsim/wait.h>
-#include <vmsim/file.h>
+
+#include "internal.h"
 
 /* ---- the writer's view of the arena -------------------------------------- */
 

@@ -42,11 +42,12 @@
 #include <sys/mman.h>
 
 #include <vmsim/check/explore.h>
+#include <vmsim/mm.h>
+#include <vmsim/pgtable.h>
+
 #include "explore_tally.h"
 #include "fault/uffd_internal.h"
 #include "test.h"
-#include <vmsim/mm.h>
-#include <vmsim/pgtable.h>
 
 Suite *explore_uffd_suite(void);
 

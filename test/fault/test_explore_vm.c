@@ -34,12 +34,14 @@
 
 #include <vmsim/check/explore.h>
 #include <vmsim/check/stress.h>
-#include "explore_tally.h"
-#include "test.h"
 #include <vmsim/fail.h>
 #include <vmsim/mm.h>
 #include <vmsim/pgtable.h>
 #include <vmsim/slab.h>
+
+#include "explore_tally.h"
+#include "test.h"
+#include "vm/fail.h"	/* vs__fail_nofail(): white-box */
 
 Suite *explore_vm_suite(void);
 

@@ -15,12 +15,13 @@
 #include <string.h>
 
 #include <vmsim/fault.h>
+#include <vmsim/file.h>
 #include <vmsim/memory.h>
+#include <vmsim/mm.h>
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
+
 #include "test.h"
-#include <vmsim/file.h>
-#include <vmsim/mm.h>
 
 #define PG VS_PAGE_SIZE
 #define POOL 512

@@ -26,13 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <vmsim/fault.h>
 #include <vmsim/check/explore.h>
 #include <vmsim/check/stress.h>
+#include <vmsim/fault.h>
 #include <vmsim/lock.h>
-#include "test.h"
 #include <vmsim/page.h>
 #include <vmsim/slab.h>
+
+#include "test.h"
 
 Suite *stress_suite(void);
 

@@ -55,14 +55,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <vmsim/fault.h>
-#include <vmsim/uffd.h>
 #include <vmsim/error.h>
-#include <vmsim/thread.h>
-#include "test.h"
 #include <vmsim/fail.h>
+#include <vmsim/fault.h>
 #include <vmsim/file.h>
 #include <vmsim/mm.h>
+#include <vmsim/thread.h>
+#include <vmsim/uffd.h>
+
+#include "test.h"
 
 #define PG VS_PAGE_SIZE
 #define RW (VS_PROT_READ | VS_PROT_WRITE)

@@ -21,8 +21,9 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "test.h"
 #include <vmsim/vmsim.h>
+
+#include "test.h"
 
 #define PG VS_PAGE_SIZE
 #define NR_PAGES 32

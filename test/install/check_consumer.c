@@ -1,6 +1,7 @@
 /* A program built against an installed libvmsim-check: a short stress
  * run of the default lock kind and strategy must pass. */
 #include <stdio.h>
+
 #include <vmsim/check/stress.h>
 #include <vmsim/vmsim.h>
 

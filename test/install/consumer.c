@@ -1,6 +1,7 @@
 /* A program built against an installed vmsim: takes each lock kind,
  * touches the vm/ objects, and faults a page in through fault/. */
 #include <stdio.h>
+
 #include <vmsim/vmsim.h>
 
 int main(void)

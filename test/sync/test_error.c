@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <vmsim/error.h>
+
 #include "test.h"
 
 static const struct {

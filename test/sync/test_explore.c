@@ -24,12 +24,13 @@
 #include <unistd.h>
 
 #include <vmsim/check/explore.h>
-#include "explore_tally.h"
 #include <vmsim/lock.h>
 #include <vmsim/rcu.h>
 #include <vmsim/rwsem.h>
 #include <vmsim/seqcount.h>
 #include <vmsim/slab.h>
+
+#include "explore_tally.h"
 #include "test.h"
 
 /* Which version the scenarios run: the bug, or the fix. */

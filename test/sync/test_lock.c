@@ -35,6 +35,7 @@
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
 #include <vmsim/wait.h>
+
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS

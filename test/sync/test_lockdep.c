@@ -9,13 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../test.h"
 #include <vmsim/lock.h>
 #include <vmsim/lockdep.h>
 #include <vmsim/rcu.h>
 #include <vmsim/rwsem.h>
 #include <vmsim/seqcount.h>
 #include <vmsim/spinlock.h>
+
+#include "../test.h"
 
 #if VS_LOCKDEP
 

@@ -26,11 +26,13 @@
 #include <string.h>
 
 #include <vmsim/atomic.h>
-#include "sync/internal.h"
 #include <vmsim/lock.h>
 #include <vmsim/lockstat.h>
 #include <vmsim/thread.h>
 #include <vmsim/vcpu.h>
+
+#include "hooks.h"
+#include "sync/internal.h"
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS

@@ -20,6 +20,7 @@
 #include <vmsim/atomic.h>
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
+
 #include "test.h"
 
 #define READER_SLEEP_NS (50 * VS_TEST_NS_PER_MS)

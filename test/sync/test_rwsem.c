@@ -29,6 +29,7 @@
 #include <vmsim/rwsem.h>
 #include <vmsim/thread.h>
 #include <vmsim/wait.h>
+
 #include "test.h"
 
 #define MS VS_TEST_NS_PER_MS

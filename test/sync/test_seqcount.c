@@ -12,6 +12,7 @@
 
 #include <vmsim/atomic.h>
 #include <vmsim/seqcount.h>
+
 #include "test.h"
 
 #define NR_READERS 2

@@ -9,6 +9,7 @@
 
 #include <vmsim/atomic.h>
 #include <vmsim/spinlock.h>
+
 #include "test.h"
 
 #define NR_THREADS 4

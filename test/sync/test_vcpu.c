@@ -11,13 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <vmsim/uffd.h>
 #include <vmsim/lock.h>
 #include <vmsim/lockstat.h>
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
+#include <vmsim/uffd.h>
 #include <vmsim/vcpu.h>
 #include <vmsim/wait.h>
+
 #include "test.h"
 
 static struct vs_machine *mach(unsigned int n,

@@ -17,6 +17,7 @@
 
 #include <vmsim/vcpu_cost.h>
 #include <vmsim/vcpu_profile.h>
+
 #include "test.h"
 
 #define LINE VS_COHERENCE_LINE

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test/sync/test_vcpu_memory.c - the memory models (vcpu/memory.c,
+ * test/sync/test_vcpu_memory.c - the memory models (vcpu/memory_model.c,
  * vs_machine_config.memory), validated by litmus tests: each is run
  * under every schedule DFS finds within 4 preemptions, and the set of
  * outcomes must hold every outcome the model allows and none it
@@ -19,6 +19,7 @@
 #include <vmsim/atomic.h>
 #include <vmsim/rcu.h>
 #include <vmsim/vcpu.h>
+
 #include "test.h"
 
 static struct vs_machine *cur;

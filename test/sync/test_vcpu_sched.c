@@ -4,7 +4,8 @@
  * vcpu/sched.c): a scheduler is asked exactly once per choice
  * point, with the alternatives the engine promises; the random
  * scheduler finds a lost update and its schedule replays event for
- * event; PCT finds it at depth 2 and never at depth 1; DFS meets every
+ * event; the clock scheduler is the default and a scheduler that does
+ * not choose; PCT finds it at depth 2 and never at depth 1; DFS meets every
  * interleaving within its preemption bound, and none beyond; a
  * schedule that does not fit is refused; spin loops and timed sleeps end under every
  * scheduler.  Runs
@@ -19,6 +20,7 @@
 
 #include <vmsim/vcpu.h>
 #include <vmsim/wait.h>
+
 #include "test.h"
 
 static struct vs_machine *mach(const struct vs_vcpu_sched_ops *sched,
@@ -294,6 +296,74 @@ START_TEST(sched_runs_differ_defaults_repeat)
 }
 END_TEST
 
+/* ---- the clock scheduler ------------------------------------------------- */
+
+static int watch_inits, watch_ends, watch_finis;
+
+static int watch_init(void **state, const struct vs_machine_config *cfg)
+{
+	(void)cfg;
+	*state = &watch_inits;
+	watch_inits++;
+	return 0;
+}
+
+static int watch_end(void *state, struct vs_machine *m)
+{
+	(void)m;
+	ck_assert_ptr_eq(state, &watch_inits);
+	watch_ends++;
+	return 0;
+}
+
+static void watch_fini(void *state)
+{
+	ck_assert_ptr_eq(state, &watch_inits);
+	watch_finis++;
+}
+
+/* The default scheduler is vs_vcpu_sched_clock, an ordinary one, and a
+ * scheduler without a choose function is a clock scheduler too: the
+ * same seed gives the same run under each of the three, with no
+ * decision recorded, and the third's other hooks are called. */
+START_TEST(sched_clock_is_the_default)
+{
+	static const struct vs_vcpu_sched_ops watch = {
+		.name = "watch", .init = watch_init, .end = watch_end,
+		.fini = watch_fini,
+	};
+	const struct vs_vcpu_sched_ops *ops[] = {
+		NULL, &vs_vcpu_sched_clock, &watch,
+	};
+	const struct vs_vcpu_decision *dec;
+	uint64_t seed, h = 0;
+	struct vs_machine *m;
+	long count = 0, got;
+	unsigned int i;
+	size_t nr;
+
+	for (seed = 1; seed <= 5; seed++) {
+		for (i = 0; i < VS_ARRAY_SIZE(ops); i++) {
+			m = mach(ops[i], NULL, seed);
+			got = run_once(m, 0);
+			ck_assert_int_eq(vs_machine_decisions(m, &dec, &nr),
+					 0);
+			ck_assert_uint_eq(nr, 0);
+			if (i == 0) {
+				h = vs_machine_hash(m);
+				count = got;
+			}
+			ck_assert_uint_eq(vs_machine_hash(m), h);
+			ck_assert_int_eq(got, count);
+			ck_assert_int_eq(vs_machine_destroy(m), 0);
+		}
+	}
+	ck_assert_int_eq(watch_inits, 5);
+	ck_assert_int_eq(watch_ends, 5);
+	ck_assert_int_eq(watch_finis, 5);
+}
+END_TEST
+
 /* ---- PCT ------------------------------------------------------------------ */
 
 /* Runs of the scenario on one PCT machine of depth @d until an update
@@ -565,7 +635,6 @@ START_TEST(sched_replay_refused)
 	struct vs_vcpu_replay rp = { &d, 1, 0 };
 	struct vs_machine_config cfg = { .nr_vcpus = 3,
 					 .sched = &vs_vcpu_sched_replay };
-	static const struct vs_vcpu_sched_ops no_choose = { .name = "x" };
 	const struct vs_vcpu_decision *dec;
 	struct vs_machine *m;
 	size_t nr;
@@ -608,8 +677,6 @@ START_TEST(sched_replay_refused)
 	d.kind = 7;
 	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
 	rp.dec = NULL;
-	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
-	cfg.sched = &no_choose;
 	ck_assert_int_eq(vs_machine_create(&m, &cfg), -EINVAL);
 	ck_assert_int_eq(vs_machine_decisions(NULL, &dec, &nr), -EINVAL);
 }
@@ -679,6 +746,7 @@ Suite *vcpu_sched_suite(void)
 	tcase_add_test(tc, sched_once_per_choice);
 	tcase_add_test(tc, sched_random_finds_replay_repeats);
 	tcase_add_test(tc, sched_runs_differ_defaults_repeat);
+	tcase_add_test(tc, sched_clock_is_the_default);
 	tcase_add_test(tc, sched_pct_depth);
 	tcase_add_test(tc, sched_dfs_bounds);
 	tcase_add_test(tc, sched_dfs_lost_update);

@@ -9,6 +9,7 @@
 
 #include <vmsim/atomic.h>
 #include <vmsim/wait.h>
+
 #include "test.h"
 
 #define NR_WAITERS 3

@@ -80,9 +80,10 @@
 #include <unistd.h>
 
 #include <vmsim/error.h>
-#include <vmsim/thread.h>
-#include "test.h"
 #include <vmsim/mm.h>
+#include <vmsim/thread.h>
+
+#include "test.h"
 
 #define PG 4096UL
 #define RANGE_PAGES 512UL

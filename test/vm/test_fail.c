@@ -12,15 +12,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <vmsim/fault.h>
-#include <vmsim/rcu.h>
-#include <vmsim/thread.h>
-#include "test.h"
 #include <vmsim/fail.h>
+#include <vmsim/fault.h>
 #include <vmsim/mm.h>
 #include <vmsim/page.h>
 #include <vmsim/pgtable.h>
+#include <vmsim/rcu.h>
 #include <vmsim/slab.h>
+#include <vmsim/thread.h>
+
+#include "test.h"
 
 Suite *fail_suite(void);
 

@@ -13,14 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <vmsim/rcu.h>
-#include <vmsim/thread.h>
-#include "test.h"
-#include <vmsim/fault.h>
 #include <vmsim/fail.h>
+#include <vmsim/fault.h>
 #include <vmsim/file.h>
 #include <vmsim/mm.h>
+#include <vmsim/rcu.h>
 #include <vmsim/slab.h>
+#include <vmsim/thread.h>
+
+#include "test.h"
 
 #define PG VS_PAGE_SIZE
 #define POOL 512

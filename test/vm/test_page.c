@@ -13,9 +13,10 @@
 #include <string.h>
 
 #include <vmsim/atomic.h>
-#include <vmsim/thread.h>
-#include "test.h"
 #include <vmsim/page.h>
+#include <vmsim/thread.h>
+
+#include "test.h"
 
 #define SMALL_POOL 100
 #define MT_POOL 128

@@ -14,12 +14,13 @@
 #include <string.h>
 
 #include <vmsim/atomic.h>
+#include <vmsim/page.h>
+#include <vmsim/pgtable.h>
 #include <vmsim/rcu.h>
 #include <vmsim/spinlock.h>
 #include <vmsim/thread.h>
+
 #include "test.h"
-#include <vmsim/page.h>
-#include <vmsim/pgtable.h>
 
 #define PTE_FLAGS (VS_PTE_PRESENT | VS_PTE_WRITE | VS_PTE_USER)
 #define BASE (UINT64_C(3) << VS_PGDIR_SHIFT) /* a PGD entry of its own */

@@ -12,9 +12,10 @@
 
 #include <vmsim/atomic.h>
 #include <vmsim/rcu.h>
-#include <vmsim/thread.h>
-#include "test.h"
 #include <vmsim/slab.h>
+#include <vmsim/thread.h>
+
+#include "test.h"
 
 struct obj {
 	uint64_t v[5];		/* 40 bytes: not a power of two */

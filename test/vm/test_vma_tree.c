@@ -19,11 +19,13 @@
 #include <string.h>
 
 #include <vmsim/atomic.h>
+#include <vmsim/fail.h>
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
-#include "test.h"
-#include <vmsim/fail.h>
 #include <vmsim/vma_tree.h>
+
+#include "hooks.h"
+#include "test.h"
 
 #define FAKE_MAGIC UINT64_C(0x7a6d61766d617601)
 

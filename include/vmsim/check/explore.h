@@ -82,8 +82,8 @@
  * vs_explore() at a time in a process (the machine is the engine's
  * only one while it runs).
  */
-#ifndef VS_CHECK_EXPLORE_H
-#define VS_CHECK_EXPLORE_H
+#ifndef VMSIM_CHECK_EXPLORE_H
+#define VMSIM_CHECK_EXPLORE_H
 
 #include <stdint.h>
 #include <string.h>
@@ -248,4 +248,4 @@ VS_EXTERN int vs_explore(const struct vs_explore_scenario *sc,
 			 const struct vs_explore_options *opt,
 			 struct vs_explore_report *rep);
 
-#endif /* VS_CHECK_EXPLORE_H */
+#endif /* VMSIM_CHECK_EXPLORE_H */

@@ -155,8 +155,8 @@
  * @max_ms).  @runs repeats a configuration with fresh seeds; one clean
  * run is not evidence that a kind or strategy is correct.
  */
-#ifndef VS_CHECK_STRESS_H
-#define VS_CHECK_STRESS_H
+#ifndef VMSIM_CHECK_STRESS_H
+#define VMSIM_CHECK_STRESS_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -320,4 +320,4 @@ struct vs_stress_report {
 VS_EXTERN int vs_stress_run(const struct vs_stress_config *cfg,
 			    struct vs_stress_report *rep);
 
-#endif /* VS_CHECK_STRESS_H */
+#endif /* VMSIM_CHECK_STRESS_H */

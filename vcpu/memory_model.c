@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vcpu/memory.c - weak memory on vCPUs: what a load may return
+ * vcpu/memory_model.c - weak memory on vCPUs: what a load may return
  * besides the last store (vs_machine_config.memory).
  *
  * Memory always holds the newest value of every location, as the code
@@ -35,8 +35,8 @@
  * RMWs are both and also meet in one global clock, so that two of them
  * are ordered one way or the other (store buffering is forbidden across
  * them).  Spawning, futex wake-ups, joins and RCU's grace periods
- * order too (vs__mem_sync(), vs__mem_fence(), vs__mem_release(),
- * vs__mem_acquire()).
+ * order too (vs__mem_sync(), vs__vcpu_fence(), vs__vcpu_release(),
+ * vs__vcpu_acquire()).
  *
  * Relaxed also checks publication: an object of vm/'s caches is
  * stamped at allocation with its allocator's clock, and a context that
@@ -51,8 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sync/internal.h"
 #include "internal.h"
+
+int vs__vcpu_post;
 
 #define HISTORY VS__MEM_HISTORY
 #define BUFFER 8		/* TSO: entries of a store buffer */
@@ -120,7 +121,7 @@ struct vs__mem {
 	unsigned int nfull;
 	uint64_t run;			/* runs so far, this one included */
 	unsigned int next_ix;		/* relaxed: the next work's index */
-	struct vs__vclock cells[VS__MEM_CELLS];	/* vs__mem_release() */
+	struct vs__vclock cells[VS__VCPU_CELLS];	/* vs__vcpu_release() */
 	struct vs__vclock sc;		/* the fully ordered operations' */
 	struct loc *loc;		/* open addressing, by address */
 	size_t nloc, cap;
@@ -248,7 +249,7 @@ static void *tab_get(struct vs__mem *w, void **tab, size_t *cap, size_t *n,
 	char *e;
 
 	if (make && 2 * (*n + 1) > *cap && grow(tab, cap, esz, w->run))
-		vs__die("vcpu memory model", ENOMEM);
+		vs__vcpu_die("vcpu memory model", ENOMEM);
 	if (!*cap)
 		return NULL;
 	e = (char *)*tab + tab_find(*tab, *cap, esz, key, w->run) * esz;
@@ -686,7 +687,7 @@ void vs__mem_start(struct vs_machine *m, struct vs__vcpu *v)
 	memset(&c->acq, 0, sizeof(c->acq));
 	if (!v->daemon) {
 		if (w->next_ix >= VS__MEM_CLOCKS - 1)
-			vs__die("vcpu memory model: a work without a clock",
+			vs__vcpu_die("vcpu memory model: a work without a clock",
 				EINVAL);
 		c->ix = w->next_ix++;
 	}
@@ -766,9 +767,10 @@ void vs__mem_sync(struct vs_machine *m, const struct vs__vcpu *from,
 		vc_join(&w->ctx[to->id].vc, &w->ctx[from->id].vc);
 }
 
-void vs__mem_fence(struct vs_machine *m)
+void vs__vcpu_fence(void)
 {
-	struct vs__mem *w = m->mem;
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__mem *w = m ? m->mem : NULL;
 
 	if (!w || !m->cur)
 		return;
@@ -778,9 +780,10 @@ void vs__mem_fence(struct vs_machine *m)
 		fence_full(w, m->cur);
 }
 
-void vs__mem_release(struct vs_machine *m, unsigned int cell)
+void vs__vcpu_release(unsigned int cell)
 {
-	struct vs__mem *w = m->mem;
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__mem *w = m ? m->mem : NULL;
 
 	if (!w || w->model != VS_VCPU_MEM_RELAXED || !m->cur)
 		return;
@@ -788,9 +791,10 @@ void vs__mem_release(struct vs_machine *m, unsigned int cell)
 	vc_join(&w->cells[cell], &w->ctx[m->cur->id].vc);
 }
 
-void vs__mem_acquire(struct vs_machine *m, unsigned int cell)
+void vs__vcpu_acquire(unsigned int cell)
 {
-	struct vs__mem *w = m->mem;
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__mem *w = m ? m->mem : NULL;
 
 	if (w && w->model == VS_VCPU_MEM_RELAXED && m->cur)
 		vc_join(&w->ctx[m->cur->id].vc, &w->cells[cell]);
