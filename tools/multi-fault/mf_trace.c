@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/multi-fault/mf_trace.c - multi-fault's --trace: a Chrome Trace Event
- * file.
+ * file, what goes in it; vmsim/trace.h writes it.
  *
  * Each thread appends fixed-size records to a buffer of its own, with no
  * lock and no shared write on the way (the buffer is found through a
@@ -15,8 +15,8 @@
  *
  *  - "X" slices of one thread must nest, or Perfetto drops the ones that
  *    overlap.  A lock wait ends on the very nanosecond its hold begins,
- *    both lie inside the fault that took the lock, and ts and dur are
- *    printed from integer nanoseconds ("%llu.%03u" microseconds), so no
+ *    both lie inside the fault that took the lock, and the writer
+ *    (vmsim/trace.h) prints ts and dur from integer nanoseconds, so no
  *    rounding can push a child past its parent.  Should two slices still
  *    overlap (a hold that outlives its fault), the later one is written
  *    as an async "b"/"e" pair, category "overlap", instead of an "X".
@@ -66,7 +66,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -78,6 +77,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <vmsim/trace.h>
 
 #include "mf.h"
 
@@ -178,8 +179,7 @@ static uint32_t last_gen;	/* open and close only */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
-	FILE *f;
-	bool first;		/* no event written yet */
+	struct vs_trace out;	/* the file (vmsim/trace.h) */
 	unsigned int pid;	/* the events' process: 1, or the part's */
 	uint64_t t_open;
 	unsigned int sample;
@@ -751,102 +751,92 @@ int mf_trace_open(const char *path, unsigned int sample, uint64_t slow_ns,
 	if (mf_trace_on())
 		return -EBUSY;
 	memset(&trace, 0, sizeof(trace));
-	trace.f = fopen(path, "we");
-	if (!trace.f)
-		return -errno;
+	/* Its head is written now: the parent of the vCPU mode's children
+	 * allocates the stream's buffer before the first of them is
+	 * forked. */
+	err = vs_trace_open(&trace.out, path);
+	if (err)
+		return err;
 	err = pthread_key_create(&trace.key, tbuf_detach);
 	if (err) {
-		fclose(trace.f);
+		(void)vs_trace_close(&trace.out, NULL, 0);
 		return -err;
 	}
 	trace.sample = sample ? sample : 1;
 	trace.slow_ns = slow_ns;
 	trace.max_events = max_events ? max_events : MF_DEFAULT_MAX_EVENTS;
 	trace.pid = 1;
-	trace.first = true;
-	/* Written now: the parent of the vCPU mode's children allocates
-	 * the stream's buffer before the first of them is forked. */
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", trace.f);
 	start(trace.max_events, mf_now_ns());
 	return 0;
 }
 
 /* ---- close: the file ---------------------------------------------------- */
 
-/* Nanoseconds as microseconds, exactly: "1234.567". */
-static void put_us(FILE *f, const char *key, uint64_t ns)
+/* Metadata event @name of process @pid's track @tid: its one argument
+ * @arg. */
+static int put_meta(struct vs_trace *out, const char *name, unsigned int pid,
+		    unsigned int tid, struct vs_trace_arg arg)
 {
-	fprintf(f, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000,
-		(unsigned int)(ns % 1000));
+	struct vs_trace_event e = { .name = name, .pid = pid, .tid = tid,
+				    .args = &arg, .nr_args = 1 };
+
+	return vs_trace_meta(out, &e);
 }
 
-/* Start an event: the separator, then {"name":... */
-static void put_head(FILE *f, bool *first, const char *name)
-{
-	fputs(*first ? "\n{\"name\":" : ",\n{\"name\":", f);
-	*first = false;
-	mf_json_str(f, name);
-}
-
-static void put_meta(FILE *f, bool *first, const struct mf_tbuf *b)
+/* @b's track: its name and its place. */
+static int put_track(struct vs_trace *out, const struct mf_tbuf *b)
 {
 	char name[MF_NAME_MAX + 16];
+	int err;
 
 	if (b->named)
 		snprintf(name, sizeof(name), "%s", b->name);
 	else
 		snprintf(name, sizeof(name), "thread %u", b->tid);
-	put_head(f, first, "thread_name");
-	fprintf(f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":%u,"
-		   "\"args\":{\"name\":", trace.pid, b->tid);
-	mf_json_str(f, name);
-	fputs("}}", f);
-	put_head(f, first, "thread_sort_index");
-	fprintf(f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":%u,"
-		   "\"args\":{\"sort_index\":%u}}", trace.pid, b->tid,
-		b->tid);
+	err = put_meta(out, "thread_name", trace.pid, b->tid,
+		       VS_TRACE_STR("name", name));
+	return err ? err : put_meta(out, "thread_sort_index", trace.pid,
+				    b->tid,
+				    VS_TRACE_UINT("sort_index", b->tid));
 }
 
-static void put_slice(FILE *f, bool *first, const struct mf_rec *r,
-		      unsigned int tid)
+static int put_slice(struct vs_trace *out, const struct mf_rec *r,
+		     unsigned int tid)
 {
-	put_head(f, first, r->name);
-	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\"", kind_cat[r->kind]);
-	put_us(f, "ts", r->ts);
-	put_us(f, "dur", r->dur);
-	fprintf(f, ",\"pid\":%u,\"tid\":%u", trace.pid, tid);
-	if (r->kind == MF_FAULT)
-		fprintf(f, ",\"args\":{\"kept\":\"%s\"}",
-			r->value ? "slow" : "sample");
-	fputc('}', f);
+	struct vs_trace_arg kept = VS_TRACE_STR("kept", r->value ? "slow"
+							     : "sample");
+	struct vs_trace_event e = {
+		.name = r->name, .cat = kind_cat[r->kind], .ts = r->ts,
+		.pid = trace.pid, .tid = tid, .args = &kept,
+		.nr_args = r->kind == MF_FAULT,
+	};
+
+	return vs_trace_slice(out, &e, r->dur);
 }
 
 /* An overlapping slice, as an async pair that Perfetto keeps. */
-static void put_async(FILE *f, bool *first, const struct mf_rec *r,
-		      unsigned int tid, uint64_t id)
+static int put_async(struct vs_trace *out, const struct mf_rec *r,
+		     unsigned int tid, uint64_t id)
 {
-	int i;
+	struct vs_trace_event e = { .name = r->name, .cat = "overlap",
+				    .ts = r->ts, .pid = trace.pid,
+				    .tid = tid };
+	int err = vs_trace_async(out, &e, true, id);
 
-	for (i = 0; i < 2; i++) {
-		put_head(f, first, r->name);
-		fprintf(f, ",\"cat\":\"overlap\",\"ph\":\"%c\",\"id\":%" PRIu64,
-			i ? 'e' : 'b', id);
-		put_us(f, "ts", i ? r->ts + r->dur : r->ts);
-		fprintf(f, ",\"pid\":%u,\"tid\":%u}", trace.pid, tid);
-	}
+	e.ts = r->ts + r->dur;
+	return err ? err : vs_trace_async(out, &e, false, id);
 }
 
-static void put_counter(FILE *f, bool *first, const struct mf_rec *r)
+static int put_counter(struct vs_trace *out, const struct mf_rec *r)
 {
 	/* JSON has no NaN or infinity. */
-	double v = isfinite(r->value) ? r->value : 0;
+	struct vs_trace_arg v = VS_TRACE_NUM(r->name, isfinite(r->value) ?
+							r->value : 0);
+	struct vs_trace_event e = { .name = r->name, .ts = r->ts,
+				    .pid = trace.pid, .args = &v,
+				    .nr_args = 1 };
 
-	put_head(f, first, r->name);
-	fputs(",\"ph\":\"C\"", f);
-	put_us(f, "ts", r->ts);
-	fprintf(f, ",\"pid\":%u,\"tid\":0,\"args\":{", trace.pid);
-	mf_json_str(f, r->name);
-	fprintf(f, ":%.15g}}", v);
+	return vs_trace_counter(out, &e);
 }
 
 /* Which kind encloses which, for slices of one interval. */
@@ -910,47 +900,52 @@ static size_t split(struct mf_tbuf *b, struct mf_rec *out, size_t *nr_out)
  * is at most 1 (fault) + 2 * MF_HELD_MAX + 1 (a span around it all),
  * and anything deeper only loses the check, not the event.
  */
-static void put_thread(FILE *f, bool *first, const struct mf_tbuf *b,
-		       uint64_t *next_id)
+static int put_thread(struct vs_trace *out, const struct mf_tbuf *b,
+		      uint64_t *next_id)
 {
 	uint64_t open[2 * MF_HELD_MAX + 4], end;
 	const struct mf_rec *r;
-	int depth = 0;
+	int depth = 0, err = 0;
 	size_t i;
 
-	for (i = 0; i < b->nr; i++) {
+	for (i = 0; i < b->nr && !err; i++) {
 		r = &b->rec[i];
 		end = r->ts + r->dur;
 		while (depth && open[depth - 1] <= r->ts)
 			depth--;
 		if (depth && end > open[depth - 1]) {
-			put_async(f, first, r, b->tid, (*next_id)++);
+			err = put_async(out, r, b->tid, (*next_id)++);
 			continue;
 		}
-		put_slice(f, first, r, b->tid);
+		err = put_slice(out, r, b->tid);
 		if (depth < (int)(sizeof(open) / sizeof(open[0])))
 			open[depth++] = end;
 	}
+	return err;
 }
 
-static void put_other(FILE *f, uint64_t dropped, uint64_t recorded)
+/* The end of the file: otherData, and close it.  Return: 0 or -errno. */
+static int put_other(uint64_t dropped, uint64_t recorded)
 {
-	fprintf(f, "\n],\n\"otherData\":{\"truncated\":%s,"
-		   "\"dropped_events\":%" PRIu64 ",\"recorded_events\":%"
-		   PRIu64 ",\"max_events\":%" PRIu64 ",\"sample\":%u,"
-		   "\"slow_us\":%" PRIu64 ".%03u,\"clock\":\"%s\"}}\n",
-		dropped ? "true" : "false", dropped, recorded,
-		trace.max_events, trace.sample, trace.slow_ns / 1000,
-		(unsigned int)(trace.slow_ns % 1000),
-		trace.merged ? "virtual" : "host");
+	const struct vs_trace_arg other[] = {
+		VS_TRACE_BOOL("truncated", dropped != 0),
+		VS_TRACE_UINT("dropped_events", dropped),
+		VS_TRACE_UINT("recorded_events", recorded),
+		VS_TRACE_UINT("max_events", trace.max_events),
+		VS_TRACE_UINT("sample", trace.sample),
+		VS_TRACE_NS("slow_us", trace.slow_ns),
+		VS_TRACE_STR("clock", trace.merged ? "virtual" : "host"),
+	};
+
+	return vs_trace_close(&trace.out, other, VS_ARRAY_SIZE(other));
 }
 
 /*
  * Every event this process recorded: the threads' names, their slices,
  * the counters; their counts added to @dropped and @recorded.
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or the error of the write.
  */
-static int put_events(FILE *f, bool *first, uint64_t *dropped,
+static int put_events(struct vs_trace *out, uint64_t *dropped,
 		      uint64_t *recorded)
 {
 	/* Async ids are unique in the file: a part's pid in the top half. */
@@ -958,6 +953,7 @@ static int put_events(FILE *f, bool *first, uint64_t *dropped,
 	size_t nr_ctr = 0, total = 0, i;
 	struct mf_rec *ctr = NULL;
 	struct mf_tbuf *b;
+	int err = 0;
 
 	for (b = trace.bufs; b; b = b->next)
 		total += b->nr;
@@ -968,32 +964,18 @@ static int put_events(FILE *f, bool *first, uint64_t *dropped,
 	if (nr_ctr)
 		qsort(ctr, nr_ctr, sizeof(*ctr), rec_cmp);
 	/* Metadata first; a thread that only sampled counters has none. */
-	for (b = trace.bufs; b; b = b->next)
+	for (b = trace.bufs; b && !err; b = b->next)
 		if (b->named || b->nr)
-			put_meta(f, first, b);
-	for (b = trace.bufs; b; b = b->next) {
-		put_thread(f, first, b, &next_id);
+			err = put_track(out, b);
+	for (b = trace.bufs; b && !err; b = b->next) {
+		err = put_thread(out, b, &next_id);
 		*dropped += b->dropped;
 		*recorded += b->nr;
 	}
-	for (i = 0; i < nr_ctr; i++)
-		put_counter(f, first, &ctr[i]);
+	for (i = 0; i < nr_ctr && !err; i++)
+		err = put_counter(out, &ctr[i]);
 	*recorded += nr_ctr;
 	free(ctr);
-	return 0;
-}
-
-/* Flush and close @f.  Return: 0 or the -errno of the write. */
-static int finish(FILE *f)
-{
-	int err = 0;
-
-	if (fflush(f) == EOF)
-		err = -errno;
-	else if (ferror(f))
-		err = -EIO;
-	if (fclose(f) == EOF && !err)
-		err = -errno;
 	return err;
 }
 
@@ -1033,14 +1015,14 @@ int mf_trace_close(void)
 	/* No destructor may run on a buffer freed below. */
 	pthread_key_delete(trace.key);
 	if (!trace.merged) {
-		put_head(trace.f, &trace.first, "process_name");
-		fputs(",\"ph\":\"M\",\"ts\":0,\"pid\":1,\"tid\":0,"
-		      "\"args\":{\"name\":\"multi-fault\"}}", trace.f);
-		err = put_events(trace.f, &trace.first, &dropped, &recorded);
+		err = put_meta(&trace.out, "process_name", 1, 0,
+			       VS_TRACE_STR("name", "multi-fault"));
+		if (!err)
+			err = put_events(&trace.out, &dropped, &recorded);
 	}
-	if (!err)
-		put_other(trace.f, dropped, recorded);
-	e = finish(trace.f);
+	/* Closed in any case; otherData only after every event. */
+	e = err ? vs_trace_close(&trace.out, NULL, 0) :
+		  put_other(dropped, recorded);
 	free_all();
 	memset(&trace, 0, sizeof(trace));
 	return err ? err : e;
@@ -1089,8 +1071,8 @@ int mf_trace_part_begin(int fd, unsigned int pid, unsigned int parts)
 		return -ENOENT;
 	if (fd < 0 || !pid || pid >= UINT_MAX / 1000 || !parts)
 		return -EINVAL;
-	/* The parent's buffers and stream are the parent's. */
-	trace.f = NULL;
+	/* The parent's buffers and file are the parent's. */
+	trace.out = (struct vs_trace){ 0 };
 	trace.bufs = NULL;
 	trace.strs = NULL;
 	trace.nr_bufs = 0;
@@ -1112,22 +1094,22 @@ int mf_trace_part_begin(int fd, unsigned int pid, unsigned int parts)
  */
 int mf_trace_part_end(uint64_t *recorded, uint64_t *dropped)
 {
-	bool first = false;	/* every event after the parent's own */
-	FILE *f;
-	int err;
+	struct vs_trace part;
+	int err, e;
 
 	*recorded = 0;
 	*dropped = 0;
 	if (!mf_trace_on() || !trace.virt)
 		return -ENOENT;
 	atomic_store_explicit(&trace_gen, 0, memory_order_relaxed);
-	f = fdopen(trace.part_fd, "w");
-	if (!f) {
+	err = vs_trace_open_part(&part, trace.part_fd);
+	if (err) {
 		close(trace.part_fd);
-		return -errno;
+		return err;
 	}
-	err = put_events(f, &first, dropped, recorded);
-	return err ? (fclose(f), err) : finish(f);
+	err = put_events(&part, dropped, recorded);
+	e = vs_trace_close(&part, NULL, 0);
+	return err ? err : e;
 }
 
 /*
@@ -1141,30 +1123,16 @@ int mf_trace_part_end(uint64_t *recorded, uint64_t *dropped)
 int mf_trace_part_add(int fd, unsigned int pid, const char *name,
 		      uint64_t recorded, uint64_t dropped)
 {
-	char buf[16384];
-	ssize_t n = 0;
-	int err = 0;
+	int err = mf_trace_on() ? 0 : -ENOENT;
 
-	if (!mf_trace_on())
-		err = -ENOENT;
-	if (!err) {
-		put_head(trace.f, &trace.first, "process_name");
-		fprintf(trace.f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
-			"\"args\":{\"name\":", pid);
-		mf_json_str(trace.f, name);
-		fputs("}}", trace.f);
-		put_head(trace.f, &trace.first, "process_sort_index");
-		fprintf(trace.f, ",\"ph\":\"M\",\"ts\":0,\"pid\":%u,\"tid\":0,"
-			"\"args\":{\"sort_index\":%u}}", pid, pid);
-	}
-	if (!err && fd >= 0 && lseek(fd, 0, SEEK_SET) < 0)
-		err = -errno;
-	while (!err && fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno != EINTR)
-			err = -errno;
-		else if (n > 0)
-			fwrite(buf, 1, (size_t)n, trace.f);
-	}
+	if (!err)
+		err = put_meta(&trace.out, "process_name", pid, 0,
+			       VS_TRACE_STR("name", name));
+	if (!err)
+		err = put_meta(&trace.out, "process_sort_index", pid, 0,
+			       VS_TRACE_UINT("sort_index", pid));
+	if (!err && fd >= 0)
+		err = vs_trace_add_part(&trace.out, fd);
 	if (!err && fd >= 0) {
 		trace.part_recorded += recorded;
 		trace.part_dropped += dropped;
