@@ -241,24 +241,65 @@ void bench_print_rounds_note(const char *what, unsigned int rounds,
 
 /* ---- JSON -------------------------------------------------------------- */
 
-static bool first;	/* no field yet in the object under way */
+/* The objects under way: [0] is the line's; whether each has no field
+ * yet. */
+static bool first[BENCH_JSON_DEPTH + 1];
+static int depth;
 
+/* A bug of the tool's: the writer was called out of order. */
+static _Noreturn void json_bug(const char *what)
+{
+	fprintf(stderr, "%s: JSON writer: %s\n", bench_prog, what);
+	abort();
+}
+
+/* @s as a JSON string, quoted and escaped. */
+static void put_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/* The separator and "key": of a field of the object under way. */
 static void key(const char *k)
 {
-	printf("%s\"%s\":", first ? "" : ",", k);
-	first = false;
+	if (!first[depth])
+		putchar(',');
+	first[depth] = false;
+	put_str(k);
+	putchar(':');
 }
 
 void bench_json_begin(void)
 {
 	putchar('{');
-	first = true;
+	depth = 0;
+	first[0] = true;
 }
 
 void bench_json_str(const char *k, const char *val)
 {
 	key(k);
-	printf("\"%s\"", val);
+	if (val)
+		put_str(val);
+	else
+		fputs("null", stdout);
+}
+
+void bench_json_null(const char *k)
+{
+	key(k);
+	fputs("null", stdout);
 }
 
 void bench_json_uint(const char *k, unsigned long long v)
@@ -267,13 +308,21 @@ void bench_json_uint(const char *k, unsigned long long v)
 	printf("%llu", v);
 }
 
+void bench_json_int(const char *k, long long v)
+{
+	key(k);
+	printf("%lld", v);
+}
+
 void bench_json_num(const char *k, double v, int decimals)
 {
 	key(k);
-	if (isfinite(v))
-		printf("%.*f", decimals, v);
-	else
+	if (!isfinite(v))
 		fputs("null", stdout);
+	else if (decimals == BENCH_JSON_G)
+		printf("%g", v);
+	else
+		printf("%.*f", decimals, v);
 }
 
 void bench_json_bool(const char *k, bool v)
@@ -294,8 +343,27 @@ void bench_json_range(const char *k, const struct bench_range *r,
 	bench_json_num(name, r->max, decimals);
 }
 
+void bench_json_object(const char *k)
+{
+	if (depth == BENCH_JSON_DEPTH)
+		json_bug("objects nested too deep");
+	key(k);
+	putchar('{');
+	first[++depth] = true;
+}
+
+void bench_json_object_end(void)
+{
+	if (!depth)
+		json_bug("an object ended that was not begun");
+	putchar('}');
+	depth--;
+}
+
 void bench_json_end(void)
 {
+	if (depth)
+		json_bug("the line ended inside an object");
 	puts("}");
 	fflush(stdout);
 }

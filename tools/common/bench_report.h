@@ -15,12 +15,19 @@
  * (bench_figure_line()); a ratio prints as "0.91x (0.85..1.02)"
  * (bench_print_range()).
  *
- * JSON.  One object per line, written field by field:
+ * JSON.  The one writer of the tools' JSON: one object per line, written
+ * field by field, objects inside it as fields too:
  *
  *   bench_json_begin();
  *   bench_json_str("strategy", "spf");
  *   bench_json_range("faults_per_s", &r, 0);
+ *   bench_json_object("aborts");
+ *   bench_json_uint("seq_odd", 3);
+ *   bench_json_object_end();
  *   bench_json_end();
+ *
+ * gives {"strategy":"spf","faults_per_s":1.0,...,"aborts":{"seq_odd":3}}
+ * on standard output.  Keys and strings are escaped as JSON wants.
  *
  * No vmsim code (multi-fault-ref uses it).  Context: one thread at a
  * time; the JSON writer holds one object under way.
@@ -206,16 +213,29 @@ void bench_print_rounds_note(const char *what, unsigned int rounds,
 
 /* ---- JSON: one object per line ----------------------------------------- */
 
-/** bench_json_begin - start an object ("{") */
+#define BENCH_JSON_DEPTH 8	/* objects inside the line's object */
+#define BENCH_JSON_G (-1)	/* bench_json_num(): printf's %g */
+
+/** bench_json_begin - start the line's object ("{") */
 void bench_json_begin(void);
 
-/** bench_json_str - "key":"val"; @val holds no quote or backslash */
+/** bench_json_str - "key":"val", escaped; "key":null for a NULL @val */
 void bench_json_str(const char *key, const char *val);
+
+/** bench_json_null - "key":null */
+void bench_json_null(const char *key);
 
 /** bench_json_uint - "key":v */
 void bench_json_uint(const char *key, unsigned long long v);
 
-/** bench_json_num - "key":v with @decimals decimals; null for a NaN */
+/** bench_json_int - "key":v, signed */
+void bench_json_int(const char *key, long long v);
+
+/**
+ * bench_json_num - "key":v with @decimals decimals, or with BENCH_JSON_G
+ * as %g writes it (6 significant digits, no trailing zeros); null for a
+ * NaN or an infinity, which JSON has not
+ */
 void bench_json_num(const char *key, double v, int decimals);
 
 /** bench_json_bool - "key":true or false */
@@ -227,7 +247,28 @@ void bench_json_bool(const char *key, bool v);
 void bench_json_range(const char *key, const struct bench_range *r,
 		      int decimals);
 
-/** bench_json_end - end the object ("}" and a newline) and flush */
+/**
+ * bench_json_object - "key":{ - start an object inside the one under
+ * way; its fields follow, then bench_json_object_end()
+ *
+ * More than BENCH_JSON_DEPTH deep is a bug of the tool: it aborts.
+ */
+void bench_json_object(const char *key);
+
+/**
+ * bench_json_object_end - end the object bench_json_object() started
+ * ("}")
+ *
+ * With none under way it is a bug of the tool: it aborts.
+ */
+void bench_json_object_end(void);
+
+/**
+ * bench_json_end - end the line's object ("}" and a newline) and flush
+ *
+ * With an object of bench_json_object() still under way it is a bug of
+ * the tool: it aborts.
+ */
 void bench_json_end(void);
 
 #endif /* VS_TOOLS_BENCH_REPORT_H */

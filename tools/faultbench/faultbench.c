@@ -421,21 +421,16 @@ static void row_set(struct row *r)
 
 /* ---- output ---------------------------------------------------------- */
 
-/* {"spf_abort_reasons":{"reason":n,...}}: the nonzero ones. */
+/* "spf_abort_reasons":{"reason":n,...}: the nonzero ones. */
 static void print_json_aborts(const struct vs_fault_stats *st)
 {
-	const char *sep = "";
 	int i;
 
-	printf(",\"spf_abort_reasons\":{");
-	for (i = 0; i < VS_SPF_ABORT_NR; i++) {
-		if (!st->spf_abort[i])
-			continue;
-		printf("%s\"%s\":%lu", sep, vs_spf_abort_name(i),
-		       st->spf_abort[i]);
-		sep = ",";
-	}
-	printf("}");
+	bench_json_object("spf_abort_reasons");
+	for (i = 0; i < VS_SPF_ABORT_NR; i++)
+		if (st->spf_abort[i])
+			bench_json_uint(vs_spf_abort_name(i), st->spf_abort[i]);
+	bench_json_object_end();
 }
 
 static void print_json(const struct row *r)

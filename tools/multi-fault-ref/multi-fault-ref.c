@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "bench_opts.h"
+#include "bench_report.h"
 
 #define MMAP_LENGTH (8UL << 20)
 #define FAULT_LENGTH (2UL << 20)
@@ -88,6 +89,24 @@ static long minflt(void)
 
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_minflt;
+}
+
+/* The run's faults over @elapsed seconds, as text or JSON. */
+static void report(double seconds, long faults, double elapsed)
+{
+	if (!bench_std.json) {
+		printf("multi-fault-ref: %u threads, %g s: %ld page-faults "
+		       "(sum over the threads), %.0f page-faults/s\n",
+		       nr_threads, seconds, faults, (double)faults / elapsed);
+		return;
+	}
+	bench_json_begin();
+	bench_json_str("impl", "ref");
+	bench_json_uint("threads", nr_threads);
+	bench_json_num("duration_s", seconds, BENCH_JSON_G);
+	bench_json_int("faults", faults);
+	bench_json_num("faults_per_s", (double)faults / elapsed, 1);
+	bench_json_end();
 }
 
 static const char about[] =
@@ -161,13 +180,6 @@ int main(int argc, char *argv[])
 	t1 = now_s();
 	faults = minflt() - f0;
 
-	if (bench_std.json)
-		printf("{\"impl\":\"ref\",\"threads\":%u,\"duration_s\":%g,"
-		       "\"faults\":%ld,\"faults_per_s\":%.1f}\n",
-		       nr_threads, seconds, faults, (double)faults / (t1 - t0));
-	else
-		printf("multi-fault-ref: %u threads, %g s: %ld page-faults "
-		       "(sum over the threads), %.0f page-faults/s\n",
-		       nr_threads, seconds, faults, (double)faults / (t1 - t0));
+	report(seconds, faults, t1 - t0);
 	return 0;
 }

@@ -285,7 +285,8 @@ int mf_pre_of(const struct mf_result *r, int n, int i);
 void mf_print_summary(const struct mf_result *r, int n);
 
 /*
- * mf_print_json - one JSON object on one line: backing, uffd_mode (null
+ * mf_print_json - one JSON object on one line on standard output
+ * (bench_report.h's writer): backing, uffd_mode (null
  * unless uffd), strategy, lock (null for native), threads, writer,
  * writer_rate, duration_s, repeats, faults, faults_stddev,
  * faults_per_s, faults_per_s_stddev, elapsed_s, writer_ops, aborts
@@ -295,14 +296,10 @@ void mf_print_summary(const struct mf_result *r, int n);
  * --lockstat, "lockstat": {"mmap_lock": {"R": {...}, "W": {...}}}, the
  * fields of struct vs_lockstat summed over the repeats.
  */
-void mf_print_json(FILE *out, const struct mf_result *r,
-		   const struct mf_result *pre);
+void mf_print_json(const struct mf_result *r, const struct mf_result *pre);
 
 /* mf_fmt_count - @v rounded, with thousands separators, as perf prints. */
 const char *mf_fmt_count(char *buf, size_t size, double v);
-
-/* mf_json_str - @s as a JSON string, escaped; null for NULL. */
-void mf_json_str(FILE *out, const char *s);
 
 /*
  * mf_plot_svg - faults/s against threads, one line per strategy (and
@@ -345,8 +342,8 @@ void mf_print_vcpu_counts(FILE *out, const struct mf_result *r);
  */
 void mf_print_breakdown(FILE *out, const struct mf_result *r);
 
-/* mf_json_vcpu - the vCPU mode's keys of a JSON line, each after a ','. */
-void mf_json_vcpu(FILE *out, const struct mf_result *r);
+/* mf_json_vcpu - the vCPU mode's fields of mf_print_json()'s line. */
+void mf_json_vcpu(const struct mf_result *r);
 
 /* ---- mf_trace.c --------------------------------------------------------- */
 

@@ -580,144 +580,114 @@ void mf_print_summary(const struct mf_result *r, int n)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-void mf_json_str(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
-static void json_key_str(FILE *out, const char *key, const char *s)
-{
-	fprintf(out, ",\"%s\":", key);
-	mf_json_str(out, s);
-}
-
-/* @prec digits after the point: 1 for counts and rates, 9 for seconds. */
-static void json_key_num(FILE *out, const char *key, int prec, double v)
-{
-	fprintf(out, ",\"%s\":%.*f", key, prec, or_zero(v));
-}
-
 /* Every reason by name, so that a consumer needs no schema per run. */
-static void json_aborts(FILE *out, const struct vs_fault_stats *st)
+static void json_aborts(const struct vs_fault_stats *st)
 {
 	int i;
 
-	fputs(",\"aborts\":{", out);
-	for (i = 0; i < VS_SPF_ABORT_NR; i++) {
-		mf_json_str(out, or_q(vs_spf_abort_name(i)));
-		fprintf(out, ":%lu,", st->spf_abort[i]);
-	}
-	fprintf(out, "\"vma_lock_abort\":%lu,\"vma_lock_retry\":%lu,"
-		     "\"vma_lock_miss\":%lu}",
-		st->vma_lock_abort, st->vma_lock_retry, st->vma_lock_miss);
-	fprintf(out, ",\"success\":{\"locked\":%lu,\"spf\":%lu,"
-		     "\"vma_lock\":%lu}",
-		st->locked, st->spf_success, st->vma_lock_success);
+	bench_json_object("aborts");
+	for (i = 0; i < VS_SPF_ABORT_NR; i++)
+		bench_json_uint(or_q(vs_spf_abort_name(i)), st->spf_abort[i]);
+	bench_json_uint("vma_lock_abort", st->vma_lock_abort);
+	bench_json_uint("vma_lock_retry", st->vma_lock_retry);
+	bench_json_uint("vma_lock_miss", st->vma_lock_miss);
+	bench_json_object_end();
+	bench_json_object("success");
+	bench_json_uint("locked", st->locked);
+	bench_json_uint("spf", st->spf_success);
+	bench_json_uint("vma_lock", st->vma_lock_success);
+	bench_json_object_end();
 }
 
 /* The ratio to the PRE, as the summary table gives it. */
-static void json_vs_pre(FILE *out, const struct mf_result *r,
-			const struct mf_result *pre)
+static void json_vs_pre(const struct mf_result *r, const struct mf_result *pre)
 {
 	struct bench_range q;
 	unsigned int n = pre ? mf_ratio(r, pre, &q) : 0;
 
-	fputs(",\"vs_pre\":", out);
 	if (!n) {
-		fputs("null", out);
+		bench_json_null("vs_pre");
 		return;
 	}
-	fprintf(out, "{\"median\":%.4f,\"min\":%.4f,\"max\":%.4f,"
-		     "\"rounds\":%u}", or_zero(q.med), or_zero(q.min),
-		or_zero(q.max), n);
+	bench_json_object("vs_pre");
+	bench_json_num("median", or_zero(q.med), 4);
+	bench_json_num("min", or_zero(q.min), 4);
+	bench_json_num("max", or_zero(q.max), 4);
+	bench_json_uint("rounds", n);
+	bench_json_object_end();
 }
 
-static void json_lockstat_side(FILE *out, const char *side,
-			       const struct vs_lockstat *x)
+static void json_lockstat_side(const char *side, const struct vs_lockstat *x)
 {
-	fprintf(out, "\"%s\":{\"con_bounces\":%llu,\"contentions\":%llu,"
-		     "\"waittime_min_ns\":%llu,\"waittime_max_ns\":%llu,"
-		     "\"waittime_total_ns\":%llu,\"acq_bounces\":%llu,"
-		     "\"acquisitions\":%llu,\"holdtime_min_ns\":%llu,"
-		     "\"holdtime_max_ns\":%llu,\"holdtime_total_ns\":%llu,"
-		     "\"holdtime_nr\":%llu}",
-		side, (unsigned long long)x->con_bounces,
-		(unsigned long long)x->contentions,
-		(unsigned long long)x->waittime_min,
-		(unsigned long long)x->waittime_max,
-		(unsigned long long)x->waittime_total,
-		(unsigned long long)x->acq_bounces,
-		(unsigned long long)x->acquisitions,
-		(unsigned long long)x->holdtime_min,
-		(unsigned long long)x->holdtime_max,
-		(unsigned long long)x->holdtime_total,
-		(unsigned long long)x->holdtime_nr);
+	bench_json_object(side);
+	bench_json_uint("con_bounces", x->con_bounces);
+	bench_json_uint("contentions", x->contentions);
+	bench_json_uint("waittime_min_ns", x->waittime_min);
+	bench_json_uint("waittime_max_ns", x->waittime_max);
+	bench_json_uint("waittime_total_ns", x->waittime_total);
+	bench_json_uint("acq_bounces", x->acq_bounces);
+	bench_json_uint("acquisitions", x->acquisitions);
+	bench_json_uint("holdtime_min_ns", x->holdtime_min);
+	bench_json_uint("holdtime_max_ns", x->holdtime_max);
+	bench_json_uint("holdtime_total_ns", x->holdtime_total);
+	bench_json_uint("holdtime_nr", x->holdtime_nr);
+	bench_json_object_end();
 }
 
 /* --lockstat --json: the mmap_lock's statistics, summed over the runs. */
-static void json_lockstat(FILE *out, const struct mf_result *r)
+static void json_lockstat(const struct mf_result *r)
 {
 	if (!r->has_lockstat)
 		return;
-	fputs(",\"lockstat\":{\"mmap_lock\":{", out);
-	json_lockstat_side(out, "R", &r->lockstat[VS_LOCK_READ]);
-	fputc(',', out);
-	json_lockstat_side(out, "W", &r->lockstat[VS_LOCK_WRITE]);
-	fputs("}}", out);
+	bench_json_object("lockstat");
+	bench_json_object("mmap_lock");
+	json_lockstat_side("R", &r->lockstat[VS_LOCK_READ]);
+	json_lockstat_side("W", &r->lockstat[VS_LOCK_WRITE]);
+	bench_json_object_end();
+	bench_json_object_end();
 }
 
-void mf_print_json(FILE *out, const struct mf_result *r,
-		   const struct mf_result *pre)
+/* @prec digits after the point: 1 for counts and rates, 9 for seconds;
+ * NaN and inf are 0, as in the text. */
+static void json_num(const char *key, int prec, double v)
+{
+	bench_json_num(key, or_zero(v), prec);
+}
+
+void mf_print_json(const struct mf_result *r, const struct mf_result *pre)
 {
 	static const struct vs_fault_stats zero;
 	const struct mf_config *c = &r->cfg;
 	bool native = is_native(c);
 
-	fputs("{\"backing\":", out);
-	mf_json_str(out, mf_backing_name(c->backing));
-	json_key_str(out, "uffd_mode", c->backing == MF_UFFD ?
-			  vs_uffd_mode_name(c->uffd_mode) : NULL);
-	json_key_str(out, "strategy", native ? NULL :
-			  vs_fault_strategy_name(c->strategy));
-	json_key_str(out, "lock", native ? NULL : c->lock);
-	fprintf(out, ",\"threads\":%u", c->threads);
-	json_key_str(out, "writer", mf_writer_name(c->writer));
-	fprintf(out, ",\"writer_rate\":%u,\"seed\":%lu", c->writer_rate,
-		c->seed);
-	json_key_num(out, "duration_s", 3, c->duration_ms / 1000.0);
-	fprintf(out, ",\"repeats\":%u,\"repeats_requested\":%u",
-		r->repeats_done, c->repeats);
-	fprintf(out, ",\"interrupted\":%s",
-		r->repeats_done < c->repeats ? "true" : "false");
-	json_key_num(out, "faults", 1, r->faults_mean);
-	json_key_num(out, "faults_stddev", 1, r->faults_stddev);
-	json_key_num(out, "faults_per_s", 1, r->faults_per_s);
-	json_key_num(out, "faults_per_s_stddev", 1,
-		     r->faults_per_s_stddev);
-	json_key_num(out, "elapsed_s", 9, r->elapsed_s);
-	fprintf(out, ",\"writer_ops\":%lu", r->writer_ops);
+	bench_json_begin();
+	bench_json_str("backing", mf_backing_name(c->backing));
+	bench_json_str("uffd_mode", c->backing == MF_UFFD ?
+				    vs_uffd_mode_name(c->uffd_mode) : NULL);
+	bench_json_str("strategy", native ? NULL :
+				   vs_fault_strategy_name(c->strategy));
+	bench_json_str("lock", native ? NULL : c->lock);
+	bench_json_uint("threads", c->threads);
+	bench_json_str("writer", mf_writer_name(c->writer));
+	bench_json_uint("writer_rate", c->writer_rate);
+	bench_json_uint("seed", c->seed);
+	json_num("duration_s", 3, c->duration_ms / 1000.0);
+	bench_json_uint("repeats", r->repeats_done);
+	bench_json_uint("repeats_requested", c->repeats);
+	bench_json_bool("interrupted", r->repeats_done < c->repeats);
+	json_num("faults", 1, r->faults_mean);
+	json_num("faults_stddev", 1, r->faults_stddev);
+	json_num("faults_per_s", 1, r->faults_per_s);
+	json_num("faults_per_s_stddev", 1, r->faults_per_s_stddev);
+	json_num("elapsed_s", 9, r->elapsed_s);
+	bench_json_uint("writer_ops", r->writer_ops);
 	/* native has no model, hence no counters, whatever @st holds */
-	json_aborts(out, native ? &zero : &r->st);
-	json_vs_pre(out, r, pre);
-	json_lockstat(out, r);
+	json_aborts(native ? &zero : &r->st);
+	json_vs_pre(r, pre);
+	json_lockstat(r);
 	if (c->machine)
-		mf_json_vcpu(out, r);
-	fputs("}\n", out);
+		mf_json_vcpu(r);
+	bench_json_end();
 }
 
 /* ---- SVG ---------------------------------------------------------------- */

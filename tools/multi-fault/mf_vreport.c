@@ -91,7 +91,7 @@ void mf_print_breakdown(FILE *out, const struct mf_result *r)
 		c->passes, c->passes > 0 ? c->zap / c->passes / hz * 1e6 : 0);
 }
 
-void mf_json_vcpu(FILE *out, const struct mf_result *r)
+void mf_json_vcpu(const struct mf_result *r)
 {
 	const struct mf_cycles *c = &r->cyc;
 	double cm, tr, sd;
@@ -99,19 +99,23 @@ void mf_json_vcpu(FILE *out, const struct mf_result *r)
 
 	cm = mf_mean_sd(r->cache_misses, r->repeats_done, &sd);
 	tr = mf_mean_sd(r->transfers, r->repeats_done, &sd);
-	fputs(",\"machine\":", out);
-	mf_json_str(out, r->cfg.machine);
-	fprintf(out, ",\"vcpus\":%u,\"seconds_as\":%g,\"cache_misses\":%.0f,"
-		"\"line_transfers\":%.0f", r->cfg.threads, r->cfg.seconds_as,
-		cm, tr);
-	fprintf(out, ",\"cycles\":{\"all\":%.0f,\"lines\":%.0f,\"clear\":%.0f,"
-		"\"fault\":%.0f,\"syscall\":%.0f,\"futex\":%.0f,\"spin\":%.0f,"
-		"\"zap\":%.0f,\"named\":{", c->all, c->lines, c->clear,
-		c->fault, c->syscall, c->futex, c->spin, c->zap);
-	for (i = 0; i < c->nr_named; i++) {
-		fputs(i ? "," : "", out);
-		mf_json_str(out, c->named[i].name);
-		fprintf(out, ":%.0f", c->named[i].cycles);
-	}
-	fputs("}}", out);
+	bench_json_str("machine", r->cfg.machine);
+	bench_json_uint("vcpus", r->cfg.threads);
+	bench_json_num("seconds_as", r->cfg.seconds_as, BENCH_JSON_G);
+	bench_json_num("cache_misses", cm, 0);
+	bench_json_num("line_transfers", tr, 0);
+	bench_json_object("cycles");
+	bench_json_num("all", c->all, 0);
+	bench_json_num("lines", c->lines, 0);
+	bench_json_num("clear", c->clear, 0);
+	bench_json_num("fault", c->fault, 0);
+	bench_json_num("syscall", c->syscall, 0);
+	bench_json_num("futex", c->futex, 0);
+	bench_json_num("spin", c->spin, 0);
+	bench_json_num("zap", c->zap, 0);
+	bench_json_object("named");
+	for (i = 0; i < c->nr_named; i++)
+		bench_json_num(c->named[i].name, c->named[i].cycles, 0);
+	bench_json_object_end();
+	bench_json_object_end();
 }

@@ -499,7 +499,7 @@ static void report(void)
 		if (!results[i].repeats_done)
 			continue;
 		p = mf_pre_of(results, nr_results, i);
-		mf_print_json(stdout, &results[i], p >= 0 ? &results[p] : NULL);
+		mf_print_json(&results[i], p >= 0 ? &results[p] : NULL);
 	}
 	if (!bench_std.json && nr_results > 1)
 		mf_print_summary(results, nr_results);
