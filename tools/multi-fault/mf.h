@@ -3,9 +3,19 @@
  * tools/multi-fault/mf.h - what the parts of multi-fault share.
  *
  *   multi-fault.c  options, the runs, Ctrl-C, the progress line
- *   mf_run.c       one configuration on one backing: Kamezawa's loop
- *   mf_report.c    the perf-stat block, the PRE/POST table, JSON, SVG
+ *   mf_compare.c   the native tool's ways into the vCPU mode
+ *   mf_jobs.c      the vCPU mode's repeats, each in a child process
+ *   mf_vcpu.c      one repeat on virtual CPUs (multi-fault-vcpu)
+ *   mf_run.c       one repeat on one backing: Kamezawa's loop
+ *   mf_report.c    the perf-stat block, the PRE/POST table, JSON
+ *   mf_vreport.c   the lines of the perf-stat block only a vCPU run has
+ *   mf_plot.c      the SVG plot (--plot)
+ *   mf_result.c    a configuration's result, repeat by repeat
  *   mf_trace.c     the Chrome Trace Event file (--trace)
+ *   mf_stat.c      perf stat's figures and lines
+ *   mf_config.c    a configuration's names, what two of them share
+ *
+ * Each file calls only files below it in this list.
  *
  * The loop (Kamezawa Hiroyuki's multi-fault-all.c, linux-mm, 2010-01-06,
  * the benchmark of Zijlstra's 2014 PRE/POST table): thread
@@ -17,6 +27,7 @@
 #ifndef VS_TOOLS_MF_H
 #define VS_TOOLS_MF_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,9 +126,62 @@ struct mf_result {
 	struct mf_cycles cyc;			/* summed over the repeats */
 };
 
+/* ---- mf_config.c -------------------------------------------------------- */
+
 /* Names, for options, reports and JSON; NULL for a bad value. */
 const char *mf_backing_name(int backing);
 const char *mf_writer_name(int writer);
+
+/* Whether @c runs on the host kernel, with no model. */
+bool mf_is_native(const struct mf_config *c);
+
+/* @c's strategy for text: "native" has none of its own. */
+const char *mf_strategy_label(const struct mf_config *c);
+
+/* Whether @a and @b run the same lock kind (none, natively). */
+bool mf_same_lock(const struct mf_config *a, const struct mf_config *b);
+/* ... the same backing (the uffd mode only means something on uffd). */
+bool mf_same_backing(const struct mf_config *a, const struct mf_config *b);
+/* ... the same writer (the rate means nothing without one). */
+bool mf_same_writer(const struct mf_config *a, const struct mf_config *b);
+
+/* A name for text output, "?" for NULL: a bad value must not crash a
+ * report. */
+static inline const char *mf_or_q(const char *s)
+{
+	return s ? s : "?";
+}
+
+/* NaN and inf would make invalid JSON and garbage columns: they are 0. */
+static inline double mf_or_zero(double v)
+{
+	return isfinite(v) ? v : 0;
+}
+
+/* ---- mf_stat.c ---------------------------------------------------------- */
+
+/*
+ * perf stat's columns: the value right-aligned in 18, six spaces, the
+ * event name in MF_STAT_NAME_W, whether it is a mean or a sum in
+ * MF_STAT_HOW_W, then the spread.
+ */
+#define MF_STAT_NAME_W 21
+#define MF_STAT_HOW_W 12
+
+/* mf_fmt_count - @v rounded, with thousands separators, as perf prints. */
+const char *mf_fmt_count(char *buf, size_t size, double v);
+/* The mean of @v[0..n) and (in *@sd) its sample standard deviation. */
+double mf_mean_sd(const double *v, unsigned int n, double *sd);
+/* perf stat's "( +- x% )": @sd's standard error relative to @mean, in
+ * percent; 0 for fewer than 2 samples or a mean not above 0. */
+double mf_rel_sd_mean(double sd, double mean, unsigned int n);
+/* "mean of 3", "sum of 3": what a figure is, over the runs, in @buf. */
+const char *mf_stat_how(char *buf, size_t size, enum bench_agg agg,
+			unsigned int n);
+/* One perf-stat line: "   1,234   name   mean of 3   ( +- 0.12% )",
+ * the spread only when @spread and @n > 1. */
+void mf_stat_line(FILE *out, double v, const char *name, double rel,
+		  unsigned int n, bool spread);
 
 /* ---- mf_result.c -------------------------------------------------------- */
 
@@ -246,16 +310,6 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
  */
 void mf_print_stat(FILE *out, const struct mf_result *r);
 
-/* The mean of @v[0..n) and (in *@sd) its sample standard deviation. */
-double mf_mean_sd(const double *v, unsigned int n, double *sd);
-/* perf stat's "( +- x% )": @sd's standard error relative to @mean, in
- * percent; 0 for fewer than 2 samples or a mean not above 0. */
-double mf_rel_sd_mean(double sd, double mean, unsigned int n);
-/* One perf-stat line: "   1,234   name   mean of 3   ( +- 0.12% )",
- * the spread only when @spread and @n > 1. */
-void mf_stat_line(FILE *out, double v, const char *name, double rel,
-		  unsigned int n, bool spread);
-
 /*
  * mf_ratio - the ratio of @post's faults/s to @pre's, round by round
  * @out: its median, lowest and highest over the rounds both completed
@@ -298,8 +352,7 @@ void mf_print_summary(const struct mf_result *r, int n);
  */
 void mf_print_json(const struct mf_result *r, const struct mf_result *pre);
 
-/* mf_fmt_count - @v rounded, with thousands separators, as perf prints. */
-const char *mf_fmt_count(char *buf, size_t size, double v);
+/* ---- mf_plot.c ---------------------------------------------------------- */
 
 /*
  * mf_plot_svg - faults/s against threads, one line per strategy (and
