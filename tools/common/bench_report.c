@@ -185,8 +185,8 @@ void bench_grid_ratio(const struct bench_grid *g, unsigned int a,
 	bench_ratio_range(x, y, g->done, out);
 }
 
-void bench_grid_median(const struct bench_grid *g, unsigned int arm,
-		       size_t offset, void *out)
+const void *bench_grid_median_at(const struct bench_grid *g,
+				 unsigned int arm, size_t offset)
 {
 	struct { double v; unsigned int round; } at[BENCH_MAX_REPEAT];
 	unsigned int r;
@@ -196,8 +196,13 @@ void bench_grid_median(const struct bench_grid *g, unsigned int arm,
 		at[r].round = r;
 	}
 	bench_sort_at(at, g->done, sizeof(at[0]), 0);
-	memcpy(out, bench_grid_at(g, arm, at[(g->done - 1) / 2].round),
-	       g->size);
+	return bench_grid_at(g, arm, at[(g->done - 1) / 2].round);
+}
+
+void bench_grid_median(const struct bench_grid *g, unsigned int arm,
+		       size_t offset, void *out)
+{
+	memcpy(out, bench_grid_median_at(g, arm, offset), g->size);
 }
 
 /* ---- text -------------------------------------------------------------- */

@@ -170,9 +170,18 @@ void bench_grid_ratio(const struct bench_grid *g, unsigned int a,
 		      unsigned int b, size_t offset, struct bench_range *out);
 
 /**
- * bench_grid_median - copy into @out the sample of @arm whose double at
- * @offset is the median one over the rounds done (the lower middle for
- * an even count): its counters go with the median figure
+ * bench_grid_median_at - the sample of @arm whose double at @offset is
+ * the median one over the rounds done (the lower middle for an even
+ * count): its counters go with the median figure
+ *
+ * Return: the sample in @g, valid until bench_grid_free().
+ * Context: @g->done >= 1.
+ */
+const void *bench_grid_median_at(const struct bench_grid *g,
+				 unsigned int arm, size_t offset);
+
+/**
+ * bench_grid_median - copy bench_grid_median_at()'s sample into @out
  *
  * Context: @g->done >= 1.
  */

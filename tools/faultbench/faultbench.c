@@ -30,11 +30,9 @@
 #include <uv.h>
 
 #include <vmsim/vmsim.h>
-#include "bench.h"
 #include "bench_host.h"
+#include "bench_loop.h"
 
-#define SLICE_PAGES VS_PTRS_PER_TABLE	/* one PTE page: 2 MiB */
-#define SLICE_BYTES (SLICE_PAGES * VS_PAGE_SIZE)
 /*
  * The benchmark mapping starts on a PTE-page boundary, so each slice
  * has a PTE page, and a PTL, of its own; per-thread slices leave a
@@ -43,8 +41,6 @@
  */
 #define BENCH_BASE 0x40000000UL		/* 1 GiB */
 #define WRITER_ADDR 0x4000000000UL	/* 256 GiB */
-#define POOL_SLACK 1024			/* pages beyond the slices */
-#define MIN_POOL_PAGES 4096
 #define MAX_ROWS \
 	(BENCH_MAX_LOCKS * BENCH_MAX_COLS * NR_WRITERS * VS_FAULT_NR_STRATEGIES)
 
@@ -65,18 +61,17 @@ static struct {
 /* The start of slice @i. */
 static unsigned long slice_base(unsigned int i)
 {
-	return BENCH_BASE + i * (opt.shared ? SLICE_BYTES : 2 * SLICE_BYTES);
+	return BENCH_BASE + i * (opt.shared ? BENCH_SLICE_BYTES :
+					       2 * BENCH_SLICE_BYTES);
 }
 
 struct worker {
-	struct bench_worker b;	/* first */
+	struct bench_loop_worker l;	/* first; its pages: faulting threads */
 	struct vs_mm *mm;
 	unsigned long base;	/* the slice; unused by the writer */
 	bool writer;
 	/* results */
-	uint64_t pages;		/* pages touched (faulting threads) */
 	uint64_t ops;		/* mmap+munmap pairs (the writer) */
-	uint64_t t0, t1;	/* uv_hrtime() around the loop */
 	struct bench_host host;	/* the host's work in the steady state */
 	uint64_t host_ops;	/* faults or pairs that @host covers */
 	bool host_on;
@@ -93,12 +88,12 @@ static int fault_round(struct vs_mm *mm, unsigned long base)
 	unsigned long a;
 	int err;
 
-	for (a = base; a < base + SLICE_BYTES; a += VS_PAGE_SIZE) {
+	for (a = base; a < base + BENCH_SLICE_BYTES; a += VS_PAGE_SIZE) {
 		err = vs_access(mm, a, 1, 1);
 		if (err)
 			return err;
 	}
-	return vs_madvise(mm, base, SLICE_BYTES, VS_MADV_DONTNEED);
+	return vs_madvise(mm, base, BENCH_SLICE_BYTES, VS_MADV_DONTNEED);
 }
 
 /*
@@ -107,7 +102,7 @@ static int fault_round(struct vs_mm *mm, unsigned long base)
  * host has not yet given the process) and from the writer's 1000th
  * pair on (its object caches grow at first): the steady state.
  */
-#define HOST_WARM_FAULTS SLICE_PAGES
+#define HOST_WARM_FAULTS BENCH_SLICE_PAGES
 #define HOST_WARM_PAIRS 1000
 
 static void host_begin(struct worker *w, uint64_t ops)
@@ -131,15 +126,15 @@ static void loop_fault(struct worker *w)
 	uint64_t pages = 0;
 
 	do {
-		w->b.err = fault_round(w->mm, w->base);
-		if (w->b.err)
+		w->l.b.err = fault_round(w->mm, w->base);
+		if (w->l.b.err)
 			break;
-		pages += SLICE_PAGES;
+		pages += BENCH_SLICE_PAGES;
 		if (pages == HOST_WARM_FAULTS)
 			host_begin(w, pages);
 		bench_quiescent();
 	} while (!vs_read_once(&bench_stop));
-	w->pages = pages;
+	w->l.pages = pages;
 	host_end(w, pages);
 }
 
@@ -163,8 +158,8 @@ static void loop_writer_n(struct worker *w, uint64_t n)
 	uint64_t ops = 0;
 
 	do {
-		w->b.err = writer_pair(w->mm);
-		if (w->b.err)
+		w->l.b.err = writer_pair(w->mm);
+		if (w->l.b.err)
 			break;
 		ops++;
 		if (!n && ops == HOST_WARM_PAIRS)
@@ -179,26 +174,23 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
-	w->b.err = bench_wait_go();
-	if (w->b.err)
+	if (bench_loop_begin(&w->l))
 		return NULL;
-	w->t0 = uv_hrtime();
 	if (w->writer)
 		loop_writer_n(w, 0);
 	else
 		loop_fault(w);
-	w->t1 = uv_hrtime();
+	w->l.t1 = uv_hrtime();
 	return NULL;
 }
 
 /* ---- one measurement ------------------------------------------------- */
 
 struct sample {
-	double faults_per_s;	/* all faulting threads, over the wall time */
-	double ns_per_fault;	/* summed thread time over faults */
+	struct bench_loop_sample loop;	/* first; faults: the model's */
 	double fairness;	/* fewest pages of a thread over most */
 	double writer_ops_per_s;
-	uint64_t pages, writer_ops;
+	uint64_t writer_ops;
 	struct vs_fault_stats st;	/* the measurement's delta */
 	struct bench_host host;		/* summed over the threads */
 	uint64_t host_ops;		/* what @host covers */
@@ -215,29 +207,20 @@ static unsigned long spf_abort_total(const struct vs_fault_stats *st)
 }
 
 /*
- * The faulting threads are w[0..@nr), the writer (if any) w[@nr].
- * faults/s is over the wall time from the first thread's start to the
- * last one's end; ns per fault is per thread: their summed loop times
- * over the faults, the zaps included.
+ * The faulting threads are w[0..@nr), the writer (if any) w[@nr]; the
+ * faults are the model's count (bench_loop_summarise()).
  */
 static void summarise(const struct worker *w, unsigned int nr,
 		      bool writer, struct sample *s)
 {
-	uint64_t ns = 0, pages = 0, lo = UINT64_MAX, hi = 0;
-	uint64_t start = UINT64_MAX, end = 0;
+	uint64_t faults = s->st.faults, lo = UINT64_MAX, hi = 0;
 	unsigned int i;
 
+	bench_loop_summarise(w, sizeof(*w), nr, &faults, &s->loop);
 	for (i = 0; i < nr; i++) {
-		ns += w[i].t1 - w[i].t0;
-		pages += w[i].pages;
-		lo = w[i].pages < lo ? w[i].pages : lo;
-		hi = w[i].pages > hi ? w[i].pages : hi;
-		start = w[i].t0 < start ? w[i].t0 : start;
-		end = w[i].t1 > end ? w[i].t1 : end;
+		lo = w[i].l.pages < lo ? w[i].l.pages : lo;
+		hi = w[i].l.pages > hi ? w[i].l.pages : hi;
 	}
-	s->pages = pages;
-	s->faults_per_s = (double)s->st.faults * 1e9 / (double)(end - start);
-	s->ns_per_fault = s->st.faults ? (double)ns / (double)s->st.faults : 0;
 	s->fairness = hi ? (double)lo / (double)hi : 0;
 	s->host = (struct bench_host){ 0 };
 	s->host_ops = 0;
@@ -247,7 +230,7 @@ static void summarise(const struct worker *w, unsigned int nr,
 	}
 	s->writer_ops = writer ? w[nr].ops : 0;
 	s->writer_ops_per_s = writer ? (double)w[nr].ops * 1e9 /
-				       (double)(w[nr].t1 - w[nr].t0) : 0;
+				       (double)(w[nr].l.t1 - w[nr].l.t0) : 0;
 }
 
 /*
@@ -262,7 +245,7 @@ static int mm_setup(const char *lock, int strategy, unsigned int nr,
 {
 	struct vs_mm_options o = {
 		.lock_kind = lock,
-		.pool_pages = (size_t)nr * SLICE_PAGES + POOL_SLACK,
+		.pool_pages = bench_pool_pages(nr),
 	};
 	const char *what = "vs_mm_create";
 	struct vs_mm *mm;
@@ -270,8 +253,6 @@ static int mm_setup(const char *lock, int strategy, unsigned int nr,
 	long ret;
 	int err;
 
-	if (o.pool_pages < MIN_POOL_PAGES)
-		o.pool_pages = MIN_POOL_PAGES;
 	err = vs_mm_create(&mm, &o);
 	if (err)
 		goto fail;
@@ -282,7 +263,7 @@ static int mm_setup(const char *lock, int strategy, unsigned int nr,
 	what = "vs_mmap";
 	for (i = 0; i < (opt.shared ? 1 : nr) && !err; i++) {
 		ret = vs_mmap(mm, slice_base(i), (opt.shared ? nr : 1) *
-			      SLICE_BYTES, VS_PROT_READ | VS_PROT_WRITE,
+			      BENCH_SLICE_BYTES, VS_PROT_READ | VS_PROT_WRITE,
 			      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
 			      NULL, 0);
 		err = ret < 0 ? (int)ret : 0;
@@ -331,21 +312,13 @@ static int measure(const char *lock, int strategy, unsigned int nr,
 		w[i].base = slice_base(i);
 		w[i].writer = i == nr;
 	}
-	err = bench_start(w, sizeof(*w), nthr, worker_main);
-	if (err)
-		goto out;
+	/* No fault before the workers are released, none after the join. */
 	vs_fault_stats_get(&before);
-	/* Under qsbr the main thread (attached by mm_setup) would hold up
-	 * the writer's grace periods while it sleeps in bench_run(). */
-	vs_rcu_thread_offline();
-	bench_run(bench_std.duration_ms);
-	err = bench_join(w, sizeof(*w), nthr);
-	vs_rcu_thread_online();
+	err = bench_loop_measure(w, sizeof(*w), nthr, worker_main);
 	vs_fault_stats_get(&after);
 	vs_fault_stats_sub(&after, &before, &s->st);
 	if (!err)
 		summarise(w, nr, writer == W_MMAP, s);
-out:
 	free(w);
 out_mm:
 	e = vs_mm_destroy(mm);
@@ -357,22 +330,23 @@ out_mm:
 /* ---- rows: one per lock, threads, writer and strategy ---------------- */
 
 struct row {
+	struct bench_loop_row loop;	/* first */
 	const char *lock;
 	unsigned int threads;
 	enum writer writer;
 	int strategy;
-	bool done;
-	struct bench_range faults_per_s;	/* over the rounds */
-	struct bench_range ns_per_fault;	/* over the rounds */
-	struct sample at_med;	/* the round with the median faults/s */
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
-static struct bench_grid grid;	/* an arm per row */
+static struct bench_loop_rows table = { .row = rows,
+					.size = sizeof(rows[0]) };
 
-#define FAULTS_PER_S offsetof(struct sample, faults_per_s)
-#define NS_PER_FAULT offsetof(struct sample, ns_per_fault)
+/* The sample of @r's median round. */
+static const struct sample *med(const struct row *r)
+{
+	return r->loop.at_med;
+}
 
 /* Rows in run order: per lock, thread count and writer, the strategies
  * side by side. */
@@ -393,6 +367,7 @@ static void build_rows(void)
 					r->writer = (enum writer)wr;
 					r->strategy = s;
 				}
+	table.nr = (unsigned int)nr_rows;
 }
 
 static const struct row *find_row(const char *lock, int strategy,
@@ -404,19 +379,8 @@ static const struct row *find_row(const char *lock, int strategy,
 		if (rows[i].strategy == strategy &&
 		    rows[i].threads == threads && rows[i].writer == writer &&
 		    strcmp(rows[i].lock, lock) == 0)
-			return rows[i].done ? &rows[i] : NULL;
+			return rows[i].loop.done ? &rows[i] : NULL;
 	return NULL;
-}
-
-/* Row @r from the rounds done. */
-static void row_set(struct row *r)
-{
-	unsigned int arm = (unsigned int)(r - rows);
-
-	bench_grid_range(&grid, arm, FAULTS_PER_S, &r->faults_per_s);
-	bench_grid_range(&grid, arm, NS_PER_FAULT, &r->ns_per_fault);
-	bench_grid_median(&grid, arm, FAULTS_PER_S, &r->at_med);
-	r->done = true;
 }
 
 /* ---- output ---------------------------------------------------------- */
@@ -435,7 +399,7 @@ static void print_json_aborts(const struct vs_fault_stats *st)
 
 static void print_json(const struct row *r)
 {
-	const struct sample *m = &r->at_med;
+	const struct sample *m = med(r);
 	const struct vs_fault_stats *st = &m->st;
 
 	bench_json_begin();
@@ -444,13 +408,13 @@ static void print_json(const struct row *r)
 	bench_json_uint("threads", r->threads);
 	bench_json_str("writer", writer_name[r->writer]);
 	bench_json_str("mapping", opt.shared ? "shared" : "per-thread");
-	bench_json_range("faults_per_s", &r->faults_per_s, 0);
-	bench_json_range("ns_per_fault", &r->ns_per_fault, 2);
-	bench_json_uint("rounds", grid.done);
+	bench_json_range("faults_per_s", &r->loop.faults_per_s, 0);
+	bench_json_range("ns_per_fault", &r->loop.ns_per_fault, 2);
+	bench_json_uint("rounds", table.grid.done);
 	bench_json_num("duration_s", bench_std.duration_ms / 1000.0, 3);
 	/* The sums over the threads of the median round. */
 	bench_json_uint("faults", st->faults);
-	bench_json_uint("pages", m->pages);
+	bench_json_uint("pages", m->loop.pages);
 	bench_json_num("fairness", m->fairness, 3);
 	bench_json_uint("locked", st->locked);
 	bench_json_uint("spf_success", st->spf_success);
@@ -473,16 +437,16 @@ static void print_all_json(void)
 	int i;
 
 	for (i = 0; i < nr_rows; i++)
-		if (rows[i].done)
+		if (rows[i].loop.done)
 			print_json(&rows[i]);
 }
 
 static void print_header(void)
 {
-	bench_print_rounds_note("faults/s and ns/fault", grid.done,
+	bench_print_rounds_note("faults/s and ns/fault", table.grid.done,
 				bench_std.duration_ms);
 	printf("# one %lu KiB slice per faulting thread (%s): a write per "
-	       "page, then MADV_DONTNEED; %u CPUs\n", SLICE_BYTES >> 10,
+	       "page, then MADV_DONTNEED; %u CPUs\n", BENCH_SLICE_BYTES >> 10,
 	       opt.shared ? "all in one VMA" : "a VMA each",
 	       uv_available_parallelism());
 	printf("# faults/s: all threads over the wall time; ns/fault: per "
@@ -505,10 +469,10 @@ static void print_host(void)
 	       "round or 1000th pair on; operations:\n  faults + writer "
 	       "pairs):\n");
 	for (i = 0, r = rows; i < nr_rows; i++, r++) {
-		if (!r->done)
+		if (!r->loop.done)
 			continue;
-		bench_host_line(line, sizeof(line), &r->at_med.host,
-				(double)r->at_med.host_ops, "operations");
+		bench_host_line(line, sizeof(line), &med(r)->host,
+				(double)med(r)->host_ops, "operations");
 		printf("  %-6s %-8s %3u %-6s %s\n",
 		       vs_fault_strategy_name(r->strategy), r->lock,
 		       r->threads, writer_name[r->writer], line);
@@ -529,19 +493,20 @@ static void print_table(void)
 	for (i = 0, r = rows; i < nr_rows; i++, r++) {
 		printf("%-6s %-8s %3u %-6s ", vs_fault_strategy_name(r->strategy),
 		       r->lock, r->threads, writer_name[r->writer]);
-		if (!r->done) {
+		if (!r->loop.done) {
 			printf("%10s\n", "-");
 			continue;
 		}
-		st = &r->at_med.st;
+		st = &med(r)->st;
 		printf("%10.0f %8.1f %9lu %9lu %9lu %9lu %9lu %8lu %8lu "
-		       "%7lu ", r->faults_per_s.med, r->ns_per_fault.med,
+		       "%7lu ", r->loop.faults_per_s.med,
+		       r->loop.ns_per_fault.med,
 		       st->faults, st->locked, st->spf_success,
 		       spf_abort_total(st), st->vma_lock_success,
 		       st->vma_lock_abort, st->vma_lock_retry,
 		       st->vma_lock_miss);
 		if (r->writer == W_MMAP)
-			printf("%9.0f\n", r->at_med.writer_ops_per_s);
+			printf("%9.0f\n", med(r)->writer_ops_per_s);
 		else
 			printf("%9s\n", "-");
 	}
@@ -571,8 +536,8 @@ static void print_summary(void)
 		    r->threads != r[-1].threads || r->writer != r[-1].writer)
 			printf("\n%-8s %3u %-6s", r->lock, r->threads,
 			       writer_name[r->writer]);
-		if (r->done)
-			printf(" %10.0f", r->faults_per_s.med);
+		if (r->loop.done)
+			printf(" %10.0f", r->loop.faults_per_s.med);
 		else
 			printf(" %10s", "-");
 	}
@@ -632,17 +597,18 @@ static int target(const char *lock, struct operand a,
 	const struct row *x = find_row(lock, a.strategy, a.threads, a.writer);
 	const struct row *y = b ? find_row(lock, b->strategy, b->threads,
 					   b->writer) : NULL;
-	size_t offset = nsf ? NS_PER_FAULT : FAULTS_PER_S;
+	size_t offset = nsf ? BENCH_LOOP_NS_PER_FAULT : BENCH_LOOP_FAULTS_PER_S;
 	char an[48], bn[48], lhs[112];
 	struct bench_range v;
 
 	if (!x || (b && !y))
 		return 0;
 	if (b)
-		bench_grid_ratio(&grid, (unsigned int)(x - rows),
+		bench_grid_ratio(&table.grid, (unsigned int)(x - rows),
 				 (unsigned int)(y - rows), offset, &v);
 	else
-		bench_grid_range(&grid, (unsigned int)(x - rows), offset, &v);
+		bench_grid_range(&table.grid, (unsigned int)(x - rows), offset,
+				 &v);
 	snprintf(lhs, sizeof(lhs), "%s%s%s %s",
 		 operand_name(a, an, sizeof(an)), b ? " / " : "",
 		 b ? operand_name(*b, bn, sizeof(bn)) : "",
@@ -691,31 +657,18 @@ static void print_targets(void)
 
 /* ---- the run: every row once a round, rounds --repeat times ---------- */
 
-/* Row @arm into @sample.  Return: 0, 1 at SIGINT, or an errno. */
-static int measure_arm(void *ctx, unsigned int arm, void *sample)
+/* Row @row into @sample.  Return: 0, or a negative errno (reported). */
+static int measure_row(void *row, void *sample)
 {
-	struct row *r = &rows[arm];
+	const struct row *r = row;
 	int err;
 
-	(void)ctx;
 	err = measure(r->lock, r->strategy, r->threads, r->writer, sample);
 	if (err)
 		fprintf(stderr, "faultbench: %s, %u threads, writer %s: %s\n",
 			r->lock, r->threads, writer_name[r->writer],
 			vs_strerror(err));
-	return err ? err : bench_interrupted;
-}
-
-/* Every row, in rounds.  Return: 0, or 1 after a failure. */
-static int run_all(void)
-{
-	int i, err;
-
-	err = bench_grid_measure(&grid, (unsigned int)nr_rows,
-				 sizeof(struct sample), measure_arm, NULL);
-	for (i = 0; grid.done && i < nr_rows; i++)
-		row_set(&rows[i]);
-	return err < 0;
+	return err;
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -864,13 +817,14 @@ static int print_writer_hold(void)
 	if (err)
 		return err;
 	vs_write_once(&bench_stop, 0);
-	for (err = 0; err < HOLD_PAIRS / 100 && !w.b.err; err++)
+	for (err = 0; err < HOLD_PAIRS / 100 && !w.l.b.err; err++)
 		loop_writer_n(&w, 100); /* warm the caches */
 	vs_lockstat_reset();
 	vs_lockstat_enable(1);
 	loop_writer_n(&w, HOLD_PAIRS);
 	vs_lockstat_enable(0);
-	err = w.b.err ? w.b.err : vs_lockstat_read(class, VS_LOCK_WRITE, &ls);
+	err = w.l.b.err ? w.l.b.err :
+			  vs_lockstat_read(class, VS_LOCK_WRITE, &ls);
 	(void)vs_mm_destroy(w.mm);
 	if (err || !ls.holdtime_nr) {
 		fprintf(stderr, "faultbench: writer hold: %s\n",
@@ -910,7 +864,7 @@ int main(int argc, char **argv)
 	vs_thread_attach();
 	if (bench_control_init())
 		return 1;
-	ret = run_all();
+	ret = bench_loop_run(&table, sizeof(struct sample), measure_row);
 	if (bench_std.json)
 		print_all_json();
 	else
@@ -919,6 +873,6 @@ int main(int argc, char **argv)
 	print_summary();
 	if (!ret && opt.writer[W_MMAP])
 		ret = print_writer_hold() ? 1 : 0;
-	bench_grid_free(&grid);
+	bench_loop_free(&table);
 	return bench_control_close(ret);
 }

@@ -41,12 +41,8 @@
 #include <uv.h>
 
 #include <vmsim/vmsim.h>
-#include "bench.h"
+#include "bench_loop.h"
 
-#define SLICE_PAGES VS_PTRS_PER_TABLE	/* one PTE page: 2 MiB */
-#define SLICE_BYTES (SLICE_PAGES * VS_PAGE_SIZE)
-#define POOL_SLACK 1024			/* model pages beyond the slices */
-#define MIN_POOL_PAGES 4096
 #define EVENT_BATCH 64		/* uffd_msg per read() of the handler */
 #define MAX_ROWS (NR_IMPLS * VS_UFFD_NR_MODES * BENCH_MAX_COLS)
 #define TARGET_RATIO 0.8	/* vmsim / floor faults/s, at least */
@@ -66,7 +62,7 @@ static struct {
  * (and in the model a PTL) of its own. */
 static unsigned long slice_align(unsigned long a)
 {
-	return (a + SLICE_BYTES - 1) & ~(SLICE_BYTES - 1);
+	return (a + BENCH_SLICE_BYTES - 1) & ~(BENCH_SLICE_BYTES - 1);
 }
 
 /* ---- the floor: the smallest correct handler ------------------------ */
@@ -275,7 +271,7 @@ static int floor_setup(int mode, unsigned int nr, unsigned long *base,
 	int fd;
 
 	*what = "mmap";
-	fl.map_len = (nr + 1) * SLICE_BYTES;
+	fl.map_len = (nr + 1) * BENCH_SLICE_BYTES;
 	fl.map = mmap(NULL, fl.map_len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (fl.map == MAP_FAILED) {
@@ -283,7 +279,7 @@ static int floor_setup(int mode, unsigned int nr, unsigned long *base,
 		return -errno;
 	}
 	fl.start = slice_align((unsigned long)fl.map);
-	fl.end = fl.start + nr * SLICE_BYTES;
+	fl.end = fl.start + nr * BENCH_SLICE_BYTES;
 	madvise((void *)fl.start, fl.end - fl.start, MADV_NOHUGEPAGE);
 	*what = "userfaultfd";
 	fd = floor_open(floor_features(mode));
@@ -319,7 +315,7 @@ struct region {
 	enum impl impl;
 	struct vs_uffd *u;	/* vmsim */
 	struct vs_mm *mm;	/* vs_uffd_mm(u) */
-	unsigned long base;	/* slice i at base + i * SLICE_BYTES */
+	unsigned long base;	/* slice i at base + i * BENCH_SLICE_BYTES */
 };
 
 /*
@@ -332,17 +328,15 @@ static int vmsim_setup(int mode, unsigned int nr, struct region *rg,
 		       const char **what)
 {
 	struct vs_uffd_options o = {
-		.size = (nr + 1) * SLICE_BYTES,
+		.size = (nr + 1) * BENCH_SLICE_BYTES,
 		.mode = mode,
 		.nr_threads = mode == VS_UFFD_THREADS ? 1 : 0,
 		.strategy = opt.strategy,
-		.mm.pool_pages = (size_t)nr * SLICE_PAGES + POOL_SLACK,
+		.mm.pool_pages = bench_pool_pages(nr),
 	};
 	long a;
 	int err;
 
-	if (o.mm.pool_pages < MIN_POOL_PAGES)
-		o.mm.pool_pages = MIN_POOL_PAGES;
 	*what = "vs_uffd_create";
 	err = vs_uffd_create(&rg->u, &o);
 	if (err)
@@ -350,7 +344,7 @@ static int vmsim_setup(int mode, unsigned int nr, struct region *rg,
 	rg->mm = vs_uffd_mm(rg->u);
 	rg->base = slice_align((unsigned long)vs_uffd_base(rg->u));
 	*what = "vs_mmap";
-	a = vs_mmap(rg->mm, rg->base, nr * SLICE_BYTES,
+	a = vs_mmap(rg->mm, rg->base, nr * BENCH_SLICE_BYTES,
 		    VS_PROT_READ | VS_PROT_WRITE,
 		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
 	return a < 0 ? (int)a : 0;
@@ -361,8 +355,10 @@ static int vmsim_setup(int mode, unsigned int nr, struct region *rg,
 static int zap(const struct region *rg, unsigned long a)
 {
 	if (rg->mm)
-		return vs_madvise(rg->mm, a, SLICE_BYTES, VS_MADV_DONTNEED);
-	return madvise((void *)a, SLICE_BYTES, MADV_DONTNEED) ? -errno : 0;
+		return vs_madvise(rg->mm, a, BENCH_SLICE_BYTES,
+				  VS_MADV_DONTNEED);
+	return madvise((void *)a, BENCH_SLICE_BYTES, MADV_DONTNEED) ? -errno
+								    : 0;
 }
 
 /*
@@ -374,7 +370,7 @@ static int fault_round(const struct region *rg, unsigned long base)
 {
 	unsigned long a;
 
-	for (a = base; a < base + SLICE_BYTES; a += VS_PAGE_SIZE)
+	for (a = base; a < base + BENCH_SLICE_BYTES; a += VS_PAGE_SIZE)
 		*(volatile char *)a = 1;
 	return zap(rg, base);
 }
@@ -410,7 +406,7 @@ static int region_setup(enum impl impl, int mode, unsigned int nr,
 		err = vmsim_setup(mode, nr, rg, &what);
 	what = err ? what : "warm-up round";
 	for (i = 0; i < nr && !err; i++)
-		err = fault_round(rg, rg->base + i * SLICE_BYTES);
+		err = fault_round(rg, rg->base + i * BENCH_SLICE_BYTES);
 	if (!err)
 		return 0;
 	fprintf(stderr, "uffd-floor: %s %s: %s: %s\n", impl_name[impl],
@@ -422,12 +418,9 @@ static int region_setup(enum impl impl, int mode, unsigned int nr,
 /* ---- one measurement ------------------------------------------------- */
 
 struct worker {
-	struct bench_worker b;	/* first */
+	struct bench_loop_worker l;	/* first; its pages: one fault each */
 	const struct region *rg;
 	unsigned long base;	/* the slice */
-	/* results */
-	uint64_t pages;		/* pages stored to: one fault each */
-	uint64_t t0, t1;	/* uv_hrtime() around the loop */
 };
 
 static void *worker_main(void *arg)
@@ -436,45 +429,18 @@ static void *worker_main(void *arg)
 	uint64_t pages = 0;
 
 	/* Attaches the thread: vmsim's sigbus mode needs it. */
-	w->b.err = bench_wait_go();
-	if (w->b.err)
+	if (bench_loop_begin(&w->l))
 		return NULL;
-	w->t0 = uv_hrtime();
 	do {
-		w->b.err = fault_round(w->rg, w->base);
-		if (w->b.err)
+		w->l.b.err = fault_round(w->rg, w->base);
+		if (w->l.b.err)
 			break;
-		pages += SLICE_PAGES;
+		pages += BENCH_SLICE_PAGES;
 		bench_quiescent();
 	} while (!vs_read_once(&bench_stop));
-	w->t1 = uv_hrtime();
-	w->pages = pages;
+	w->l.t1 = uv_hrtime();
+	w->l.pages = pages;
 	return NULL;
-}
-
-struct sample {
-	double faults_per_s;	/* all threads, over the wall time */
-	double ns_per_fault;	/* summed thread time over faults */
-	uint64_t pages;
-};
-
-/* faults/s over the wall time from the first thread's start to the last
- * one's end; ns per fault per thread, the zaps included. */
-static void summarise(const struct worker *w, unsigned int nr,
-		      struct sample *s)
-{
-	uint64_t ns = 0, pages = 0, start = UINT64_MAX, end = 0;
-	unsigned int i;
-
-	for (i = 0; i < nr; i++) {
-		ns += w[i].t1 - w[i].t0;
-		pages += w[i].pages;
-		start = w[i].t0 < start ? w[i].t0 : start;
-		end = w[i].t1 > end ? w[i].t1 : end;
-	}
-	s->pages = pages;
-	s->faults_per_s = (double)pages * 1e9 / (double)(end - start);
-	s->ns_per_fault = pages ? (double)ns / (double)pages : 0;
 }
 
 /*
@@ -483,7 +449,7 @@ static void summarise(const struct worker *w, unsigned int nr,
  * Return: 0 with *@s filled in, or a negative errno.
  */
 static int measure(enum impl impl, int mode, unsigned int nr,
-		   struct sample *s)
+		   struct bench_loop_sample *s)
 {
 	struct region rg;
 	struct worker *w;
@@ -500,19 +466,11 @@ static int measure(enum impl impl, int mode, unsigned int nr,
 	}
 	for (i = 0; i < nr; i++) {
 		w[i].rg = &rg;
-		w[i].base = rg.base + i * SLICE_BYTES;
+		w[i].base = rg.base + i * BENCH_SLICE_BYTES;
 	}
-	err = bench_start(w, sizeof(*w), nr, worker_main);
-	if (err)
-		goto out;
-	/* Under qsbr the sleeping main thread would hold up grace periods
-	 * (faultbench's measure()). */
-	vs_rcu_thread_offline();
-	bench_run(bench_std.duration_ms);
-	err = bench_join(w, sizeof(*w), nr);
-	vs_rcu_thread_online();
+	err = bench_loop_measure(w, sizeof(*w), nr, worker_main);
 	if (!err)
-		summarise(w, nr, s);
+		bench_loop_summarise(w, sizeof(*w), nr, NULL, s);
 out:
 	free(w);
 	e = region_teardown(&rg);
@@ -522,21 +480,16 @@ out:
 /* ---- rows: per mode and thread count, the floor then vmsim ---------- */
 
 struct row {
+	struct bench_loop_row loop;	/* first */
 	enum impl impl;
 	int mode;
 	unsigned int threads;
-	bool done;
-	struct bench_range faults_per_s;	/* over the rounds */
-	struct bench_range ns_per_fault;	/* over the rounds */
-	struct sample at_med;	/* the round with the median faults/s */
 };
 
 static struct row rows[MAX_ROWS];
 static int nr_rows;
-static struct bench_grid grid;	/* an arm per row */
-
-#define FAULTS_PER_S offsetof(struct sample, faults_per_s)
-#define NS_PER_FAULT offsetof(struct sample, ns_per_fault)
+static struct bench_loop_rows table = { .row = rows,
+					.size = sizeof(rows[0]) };
 
 /* Rows in run order; rows[i] (floor) and rows[i + 1] (vmsim) for even i
  * are a pair. */
@@ -553,17 +506,7 @@ static void build_rows(void)
 				r->mode = m;
 				r->threads = bench_std.threads[c];
 			}
-}
-
-/* Row @r from the rounds done. */
-static void row_set(struct row *r)
-{
-	unsigned int arm = (unsigned int)(r - rows);
-
-	bench_grid_range(&grid, arm, FAULTS_PER_S, &r->faults_per_s);
-	bench_grid_range(&grid, arm, NS_PER_FAULT, &r->ns_per_fault);
-	bench_grid_median(&grid, arm, FAULTS_PER_S, &r->at_med);
-	r->done = true;
+	table.nr = (unsigned int)nr_rows;
 }
 
 /* vmsim over the floor, faults/s, taken in each round, of the pair at
@@ -572,10 +515,10 @@ static bool pair_ratio(const struct row *p, struct bench_range *out)
 {
 	unsigned int arm = (unsigned int)(p - rows);
 
-	if (!p[I_FLOOR].done || !p[I_VMSIM].done)
+	if (!p[I_FLOOR].loop.done || !p[I_VMSIM].loop.done)
 		return false;
-	bench_grid_ratio(&grid, arm + I_VMSIM, arm + I_FLOOR, FAULTS_PER_S,
-			 out);
+	bench_grid_ratio(&table.grid, arm + I_VMSIM, arm + I_FLOOR,
+			 BENCH_LOOP_FAULTS_PER_S, out);
 	return true;
 }
 
@@ -583,14 +526,16 @@ static bool pair_ratio(const struct row *p, struct bench_range *out)
 
 static void print_json_row(const struct row *r)
 {
+	const struct bench_loop_sample *m = r->loop.at_med;
+
 	bench_json_begin();
 	bench_json_str("impl", impl_name[r->impl]);
 	bench_json_str("uffd_mode", vs_uffd_mode_name(r->mode));
 	bench_json_uint("threads", r->threads);
-	bench_json_range("faults_per_s", &r->faults_per_s, 0);
-	bench_json_range("ns_per_fault", &r->ns_per_fault, 2);
-	bench_json_uint("pages", r->at_med.pages);
-	bench_json_uint("rounds", grid.done);
+	bench_json_range("faults_per_s", &r->loop.faults_per_s, 0);
+	bench_json_range("ns_per_fault", &r->loop.ns_per_fault, 2);
+	bench_json_uint("pages", m->pages);
+	bench_json_uint("rounds", table.grid.done);
 	bench_json_num("duration_s", bench_std.duration_ms / 1000.0, 3);
 	if (r->impl == I_VMSIM)
 		bench_json_str("strategy",
@@ -603,10 +548,10 @@ static void print_table(void)
 	const struct row *r;
 	int i;
 
-	bench_print_rounds_note("faults/s and ns/fault", grid.done,
+	bench_print_rounds_note("faults/s and ns/fault", table.grid.done,
 				bench_std.duration_ms);
 	printf("# one %lu KiB slice per faulting thread: a store per page, "
-	       "then MADV_DONTNEED; %u CPUs\n", SLICE_BYTES >> 10,
+	       "then MADV_DONTNEED; %u CPUs\n", BENCH_SLICE_BYTES >> 10,
 	       uv_available_parallelism());
 	printf("# faults/s: all threads over the wall time; ns/fault: per "
 	       "thread, the zap included\n");
@@ -618,9 +563,9 @@ static void print_table(void)
 	for (i = 0, r = rows; i < nr_rows; i++, r++) {
 		printf("%-5s %-7s %3u ", impl_name[r->impl],
 		       vs_uffd_mode_name(r->mode), r->threads);
-		if (r->done)
-			printf("%10.0f %8.1f\n", r->faults_per_s.med,
-			       r->ns_per_fault.med);
+		if (r->loop.done)
+			printf("%10.0f %8.1f\n", r->loop.faults_per_s.med,
+			       r->loop.ns_per_fault.med);
 		else
 			printf("%10s\n", "-");
 	}
@@ -668,31 +613,18 @@ static void print_targets(void)
 
 /* ---- the run: every row once a round, rounds --repeat times ---------- */
 
-/* Row @arm into @sample.  Return: 0, 1 at SIGINT, or an errno. */
-static int measure_arm(void *ctx, unsigned int arm, void *sample)
+/* Row @row into @sample.  Return: 0, or a negative errno (reported). */
+static int measure_row(void *row, void *sample)
 {
-	struct row *r = &rows[arm];
+	const struct row *r = row;
 	int err;
 
-	(void)ctx;
 	err = measure(r->impl, r->mode, r->threads, sample);
 	if (err)
 		fprintf(stderr, "uffd-floor: %s %s, %u threads: %s\n",
 			impl_name[r->impl], vs_uffd_mode_name(r->mode),
 			r->threads, vs_strerror(err));
-	return err ? err : bench_interrupted;
-}
-
-/* Every row, in rounds.  Return: 0, or 1 after a failure. */
-static int run_all(void)
-{
-	int i, err;
-
-	err = bench_grid_measure(&grid, (unsigned int)nr_rows,
-				 sizeof(struct sample), measure_arm, NULL);
-	for (i = 0; grid.done && i < nr_rows; i++)
-		row_set(&rows[i]);
-	return err < 0;
+	return err;
 }
 
 /*
@@ -804,13 +736,14 @@ int main(int argc, char **argv)
 	vs_thread_attach();
 	if (bench_control_init())
 		return 1;
-	ret = run_all();
+	ret = bench_loop_run(&table, sizeof(struct bench_loop_sample),
+			     measure_row);
 	for (i = 0; bench_std.json && i < nr_rows; i++)
-		if (rows[i].done)
+		if (rows[i].loop.done)
 			print_json_row(&rows[i]);
 	if (!bench_std.json)
 		print_table();
 	print_targets();
-	bench_grid_free(&grid);
+	bench_loop_free(&table);
 	return bench_control_close(ret);
 }
