@@ -2,6 +2,7 @@
 #
 #   test/suites.def   VS_SUITE(name, unsupported, timeout, "labels")
 #   sync/broken.def   VS_BUG(name, suite, "build", "what")
+#   tools/tools.def   VS_TOOL(name, dir, build, man)
 #
 # Each entry is one line.  A line that starts with the macro but does not
 # have the shape below stops the configure, so CMake never reads a list
@@ -66,4 +67,18 @@ function(vs_read_bugs src)
     endforeach()
   endforeach()
   set(VS_BUG_NAMES ${names} PARENT_SCOPE)
+endfunction()
+
+# vs_read_tools(SRC): VS_TOOL_NAMES, and VS_TOOL_<name>_DIR,
+# VS_TOOL_<name>_BUILD (native or vcpu) and VS_TOOL_<name>_MAN for each.
+function(vs_read_tools src)
+  vs_read_def(${src}/tools/tools.def VS_TOOL
+    "([a-z-]+), ([a-z-]+), (native|vcpu), ([a-z-]+)" VS_TOOL DIR BUILD MAN)
+  foreach(name IN LISTS VS_TOOL_NAMES)
+    foreach(field DIR BUILD MAN)
+      set(VS_TOOL_${name}_${field} "${VS_TOOL_${name}_${field}}"
+        PARENT_SCOPE)
+    endforeach()
+  endforeach()
+  set(VS_TOOL_NAMES ${VS_TOOL_NAMES} PARENT_SCOPE)
 endfunction()

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vmsim/trace.h>
+
 #include "internal.h"
 
 /*
@@ -348,78 +350,73 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 	t->back = (uint8_t)back;
 }
 
-/* @s as a JSON string's contents. */
-static void put_json(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-}
-
 /*
- * Where @t starts and how long it lasts, in trace microseconds: with a
+ * Where @t starts and how long it lasts, in trace nanoseconds: with a
  * scheduler, whose runs clocks do not order, an event a microsecond in
  * the order they ran (a sleep or an end half way after the event before
- * it); without, the virtual time.
+ * it); without, the virtual time, to the nearest nanosecond.
  */
 static void trace_time(const struct vs_machine *m, const struct vs__traced *t,
-		       double *ts, double *dur)
+		       uint64_t *ts, uint64_t *dur)
 {
 	if (!m->policy->by_clock) {
-		*ts = (double)t->seq + (t->op >= VS__TRACE_SLEEP ? 0.5 : 0);
-		*dur = 1;
+		*ts = t->seq * 1000 + (t->op >= VS__TRACE_SLEEP ? 500 : 0);
+		*dur = 1000;
 	} else {
-		*ts = (double)(t->clock - t->cost) / (m->ghz * 1000.0);
-		*dur = (double)t->cost / (m->ghz * 1000.0);
+		*ts = (uint64_t)((double)(t->clock - t->cost) / m->ghz + 0.5);
+		*dur = (uint64_t)((double)t->cost / m->ghz + 0.5);
 	}
 }
 
-static void trace_event(FILE *f, struct vs_machine *m,
-			const struct vs__traced *t)
+/* @t on its vCPU's track: a slice, or an instant for a sleep or an end. */
+static int trace_event(struct vs_trace *f, struct vs_machine *m,
+		       const struct vs__traced *t)
 {
-	char name[160];
-	double ts, dur;
+	struct vs_trace_arg args[3] = {
+		VS_TRACE_UINT("event", t->seq), VS_TRACE_UINT("work", t->ctx),
+		VS_TRACE_STR("read", "an old value: the newest waits in "
+			     "another's store buffer"),
+	};
+	char what[160], name[176], read[64];
+	struct vs_trace_event e = { .name = name, .pid = 1, .tid = t->cpu,
+				    .args = args, .nr_args = 2 };
+	uint64_t dur;
 
-	(void)name_of(m, t->addr, name, sizeof(name));
-	trace_time(m, t, &ts, &dur);
+	(void)name_of(m, t->addr, what, sizeof(what));
+	trace_time(m, t, &e.ts, &dur);
 	if (t->op >= VS__TRACE_SLEEP) {
-		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%u,"
-			"\"ts\":%.3f,\"name\":\"", t->cpu, ts);
-		if (t->op == VS__TRACE_SLEEP) {
-			fputs("sleep on ", f);
-			put_json(f, name);
-		} else {
-			fputs("end", f);
-		}
-		fprintf(f, "\",\"args\":{\"work\":%u}}", t->ctx);
-		return;
+		if (t->op == VS__TRACE_SLEEP)
+			snprintf(name, sizeof(name), "sleep on %s", what);
+		else
+			snprintf(name, sizeof(name), "end");
+		e.args = &args[1];
+		e.nr_args = 1;
+		return vs_trace_instant(f, &e);
 	}
-	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,"
-		"\"dur\":%.3f,\"name\":\"%s ", t->cpu, ts, dur,
-		op_name(t->op));
-	put_json(f, name);
-	fprintf(f, "\",\"args\":{\"event\":%llu,\"work\":%u",
-		(unsigned long long)t->seq, t->ctx);
-	if (t->back == VS__MEM_HIDDEN)
-		fputs(",\"read\":\"an old value: the newest waits in "
-		      "another's store buffer\"", f);
-	else if (t->back)
-		fprintf(f, ",\"read\":\"an old value: %u stores before the "
-			"newest\"", t->back);
-	fputs("}}", f);
+	snprintf(name, sizeof(name), "%s %s", op_name(t->op), what);
+	if (t->back && t->back != VS__MEM_HIDDEN) {
+		snprintf(read, sizeof(read), "an old value: %u stores before "
+			 "the newest", t->back);
+		args[2].str = read;
+	}
+	e.nr_args = t->back ? 3 : 2;
+	return vs_trace_slice(f, &e, dur);
 }
 
 int vs_machine_trace_write(struct vs_machine *m, const char *path)
 {
-	int self = vs__vcpu_cur, err = 0;
+	struct vs_trace_arg other[2] = {
+		VS_TRACE_STR("time", "virtual time"),
+		VS_TRACE_STR("report", m ? m->report : ""),
+	};
+	struct vs_trace_arg arg = VS_TRACE_STR("name", "vmsim machine");
+	struct vs_trace_event e = { .name = "process_name", .pid = 1,
+				    .args = &arg, .nr_args = 1 };
+	int self = vs__vcpu_cur, err, end;
+	struct vs_trace f;
+	char name[32];
 	unsigned int i;
 	size_t k;
-	FILE *f;
 
 	if (!m || !path || !(m->cfg.flags & VS_MACHINE_TRACE))
 		return -EINVAL;
@@ -427,31 +424,25 @@ int vs_machine_trace_write(struct vs_machine *m, const char *path)
 		return -EBUSY;
 	if (m->trace_lost)
 		return -ENOMEM;
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	err = vs_trace_open(&f, path);
+	if (err)
+		return err;
 	vs__vcpu_cur = -1;	/* names, not events */
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-	      "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\","
-	      "\"args\":{\"name\":\"vmsim machine\"}}", f);
-	for (i = 0; i < m->nr; i++)
-		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
-			"\"name\":\"thread_name\",\"args\":{\"name\":"
-			"\"vCPU %u\"}}", i, i);
-	for (k = 0; k < m->ntrace; k++)
-		trace_event(f, m, &m->trace[k]);
-	fprintf(f, "\n],\"otherData\":{\"time\":\"%s\",\"report\":\"",
-		!m->policy->by_clock ?
-		"an event a microsecond, in the order they ran" :
-		"virtual time");
-	put_json(f, m->report);
-	fputs("\"}}\n", f);
+	err = vs_trace_meta(&f, &e);
+	e.name = "thread_name";
+	arg.str = name;
+	for (i = 0; i < m->nr && !err; i++) {
+		snprintf(name, sizeof(name), "vCPU %u", i);
+		e.tid = i;
+		err = vs_trace_meta(&f, &e);
+	}
+	for (k = 0; k < m->ntrace && !err; k++)
+		err = trace_event(&f, m, &m->trace[k]);
+	if (!m->policy->by_clock)
+		other[0].str = "an event a microsecond, in the order they ran";
 	vs__vcpu_cur = self;
-	if (ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	return err;
+	end = vs_trace_close(&f, other, 2);
+	return err ? err : end;
 }
 
 /* ---- a failed run ------------------------------------------------------- */

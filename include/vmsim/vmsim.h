@@ -22,8 +22,9 @@
  *
  * Not included, each for the programs that need it: the virtual-CPU
  * engine (vmsim/vcpu.h: machines, schedulers, replay), its cost model
- * and machine profiles (vmsim/vcpu_cost.h, vmsim/vcpu_profile.h),
- * lockdep's own API (vmsim/lockdep.h), and the test library's
+ * and machine profiles (vmsim/vcpu_cost.h, vmsim/vcpu_profile.h), its
+ * trace writer (vmsim/trace.h), lockdep's own API (vmsim/lockdep.h),
+ * and the test library's
  * <vmsim/check/stress.h> and <vmsim/check/explore.h> (libvmsim-check).
  * What code tells the engine and lockdep about itself
  * (vmsim/vcpu_annotate.h, vmsim/lockdep_annotate.h) comes in with the

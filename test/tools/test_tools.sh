@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_tools.sh BUILD_DIR: the option convention of lockbench, vmbench,
-# faultbench, uffd-floor, multi-fault-ref and vcpu-calibrate
-# (tools/bench_opts.h), each tool in BUILD_DIR: --help and --version
-# exit 0, a bad or abbreviated option exits 2 with one line on stderr,
-# and a tiny real run exits 0.
+# test_tools.sh BUILD_DIR TOOL...: the option convention
+# (tools/common/bench_opts.h) on each TOOL in BUILD_DIR (CMake passes
+# every tool of tools/tools.def built here with a man page of its own):
+# --help and --version exit 0, a bad or abbreviated option exits 2 with
+# one line on stderr; then each tool's own lists and values, and a tiny
+# real run of each.
 # Prints "ok N - what" or "not ok N - what" per test; exit 1 if any failed.
 # shellcheck disable=SC2016 # expect eval()s its single-quoted tests
 set -u
-build=${1:?usage: test_tools.sh BUILD_DIR}
+build=${1:?usage: test_tools.sh BUILD_DIR TOOL...}
+shift
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
@@ -31,13 +33,7 @@ refused() {
 		[ ! -s "$out" ]' "$* is refused with one line"
 }
 
-for t in lockbench vmbench faultbench uffd-floor multi-fault-ref \
-	vcpu-calibrate vcpubench; do
-	# vcpubench runs on the vCPU library, which a TSan build leaves out.
-	if [ "$t" = vcpubench ] && [ ! -x "$build/$t" ] &&
-	   grep -q 'VS_SANITIZE:STRING=.*thread' "$build/CMakeCache.txt"; then
-		continue
-	fi
+for t in "$@"; do
 	if [ ! -x "$build/$t" ]; then
 		expect false "$t is built"
 		continue

@@ -37,8 +37,8 @@ blame() {
 # them under the writer's write hold inside "munmap" (a name the script
 # has no rule for); faulter 1 waits behind the writer's write wait; the
 # writer's write wait overlaps, by 3 us, faulter 0's read hold, which
-# begins in a fault and outlives it: an async pair, as tools/mf_trace.c
-# writes such a slice.
+# begins in a fault and outlives it: an async pair, as
+# tools/multi-fault/mf_trace.c writes such a slice.
 cat >"$dir/known.json" <<'EOF'
 {"displayTimeUnit":"ns","traceEvents":[
 {"name":"thread_name","ph":"M","ts":0,"pid":1,"tid":1,"args":{"name":"faulter 0"}},
