@@ -1,7 +1,7 @@
 # Ivy Bridge EP, 2 sockets x 10 cores x 2 threads (Xeon E5-2600 v2 class,
 # e.g. E5-2680 v2 at 2.8 GHz): the 20-CPU machine of Zijlstra's 2014
 # table.  Costs are cycles at 2.8 GHz; measured nanoseconds were
-# multiplied by 2.8.  docs/vcpu.md ("Machine profiles") gives the source
+# multiplied by 2.8.  docs/cost-model.md ("Machine profiles") gives the source
 # of every value, or why it is an estimate.
 name = ivb-ep-2x10x2
 ghz = 2.8

@@ -1,7 +1,7 @@
 # Ivy Bridge EX, 4 sockets x 15 cores x 2 threads (Xeon E7-4890 v2 class,
 # 2.8 GHz): the 60-CPU machine of Zijlstra's 2014 table.  Costs are
 # cycles at 2.8 GHz.  Fewer published measurements exist for this
-# machine than for the EP: docs/vcpu.md ("Machine profiles") says which
+# machine than for the EP: docs/cost-model.md ("Machine profiles") says which
 # values are estimates derived from the EP's and from its predecessor.
 name = ivb-ex-4x15x2
 ghz = 2.8

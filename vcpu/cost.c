@@ -620,7 +620,7 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	 * starts when the last ends, as a queue; it takes effect (@lead
 	 * from @now) only once the vCPU that received the last has had
 	 * it for its hold, the time the request's snoop takes to reach it
-	 * behind the data (half a transfer, an estimate: docs/vcpu.md).
+	 * behind the data (half a transfer, an estimate: docs/cost-model.md).
 	 */
 	if (!own) {
 		start = l->excl_until;

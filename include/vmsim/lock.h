@@ -10,7 +10,7 @@
  *   brlock   vmsim/brlock.h, a mutex per slot, writers take them all
  *   prwlock  vmsim/prwlock.h, passive readers, writers use membarrier
  *
- * docs/locks.md compares them.  Every kind is not recursive; percpu,
+ * docs/lock-kinds.md compares them.  Every kind is not recursive; percpu,
  * brlock and prwlock readers must unlock on the thread that locked.
  * A lock belongs to a class (vmsim/lockstat.h) for statistics.
  */

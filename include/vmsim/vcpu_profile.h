@@ -7,7 +7,7 @@
  * topology distance, and the explicit charges of work that does not pass
  * through vmsim/atomic.h (clearing a page, a fault's entry and exit, a
  * system call, a futex wake-up, a context switch).  Every cost is in CPU
- * cycles at the profile's clock; docs/vcpu.md ("Machine profiles") gives
+ * cycles at the profile's clock; docs/cost-model.md ("Machine profiles") gives
  * each value of the shipped profiles with its source.
  *
  * The text format is one "key = value" per line; "#" starts a comment

@@ -71,7 +71,7 @@ START_TEST(error_unknown)
 END_TEST
 
 /*
- * Extreme inputs must not crash (docs/design.md: bad input gets an error,
+ * Extreme inputs must not crash (docs/architecture.md: bad input gets an error,
  * never an abort): INT_MIN has no positive counterpart, so abs(INT_MIN)
  * is undefined and UBSan aborts on it.
  */

@@ -730,7 +730,7 @@ END_TEST
 
 /* vs_lock_init rejects a NULL lock, an unknown kind and a bad class, and
  * a NULL kind means rwsem; the kind table names the five kinds of
- * docs/locks.md, each with a complete ops table. */
+ * docs/lock-kinds.md, each with a complete ops table. */
 START_TEST(test_lock_init_errors)
 {
 	static const char *const want[] = {

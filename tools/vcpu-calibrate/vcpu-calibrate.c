@@ -371,7 +371,7 @@ static void print_numbering_key(FILE *f)
 
 	if (numbering) {
 		comment(f, "numbering: where sysfs puts each online CPU is "
-			"Linux's %s order (docs/vcpu.md).", numbering);
+			"Linux's %s order (docs/cost-model.md).", numbering);
 		fprintf(f, "numbering = %s\n", numbering);
 	} else {
 		comment(f, "numbering: left out, so the parser takes "
