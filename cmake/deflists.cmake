@@ -1,7 +1,7 @@
 # The X-macro lists that C and CMake share, read here for CMake:
 #
 #   test/suites.def   VS_SUITE(name, unsupported, timeout, "labels")
-#   sync/broken.def   VS_BUG(name, suite, "build", "what")
+#   sync/broken.def   VS_BUG(name, suite, "build", "vcpu", "what")
 #   tools/tools.def   VS_TOOL(name, dir, build, man)
 #
 # Each entry is one line.  A line that starts with the macro but does not
@@ -53,16 +53,17 @@ function(vs_read_suites src)
 endfunction()
 
 # vs_read_bugs(SRC): VS_BUG_NAMES (with '-', as -DVS_BROKEN takes them),
-# and VS_BUG_<name>_SUITE, VS_BUG_<name>_BUILD and VS_BUG_<name>_WHAT.
+# and VS_BUG_<name>_SUITE (SUITE or SUITE/CASE), VS_BUG_<name>_BUILD,
+# VS_BUG_<name>_VCPU (SUITE[/CASE],... or empty) and VS_BUG_<name>_WHAT.
 function(vs_read_bugs src)
   vs_read_def(${src}/sync/broken.def VS_BUG
-    "([a-z0-9_]+), ([a-z_]+), \"([a-z,]*)\", \"([^\"]+)\"" VS_BUG
-    SUITE BUILD WHAT)
+    "([a-z0-9_]+), ([a-z_]+(/[a-z0-9_-]+)?), \"([a-z,]*)\", \"([a-z0-9_/,-]*)\", \"([^\"]+)\""
+    VS_BUG SUITE CASE_ BUILD VCPU WHAT)
   set(names "")
   foreach(id IN LISTS VS_BUG_NAMES)
     string(REPLACE "_" "-" name ${id})
     list(APPEND names ${name})
-    foreach(field SUITE BUILD WHAT)
+    foreach(field SUITE BUILD VCPU WHAT)
       set(VS_BUG_${name}_${field} "${VS_BUG_${id}_${field}}" PARENT_SCOPE)
     endforeach()
   endforeach()

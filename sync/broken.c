@@ -11,7 +11,7 @@
 
 static const char *const names[] = {
 	"none",
-#define VS_BUG(name, suite, build, what) #name,
+#define VS_BUG(name, suite, build, vcpu, what) #name,
 #include "broken.def"
 #undef VS_BUG
 };

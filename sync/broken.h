@@ -16,7 +16,7 @@
 
 enum {
 	VS__BROKEN_none,
-#define VS_BUG(name, suite, build, what) VS__BROKEN_##name,
+#define VS_BUG(name, suite, build, vcpu, what) VS__BROKEN_##name,
 #include "broken.def"
 #undef VS_BUG
 };

@@ -15,7 +15,18 @@
 
 #include <vmsim/check/explore.h>
 
+#include "test.h"
+
 #define VS_TALLY_SEEDS 3
+
+/* The schedules an exploration of a test takes: @n (0: the default,
+ * VS_EXPLORE_SCHEDULES) at VS_TEST_SCALE, so that the sanitizer builds,
+ * at 50, explore half as many.  A planted bug's test (the teeth) runs at
+ * the default scale. */
+static inline unsigned int vs_tally_schedules(unsigned int n)
+{
+	return (unsigned int)vs_test_scale((int)(n ? n : VS_EXPLORE_SCHEDULES));
+}
 
 struct vs_tally {
 	int failed;
@@ -46,9 +57,9 @@ static inline void vs_tally_assert(const struct vs_tally *t, const char *what)
 }
 
 /*
- * Explore @sc with @o, its seed set to each of 1 to VS_TALLY_SEEDS, a
- * line printed a seed, and fail the test, naming @sc, unless every seed
- * passed.  An exploration that could not run (setup's error, a bad
+ * Explore @sc with @o, its seed set to each of 1 to VS_TALLY_SEEDS and
+ * its schedules scaled (vs_tally_schedules()), a line printed a seed,
+ * and fail the test, naming @sc, unless every seed passed.  An exploration that could not run (setup's error, a bad
  * option) fails the test at once: it found nothing.
  * Context: a Check test on the host thread.
  */
@@ -60,6 +71,7 @@ static inline void vs_tally_explore(const struct vs_explore_scenario *sc,
 	int seed, err;
 
 	memset(&t, 0, sizeof(t));
+	o->max_schedules = vs_tally_schedules(o->max_schedules);
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
 		o->seed = (uint64_t)seed;
 		err = vs_explore(sc, o, &xr);

@@ -28,10 +28,11 @@
  *     instead of landing in a page the model now shares with the
  *     child.
  *
- * PCT at its default depth, 1,000 schedules, seeds 1 to 3, each prints
- * one line; the planted bugs uffd-install-no-seq (this is its suite:
- * real threads meet its window only by luck) and uffd-writeback-no-wp
- * (teeth-vcpu-NAME) must each make the suite fail.  A real load or
+ * PCT at its default depth, 1,000 schedules (at VS_TEST_SCALE), seeds 1
+ * to 3, each prints one line; the planted bugs uffd-install-no-seq and
+ * uffd-writeback-no-wp each make a case fail: this is their suite of
+ * record (teeth-NAME), where real threads meet their windows only by
+ * luck.  A real load or
  * store is no event: each store here follows an event of its own (a
  * count), which is where the scheduler places it.
  */

@@ -210,8 +210,12 @@ Suite *uffd_stress_suite(void)
 {
 	Suite *s = suite_create("uffd_stress");
 
-	vs_test_add_loop(vs_test_tcase(s, "bounce"), VS_FAULT_NR_STRATEGIES,
-			 uffd_stress_sigbus, uffd_stress_threads,
+	/* A tcase per delivery mode (CK_RUN_CASE=sigbus runs one). */
+	vs_test_add_loop(vs_test_tcase(s, "sigbus"), VS_FAULT_NR_STRATEGIES,
+			 uffd_stress_sigbus);
+	vs_test_add_loop(vs_test_tcase(s, "threads"), VS_FAULT_NR_STRATEGIES,
+			 uffd_stress_threads);
+	vs_test_add_loop(vs_test_tcase(s, "uv"), VS_FAULT_NR_STRATEGIES,
 			 uffd_stress_uv);
 	return s;
 }
