@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The heavy side of the asymmetric barrier (see vs_smp_mb_light() in
- * atomic.h): membarrier(2), registered once per process.
+ * sync/atomic.c - what vmsim/atomic.h does out of line: the heavy side
+ * of the asymmetric barrier (see vs_smp_mb_light()), membarrier(2),
+ * registered once per process.
  */
 #include <vmsim/atomic.h>
 
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
 
 #include "internal.h"
 
@@ -47,8 +47,12 @@ int vs_membarrier_init(void)
 	return vs__have_membarrier;
 }
 
-void vs__smp_mb_heavy_slow(void)
+void vs_smp_mb_heavy(void)
 {
+	if (VS_VCPU || !vs__have_membarrier) {
+		vs_smp_mb();	/* vCPUs share one host thread */
+		return;
+	}
 	/*
 	 * Orders this thread's accesses against every light barrier of every
 	 * other running thread; a thread that is not running is switched in

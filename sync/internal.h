@@ -14,7 +14,6 @@
 #include <vmsim/atomic.h>
 #include <vmsim/vcpu_annotate.h>
 
-#include "../vcpu/client.h"
 #include "broken.h"
 
 /* Print "vmsim: @what: strerror(@err)" and abort: an impossible failure. */
@@ -50,7 +49,6 @@ void vs__lock_set_hooks(const struct vs_lock_ops *hooked, int on);
  * or is dropped where it stood (@abandoned): it must hold no lock unless
  * abandoned; it holds none after. */
 void vs__lockdep_context_end(int ctx, int abandoned);
-
 
 /* Monotonic clock in nanoseconds: virtual time on a vCPU. */
 static inline uint64_t vs__now_ns(void)

@@ -17,6 +17,7 @@
 #include <vmsim/spinlock.h>
 #include <vmsim/vcpu_annotate.h>
 
+#include "../vcpu/client.h"
 #include "internal.h"
 
 #define VS__LOCK_OPS(kind, type, init_fn, destroy_fn, rl, rt, ru, wl, wt, \

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../vcpu/client.h"
 #include "internal.h"
 
 #if VS_LOCKDEP

@@ -12,6 +12,7 @@
 #include <vmsim/lock.h>
 #include <vmsim/spinlock.h>
 
+#include "../vcpu/client.h"
 #include "internal.h"
 
 #define HOLD_DEPTH 16

@@ -4,13 +4,15 @@
  * per-slot batches, one callback of the flavour (liburcu natively,
  * sync/rcu_vcpu.c on vCPUs) per batch; and vs_rcu_barrier().
  */
+#include <vmsim/rcu.h>
+
 #include <stdlib.h>
 #include <string.h>
 
-#include <vmsim/rcu.h>
 #include <vmsim/spinlock.h>
 #include <vmsim/thread.h>
 
+#include "../vcpu/client.h"
 #include "internal.h"
 
 static vs_atomic_long_t nr_callbacks;

@@ -22,10 +22,11 @@
  * Off every machine (the host thread) there are no readers: a grace
  * period is over at once and a callback runs at once.
  */
+#include <vmsim/rcu.h>
+
 #include <stdlib.h>
 #include <string.h>
 
-#include <vmsim/rcu.h>
 #include <vmsim/wait.h>
 
 #include "../vcpu/client.h"

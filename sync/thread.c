@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <vmsim/lockdep.h>
+#include <vmsim/lockdep_annotate.h>
 #include <vmsim/rcu.h>
 #include <vmsim/wait.h>
 

@@ -59,8 +59,9 @@ static inline void vs_tally_assert(const struct vs_tally *t, const char *what)
 /*
  * Explore @sc with @o, its seed set to each of 1 to VS_TALLY_SEEDS and
  * its schedules scaled (vs_tally_schedules()), a line printed a seed,
- * and fail the test, naming @sc, unless every seed passed.  An exploration that could not run (setup's error, a bad
- * option) fails the test at once: it found nothing.
+ * and fail the test, naming @sc, unless every seed passed.  An
+ * exploration that could not run (setup's error, a bad option) fails the
+ * test at once: it found nothing.
  * Context: a Check test on the host thread.
  */
 static inline void vs_tally_explore(const struct vs_explore_scenario *sc,

@@ -8,10 +8,11 @@
  * The engine calls nothing above it.  Where it must call out - a
  * context's work ends or the context is dropped, a failed run abandons
  * its contexts, a report describes a context or an address, a machine
- * goes away - it calls the hooks its clients registered, in the order
- * they registered.  A client registers once, from a constructor of the
- * file whose state the hooks keep, so that a program that does not link
- * that file has nothing to register.
+ * goes away - it calls the hooks its clients registered, each client's
+ * in turn.  A client registers once, from a constructor of the file
+ * whose state the hooks keep, so that a program that does not link that
+ * file has nothing to register.  Constructors run in link order, so no
+ * hook may depend on another client's having run first.
  *
  * Locking: registration happens before main(); the hooks run on the
  * machine's host thread (or the vCPU whose work ends), between events.
@@ -23,12 +24,6 @@
 #include <stdint.h>
 
 #include <vmsim/vcpu_annotate.h>
-
-/* Contexts of a machine: VS_VCPU_MAX for work, then the engine's
- * daemons (vs__vcpu_spawn_daemon()).  A context's id indexes arrays of
- * VS__VCPU_CONTEXTS entries. */
-#define VS__VCPU_DAEMONS 1
-#define VS__VCPU_CONTEXTS (VS_VCPU_MAX + VS__VCPU_DAEMONS)
 
 /* The most clients, and the per-machine state each may keep. */
 #define VS__VCPU_CLIENTS 8
@@ -62,12 +57,15 @@ struct vs__vcpu_client {
 void vs__vcpu_client_register(struct vs__vcpu_client *c);
 
 /* The slot of client @c's state in the machine the caller runs on
- * (NULL at first; @c->machine_end frees it), or NULL on a host thread. */
+ * (NULL at first; @c->machine_end frees it), or NULL on a host thread.
+ * Context: any; the slot is the running machine's, touched between its
+ * events. */
 void **vs__vcpu_state(const struct vs__vcpu_client *c);
 
 /* Start @fn(@arg) on a daemon context of the running machine, on vCPU 0:
  * not waited for at the end of a run, and not a deadlock when blocked.
- * Return: its context id, or -EBUSY when every daemon context works. */
+ * Context: a vCPU.  Return: its context id, or -EBUSY on a host thread
+ * or when every daemon context works. */
 int vs__vcpu_spawn_daemon(void (*fn)(void *), void *arg);
 
 /* Name the static object [@addr, +@len) @name, a string that lives as
@@ -81,7 +79,8 @@ void vs__vcpu_name_static(const void *addr, size_t len, const char *name,
  * models (vmsim/vcpu.h, enum vs_vcpu_memory): the running context puts
  * its clock into cell @cell (release) or takes the cell's (acquire), or
  * executes a full fence with no event of its own.  Cells are emptied
- * before each run.  Context: a vCPU.
+ * before each run; a cell past VS__VCPU_CELLS is ignored.  Context: a
+ * vCPU; nothing happens on a host thread.
  */
 #define VS__VCPU_CELLS 4
 void vs__vcpu_release(unsigned int cell);

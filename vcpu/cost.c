@@ -6,11 +6,11 @@
  * the heap (vcpu/names.h), so that neither a name nor a new line
  * moves what the simulated code allocates.
  */
+#include <vmsim/vcpu_cost.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <vmsim/vcpu_cost.h>
 
 #include "names.h"
 

@@ -2,15 +2,11 @@
 /*
  * vcpu/event.c - the seam's events and the work the model charges: what
  * each costs the running context (vmsim/vcpu_cost.h), after it gave way
- * as the scheduler says (vcpu/runq.c); and a run that fails.
+ * as the scheduler says (vcpu/runq.c); and what the running context
+ * asks of itself (vs_vcpu_self(), its virtual time).
  *
  * Locking: the running context, between events.
  */
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "internal.h"
 
 /* ---- the seam hooks ---------------------------------------------------- */

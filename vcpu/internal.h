@@ -172,7 +172,8 @@ struct vs_machine {
 	struct vs_coherence *coh;	/* NULL: every access costs 1 */
 	struct vs__vcpu *fq[VS__FQ_BUCKETS];	/* futex queues, FIFO */
 	void *sched;			/* the scheduler's state */
-	/* The run's schedule (vs_machine_decisions()), with a scheduler */
+	/* The run's schedule (vs_machine_decisions()), with a scheduler
+	 * that chooses */
 	unsigned long nchoices;		/* choice points so far */
 	uint32_t host_nev;		/* the host's vs_vcpu_choice.at */
 	struct vs_vcpu_decision *dec;	/* not the default, in order */
@@ -182,7 +183,7 @@ struct vs_machine {
 	struct vs__range *ranges;	/* named ranges, a ring by @nranges */
 	unsigned long nranges;		/* ranges named since the reset */
 	struct vs__names names;		/* their names, each once */
-	struct vs__poison *poison;	/* freed memory (vcpu_poison.c) */
+	struct vs__poison *poison;	/* freed memory (vcpu/poison.c) */
 	struct vs__mem *mem;		/* NULL: sequentially consistent */
 	struct vs__traced *trace;	/* VS_MACHINE_TRACE: this run's */
 	size_t ntrace, trace_cap;
@@ -373,6 +374,14 @@ void vs__vcpu_fail_unpublished(struct vs_machine *m,
 
 /* vcpu/runq.c: the run queue. */
 
+/* The futex queue of @word's bucket (a list by wait_next, FIFO); put
+ * @v, about to block on its wait_word, at its tail; take @v, blocked,
+ * off it. */
+struct vs__vcpu **vs__fq_head(struct vs_machine *m,
+			      const volatile void *word);
+void vs__fq_add(struct vs_machine *m, struct vs__vcpu *v);
+void vs__fq_del(struct vs_machine *m, struct vs__vcpu *v);
+
 /* Put @v into the heap (runnable, or asleep with a deadline), drawing
  * its tie-break; take it out again. */
 void vs__heap_push(struct vs_machine *m, struct vs__vcpu *v);
@@ -389,16 +398,20 @@ void vs__cpu_release(struct vs_machine *m, struct vs__vcpu *v);
 struct vs__vcpu *vs__take_next(struct vs_machine *m,
 			       struct vs__vcpu *stopped);
 /* The running context @v stops running (it blocked, its work ended
- * (@dying) or its slice is over): run the next, or end the run. */
+ * (@dying) or its slice is over): run the next, or end the run.
+ * Context: @v, between events; returns when @v runs again, other
+ * contexts having run meanwhile (never when @dying). */
 void vs__run_next(struct vs_machine *m, struct vs__vcpu *v, int dying);
-/* Before @v's event @op on @addr: give way as the scheduler says. */
+/* Before @v's event @op on @addr: give way as the scheduler says.
+ * Context: @v, between events; returns when @v runs again. */
 void vs__yield(struct vs_machine *m, struct vs__vcpu *v, unsigned int op,
 	       const volatile void *addr);
 
 /* vcpu/context.c: contexts and switching between them. */
 
 /* Switch from @from (NULL: the host) to @to (NULL: the host); @from's
- * work ended when @dying. */
+ * work ended when @dying.  Context: @from, running; returns when @from
+ * is switched to again. */
 void vs__switch_to(struct vs_machine *m, struct vs__vcpu *from,
 		   struct vs__vcpu *to, int dying);
 /* Make idle context @v ready to run @fn(@arg) from the start, on a
@@ -408,14 +421,6 @@ int vs__context_make(struct vs__vcpu *v, size_t stack_size,
 		     void (*fn)(void *), void *arg);
 /* Free context @v's stack. */
 void vs__context_free(struct vs__vcpu *v);
-
-/* The futex queue of @word's bucket (a list by wait_next, FIFO); put
- * @v, about to block on its wait_word, at its tail; take @v, blocked,
- * off it. */
-struct vs__vcpu **vs__fq_head(struct vs_machine *m,
-			      const volatile void *word);
-void vs__fq_add(struct vs_machine *m, struct vs__vcpu *v);
-void vs__fq_del(struct vs_machine *m, struct vs__vcpu *v);
 
 /* vcpu/futex.c: sleeping and waking. */
 

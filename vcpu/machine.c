@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vcpu/machine.c - a machine of vCPUs: made, run, entered, reset and
- * destroyed, and what it can tell of itself (statistics, the event
- * hash, clocks, the report, the schedule).
+ * destroyed (what it tells of itself is vcpu/stats.c's).
  *
  * One host thread runs a machine (vs__vcpu_machine); its running
  * context is vs__vcpu_cur.  The engine's own state is touched by that
@@ -10,9 +9,10 @@
  * vmsim/atomic.h, whose operations are events themselves in the vCPU
  * build.
  */
+#include <vmsim/vcpu.h>
+
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

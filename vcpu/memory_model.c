@@ -785,7 +785,8 @@ void vs__vcpu_release(unsigned int cell)
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__mem *w = m ? m->mem : NULL;
 
-	if (!w || w->model != VS_VCPU_MEM_RELAXED || !m->cur)
+	if (!w || w->model != VS_VCPU_MEM_RELAXED || !m->cur ||
+	    cell >= VS__VCPU_CELLS)
 		return;
 	(void)tick(w, m->cur);
 	vc_join(&w->cells[cell], &w->ctx[m->cur->id].vc);
@@ -796,7 +797,8 @@ void vs__vcpu_acquire(unsigned int cell)
 	struct vs_machine *m = vs__vcpu_machine;
 	struct vs__mem *w = m ? m->mem : NULL;
 
-	if (w && w->model == VS_VCPU_MEM_RELAXED && m->cur)
+	if (w && w->model == VS_VCPU_MEM_RELAXED && m->cur &&
+	    cell < VS__VCPU_CELLS)
 		vc_join(&w->ctx[m->cur->id].vc, &w->cells[cell]);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vcpu/names.h - the coherence model's memory, off the heap, and its
- * table of names.  Private to sync/.
+ * table of names.  Private to vcpu/.
  *
  * The code the vCPUs run allocates its objects with malloc, and which of
  * them share a 64-byte line - so every transfer the model counts -
@@ -13,8 +13,8 @@
  * vs__offheap_alloc() for the directory, and a table of names that keeps
  * one copy of each distinct name, in pages of its own.
  */
-#ifndef VS_SYNC_VCPU_NAMES_H
-#define VS_SYNC_VCPU_NAMES_H
+#ifndef VS_VCPU_NAMES_H
+#define VS_VCPU_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -88,4 +88,4 @@ const char *vs__names_str(const struct vs__names *n, uint32_t id);
  */
 void vs__names_free(struct vs__names *n);
 
-#endif /* VS_SYNC_VCPU_NAMES_H */
+#endif /* VS_VCPU_NAMES_H */

@@ -3,14 +3,14 @@
  * Machine profiles (vmsim/vcpu_profile.h): the text format's parser, the
  * lookup of a profile by name, and Linux's CPU numbering.
  */
+#include <vmsim/vcpu_profile.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <vmsim/vcpu_profile.h>
 
 #ifndef VS_PROFILE_DIR
 #define VS_PROFILE_DIR "/usr/local/share/vmsim/profiles"

@@ -352,9 +352,10 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 
 /*
  * Where @t starts and how long it lasts, in trace nanoseconds: with a
- * scheduler, whose runs clocks do not order, an event a microsecond in
- * the order they ran (a sleep or an end half way after the event before
- * it); without, the virtual time, to the nearest nanosecond.
+ * scheduler that chooses, whose runs clocks do not order, an event a
+ * microsecond in the order they ran (a sleep or an end half way after
+ * the event before it); with the clock scheduler, the virtual time, to
+ * the nearest nanosecond.
  */
 static void trace_time(const struct vs_machine *m, const struct vs__traced *t,
 		       uint64_t *ts, uint64_t *dur)

@@ -7,7 +7,8 @@
  * Saves what the ABI makes callee-saved (rbx, rbp, r12-r15, and the
  * control bits of MXCSR and the x87 control word) on the current stack,
  * stores the stack pointer in *save_sp, loads load_sp and restores the
- * same from there.  A new context's stack is laid out by vcpu.c so that
+ * same from there.  A new context's stack is laid out by context.c
+ * (ctx_make()) so that
  * the restore "returns" into vs__ctx_start with r12 = the function and
  * r13 = its argument.
  */

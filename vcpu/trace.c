@@ -12,14 +12,14 @@
  * vs_trace_add_part() drops the first ',' when the part is what comes
  * first.
  */
+#include <vmsim/trace.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <vmsim/trace.h>
 
 #define PART_HEAD ",\n{"	/* how a part that holds events begins */
 

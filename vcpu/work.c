@@ -109,8 +109,7 @@ int vs__vcpu_spawn_daemon(void (*fn)(void *), void *arg)
 	for (i = VS__VCPU_WORKS; i < m->nr_all; i++) {
 		if (m->v[i].state != VS__V_IDLE)
 			continue;
-		if (vs__start_work(m, &m->v[i], 0, fn, arg,
-			       m->cur ? m->cur->clock : 0))
+		if (vs__start_work(m, &m->v[i], 0, fn, arg, m->cur->clock))
 			return -EBUSY;
 		vs__mem_sync(m, m->cur, &m->v[i]);
 		return (int)i;

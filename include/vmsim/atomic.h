@@ -412,7 +412,9 @@ static inline void vs_cpu_relax(void)
  * them (vs_thread_attach() calls it); it returns 1 with membarrier, 0
  * without.
  */
-extern int vs__have_membarrier;
+/* Private: 1 when membarrier is used (vs_membarrier_init()), for the
+ * inline light side: exported from libvmsim.so for that alone. */
+extern VS_EXTERN int vs__have_membarrier;
 
 /**
  * vs_membarrier_init - decide how the asymmetric barriers work
@@ -426,8 +428,7 @@ extern int vs__have_membarrier;
  * functions call it).
  * Return: 1 when membarrier is used, 0 when both sides are vs_smp_mb().
  */
-int vs_membarrier_init(void);
-void vs__smp_mb_heavy_slow(void);
+VS_EXTERN int vs_membarrier_init(void);
 
 /**
  * vs_smp_mb_light - the frequent side of an asymmetric barrier
@@ -455,14 +456,6 @@ static inline void vs_smp_mb_light(void)
  *
  * Context: any thread; enters the kernel with membarrier.
  */
-static inline void vs_smp_mb_heavy(void)
-{
-	if (VS_VCPU)
-		vs_smp_mb();	/* vCPUs share one host thread */
-	else if (vs_likely(vs__have_membarrier))
-		vs__smp_mb_heavy_slow();
-	else
-		vs_smp_mb();
-}
+VS_EXTERN void vs_smp_mb_heavy(void);
 
 #endif /* VMSIM_ATOMIC_H */

@@ -9,7 +9,7 @@
  * and userfaultfd region (objects the kernel takes from slab caches of
  * their own: mm_struct, filp, userfaultfd_ctx_cache) and each page pool
  * (the model's memory, "slab" too) comes from an allocator that first
- * asks vs__fail_alloc() whether to fail.  It says yes as vs_fail_set()
+ * asks whether to fail.  It says yes as vs_fail_set()
  * chose: the nth allocation of the chosen kinds from then on, or each
  * with a seeded probability, up to a number of times.  A failed
  * allocation is what the host running out of memory would give: NULL,
@@ -32,7 +32,6 @@
 
 #include <stdint.h>
 
-#include "atomic.h"
 #include "common.h"
 
 /** enum vs_fail_kind - which allocations may be made to fail */
@@ -69,7 +68,8 @@ struct vs_fail_options {
  * @o: the choice, or NULL (or @o->kinds 0) for none
  *
  * Resets the count of allocations seen and of failures injected, and
- * in the vCPU build every vCPU's nofail section (vs__fail_nofail()):
+ * in the vCPU build every vCPU's nofail section (where vm/ never fails
+ * an allocation, as the kernel's __GFP_NOFAIL):
  * an explored schedule abandoned inside one leaves none raised for the
  * next run, as long as each run sets its choice anew.
  *

@@ -22,7 +22,6 @@
  * held on purpose (the kernel's SINGLE_DEPTH_NESTING) */
 #define VS_SINGLE_DEPTH_NESTING 1
 
-
 /* Private, for assertions (defined only when lockdep is compiled in):
  * does this thread hold @inst (for writing, with @write)?  How deep in
  * RCU read-side sections is it? */

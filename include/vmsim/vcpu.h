@@ -684,7 +684,7 @@ VS_EXTERN int vs_vcpu_replay_decode(const char *s,
  * decisions that were not the default, in order
  * @m: the machine
  * @dec: receives the list, owned by @m until its next run
- * @nr: receives its length (0 without a scheduler)
+ * @nr: receives its length (0 under a scheduler that does not choose)
  *
  * Replayed by vs_vcpu_sched_replay.
  * Context: the machine's host thread, outside a run.

@@ -14,8 +14,8 @@
  * seams call nothing here, and every function below does nothing on a
  * host thread.
  */
-#ifndef VS_VCPU_ANNOTATE_H
-#define VS_VCPU_ANNOTATE_H
+#ifndef VMSIM_VCPU_ANNOTATE_H
+#define VMSIM_VCPU_ANNOTATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +27,11 @@
 #endif
 
 #define VS_VCPU_MAX 256	/* most vCPUs (and pieces of work) a machine has */
+/* Private: the context ids of a machine, VS_VCPU_MAX for work and the
+ * engine's daemons' (vs_vcpu_self()); arrays indexed by them have this
+ * many entries. */
+#define VS__VCPU_DAEMONS 1
+#define VS__VCPU_CONTEXTS (VS_VCPU_MAX + VS__VCPU_DAEMONS)
 
 /**
  * enum vs_vcpu_op - what a seam operation does to memory
@@ -79,7 +84,6 @@ int vs__vcpu_futex_wait(const volatile void *word, uint32_t val,
 int vs__vcpu_futex_wake(const volatile void *word, int nr);
 void vs__vcpu_yield(void);
 
-
 /**
  * vs_vcpu_self - the context the caller runs on
  *
@@ -129,7 +133,6 @@ enum vs_vcpu_work {
 	VS_VCPU_SYSCALL,
 	VS_VCPU_WORK_NR,
 };
-
 
 /**
  * vs_vcpu_work - charge the calling vCPU for @what
@@ -221,4 +224,4 @@ VS_EXTERN void vs_vcpu_unpoison(const void *addr, size_t len);
  */
 VS_EXTERN void vs_vcpu_forget(const void *addr, size_t len);
 
-#endif /* VS_VCPU_ANNOTATE_H */
+#endif /* VMSIM_VCPU_ANNOTATE_H */
