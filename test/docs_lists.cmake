@@ -5,7 +5,8 @@
 # The planted-bug table has one row per entry of sync/broken.def, in its
 # order: | NAME | WHAT | SUITE[ under BUILD]: how it shows |.  The test
 # table gives every CTest test of BUILD (teeth-NAME under teeth-*) a row
-# whose second cell is its labels.  A difference fails, naming the row.
+# whose second cell is its labels.  A difference fails, naming the row;
+# so does a row of either table over 200 characters.
 
 cmake_minimum_required(VERSION 3.25)
 include(${SRC}/cmake/deflists.cmake)
@@ -111,6 +112,16 @@ foreach(t RANGE ${last})
   endforeach()
   if(NOT found STREQUAL labels)
     list(APPEND errors "test ${name}: labels '${labels}', the doc says '${found}'")
+  endif()
+endforeach()
+
+# Rows short enough to read: what a row cannot say in 200 characters is
+# said in full below its table.
+foreach(line IN LISTS rows test_rows)
+  string(LENGTH "${line}" len)
+  if(len GREATER 200)
+    string(SUBSTRING "${line}" 0 40 start)
+    list(APPEND errors "a row of ${len} characters (over 200): ${start}...")
   endif()
 endforeach()
 
