@@ -22,6 +22,10 @@
 #define TOTALS_MIN 64			/* first room of the per-name totals */
 #define BYTES_MAX (UINT64_MAX / 2000)	/* a clear's bytes are cut to this */
 #define PAGE_LINES 64			/* lines of a 4 KiB page */
+#define FRAME_SHIFT 12			/* a page frame: 4 KiB */
+#define FRAMES_MIN 1024			/* first slots of the frame table */
+#define NO_FRAME UINT32_MAX		/* the end of an LRU list */
+#define TOUCH_MAX (1ull << 30)		/* the most bytes of one touch */
 
 /*
  * One line.  @tag is the line number + 1 (0: a free slot).  Either
@@ -43,11 +47,34 @@ struct line {
 	uint32_t name;		/* the id of its name (vcpu_names.h); 0: none */
 	uint32_t name_line;	/* its index among the lines of that range */
 	int16_t owner;
-	/* For the first line of a cleared range: the socket that cleared
-	 * it last, + 1 (0: never cleared), and that socket's clear count
-	 * at the time, in bytes. */
-	int16_t clear_socket;
-	uint64_t clear_stamp;
+};
+
+/*
+ * One page frame of 4 KiB in the last-level cache of one socket, in a
+ * table of its own (off the heap, as the directory).  @tag is (the
+ * frame number << 8 | the socket) + 1 (0: a free slot); @lines has a bit
+ * for each of the frame's 64 lines that the socket's L3 holds (0: none,
+ * the slot kept for the next touch); @prev and @next are the slots of
+ * its neighbours in the socket's LRU list, toward the most and the
+ * least recently used (NO_FRAME at the ends).
+ */
+struct frame {
+	uint64_t tag;
+	uint64_t lines;
+	uint32_t prev, next;
+};
+
+/* A socket's L3: its LRU list of frames, and the bytes of their lines. */
+struct llc {
+	uint32_t mru, lru;
+	uint64_t bytes;
+};
+
+/* What one clear, copy or touch found in its socket's L3. */
+struct span {
+	uint64_t bytes;		/* bytes it covers */
+	uint64_t cached;	/* of them, in lines the L3 held */
+	uint64_t misses;	/* its lines that the L3 did not hold */
 };
 
 /*
@@ -117,7 +144,13 @@ struct vs_coherence {
 	uint32_t totals_cap;		/* entries of @totals */
 	struct cpu_info *cpus;
 	struct vs_coherence_stats *stats;
-	uint64_t socket_cleared[VS_VCPU_MAX];	/* bytes, by socket */
+	/* The last-level caches: NULL without llc_kib (no cache). */
+	struct llc *llc;		/* by socket */
+	uint64_t llc_bytes;		/* the capacity of each */
+	struct frame *frames;		/* the frame table, off the heap */
+	size_t fcap;			/* its slots, a power of 2 */
+	size_t fused;			/* slots with a tag */
+	unsigned int fshift;		/* 64 - log2(fcap) */
 };
 
 static inline int popcount64(uint64_t x)
@@ -256,6 +289,25 @@ static void fill_cpus(struct vs_coherence *c)
 	}
 }
 
+static int frames_alloc(struct vs_coherence *c, size_t cap);
+
+/* The sockets' L3s, empty, when the profile has one (llc_kib and its
+ * clearing rate): 0 or -ENOMEM. */
+static int llc_create(struct vs_coherence *c)
+{
+	unsigned int s;
+
+	if (!c->p.llc_kib || !c->p.clear_cached_mbpc)
+		return 0;
+	c->llc = calloc(c->p.sockets, sizeof(*c->llc));
+	if (!c->llc)
+		return -ENOMEM;
+	for (s = 0; s < c->p.sockets; s++)
+		c->llc[s].mru = c->llc[s].lru = NO_FRAME;
+	c->llc_bytes = (uint64_t)c->p.llc_kib * 1024;
+	return frames_alloc(c, FRAMES_MIN);
+}
+
 int vs_coherence_create(struct vs_coherence **cp,
 			const struct vs_vcpu_profile *p, unsigned int nr_vcpus)
 {
@@ -280,7 +332,7 @@ int vs_coherence_create(struct vs_coherence **cp,
 	c->cpus = calloc(nr_vcpus, sizeof(*c->cpus));
 	c->stats = calloc(nr_vcpus, sizeof(*c->stats));
 	if (!c->cpus || !c->stats || table_alloc(c, TABLE_MIN) ||
-	    totals_grow(c, 0)) {
+	    totals_grow(c, 0) || llc_create(c)) {
 		vs_coherence_destroy(c);
 		return -ENOMEM;
 	}
@@ -296,6 +348,8 @@ void vs_coherence_destroy(struct vs_coherence *c)
 	vs__names_free(&c->names);
 	vs__offheap_free(c->table, c->cap * sizeof(*c->table));
 	vs__offheap_free(c->totals, c->totals_cap * sizeof(*c->totals));
+	vs__offheap_free(c->frames, c->fcap * sizeof(*c->frames));
+	free(c->llc);
 	free(c->cpus);
 	free(c->stats);
 	free(c);
@@ -589,6 +643,7 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	if (!l) {	/* no memory for the directory: an uncached access */
 		st->transfers++;
 		st->by_source[VS_XFER_MEMORY]++;
+		st->llc_misses++;
 		st->cycles += c->p.memory + extra;
 		return tally(c, 0, c->p.memory + extra, 0, 1, kind);
 	}
@@ -659,6 +714,10 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	st->transfers++;
 	st->prefetched += (uint64_t)pf;
 	st->by_source[src]++;
+	/* perf's cache-misses: a demand request that the L3 of the socket
+	 * does not serve; the L2 streamer's requests are not demand. */
+	st->llc_misses += !pf && (src == VS_XFER_REMOTE ||
+				  src == VS_XFER_MEMORY);
 	st->invalidations += (uint64_t)inval;
 	if (kind == VS_ACCESS_STORE) {
 		/* Into the store buffer once the line is its turn (the
@@ -680,6 +739,228 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	return tally(c, l->name, end - now, wait, 1, kind);
 }
 
+/* ---- the last-level caches: an LRU list of frames per socket ---------- */
+
+static inline size_t frame_hash(const struct vs_coherence *c, uint64_t tag)
+{
+	/* As slot_of(): the slot depends on the address, nothing else
+	 * does (the LRU lists give every order). */
+	return (size_t)((tag * UINT64_C(0x9E3779B97F4A7C15)) >> c->fshift);
+}
+
+/* The slot of @tag in @c's frame table, or the free slot it would take. */
+static size_t frame_slot(const struct vs_coherence *c, uint64_t tag)
+{
+	size_t mask = c->fcap - 1, i = frame_hash(c, tag);
+
+	while (c->frames[i].tag && c->frames[i].tag != tag)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void lru_unlink(struct vs_coherence *c, unsigned int s, uint32_t i)
+{
+	struct frame *f = &c->frames[i];
+	struct llc *l = &c->llc[s];
+
+	if (f->prev != NO_FRAME)
+		c->frames[f->prev].next = f->next;
+	else
+		l->mru = f->next;
+	if (f->next != NO_FRAME)
+		c->frames[f->next].prev = f->prev;
+	else
+		l->lru = f->prev;
+	f->prev = f->next = NO_FRAME;
+}
+
+/* Make slot @i the most recently used frame of socket @s. */
+static void lru_push(struct vs_coherence *c, unsigned int s, uint32_t i)
+{
+	struct frame *f = &c->frames[i];
+	struct llc *l = &c->llc[s];
+
+	f->prev = NO_FRAME;
+	f->next = l->mru;
+	if (l->mru != NO_FRAME)
+		c->frames[l->mru].prev = i;
+	else
+		l->lru = i;
+	l->mru = i;
+}
+
+static int frames_alloc(struct vs_coherence *c, size_t cap)
+{
+	unsigned int bits = 0;
+
+	c->frames = vs__offheap_alloc(cap * sizeof(*c->frames));
+	if (!c->frames)
+		return -ENOMEM;
+	while (((size_t)1 << bits) < cap)
+		bits++;
+	c->fcap = cap;
+	c->fshift = 64 - bits;
+	c->fused = 0;
+	return 0;
+}
+
+/*
+ * A new frame table of room for 4 times the frames the caches hold,
+ * with only those (the slots of evicted frames go), each LRU list in
+ * its order: a list is walked from its least recently used end and each
+ * frame pushed in front.  0 or -ENOMEM (the old table kept).
+ */
+static int frames_rebuild(struct vs_coherence *c)
+{
+	struct frame *old = c->frames;
+	size_t i, live = 0, old_cap = c->fcap, old_used = c->fused, cap;
+	unsigned int s, old_shift = c->fshift;
+	uint32_t k;
+
+	for (i = 0; i < old_cap; i++)
+		live += old[i].lines != 0;
+	for (cap = FRAMES_MIN; cap < live * 4; cap *= 2)
+		;
+	if (frames_alloc(c, cap)) {
+		c->frames = old;
+		c->fcap = old_cap;
+		c->fused = old_used;
+		c->fshift = old_shift;
+		return -ENOMEM;
+	}
+	for (s = 0; s < c->p.sockets; s++) {
+		k = c->llc[s].lru;
+		c->llc[s].mru = c->llc[s].lru = NO_FRAME;
+		for (; k != NO_FRAME; k = old[k].prev) {
+			i = frame_slot(c, old[k].tag);
+			c->frames[i].tag = old[k].tag;
+			c->frames[i].lines = old[k].lines;
+			c->fused++;
+			lru_push(c, s, (uint32_t)i);
+		}
+	}
+	vs__offheap_free(old, old_cap * sizeof(*old));
+	return 0;
+}
+
+/* The slot of @tag, made when new (after a rebuild at half full); -1:
+ * no memory. */
+static long frame_get(struct vs_coherence *c, uint64_t tag)
+{
+	size_t i = frame_slot(c, tag);
+
+	if (c->frames[i].tag)
+		return (long)i;
+	if ((c->fused + 1) * 2 > c->fcap) {
+		if (frames_rebuild(c))
+			return -1;
+		i = frame_slot(c, tag);
+	}
+	c->frames[i] = (struct frame){ tag, 0, NO_FRAME, NO_FRAME };
+	c->fused++;
+	return (long)i;
+}
+
+/* Drop the lines @mask of slot @i from socket @s's L3. */
+static void llc_drop(struct vs_coherence *c, unsigned int s, uint32_t i,
+		     uint64_t mask)
+{
+	struct frame *f = &c->frames[i];
+	uint64_t gone = f->lines & mask;
+
+	if (!gone)
+		return;
+	c->llc[s].bytes -= (uint64_t)popcount64(gone) * VS_COHERENCE_LINE;
+	f->lines &= ~mask;
+	if (!f->lines)
+		lru_unlink(c, s, i);
+}
+
+/* A write by socket @s: the other sockets' copies of lines @mask of
+ * @frame are invalidated. */
+static void llc_invalidate(struct vs_coherence *c, unsigned int s,
+			   uint64_t frame, uint64_t mask)
+{
+	unsigned int o;
+	size_t i;
+
+	for (o = 0; o < c->p.sockets; o++) {
+		if (o == s)
+			continue;
+		i = frame_slot(c, (frame << 8 | o) + 1);
+		if (c->frames[i].tag)
+			llc_drop(c, o, (uint32_t)i, mask);
+	}
+}
+
+/*
+ * Socket @s touches lines @mask of @frame (writes them with @write):
+ * they become its most recently used, and the least recently used
+ * frames leave until its L3 holds at most llc_kib.  Return: how many of
+ * @mask it held before, or -1 when the table has no room (nothing
+ * recorded: the lines miss).
+ */
+static int llc_fill(struct vs_coherence *c, unsigned int s, uint64_t frame,
+		    uint64_t mask, int write)
+{
+	struct llc *l = &c->llc[s];
+	long i = frame_get(c, (frame << 8 | s) + 1);
+	struct frame *f;
+	int held;
+
+	if (i < 0)
+		return -1;
+	f = &c->frames[i];
+	held = popcount64(f->lines & mask);
+	if (f->lines)
+		lru_unlink(c, s, (uint32_t)i);
+	l->bytes += (uint64_t)popcount64(mask & ~f->lines) *
+		    VS_COHERENCE_LINE;
+	f->lines |= mask;
+	lru_push(c, s, (uint32_t)i);
+	while (l->bytes > c->llc_bytes && l->lru != (uint32_t)i)
+		llc_drop(c, s, l->lru, ~UINT64_C(0));
+	if (write)
+		llc_invalidate(c, s, frame, mask);
+	return held;
+}
+
+/*
+ * What [@addr, @addr + @bytes) finds in the L3 of @cpu's socket, added
+ * to @sp; its frames become that socket's most recently used.  A range
+ * with no address, over the cache's size, wrapping around, or on a
+ * machine without llc_kib is not cached: all its lines miss.
+ */
+static void llc_span(struct vs_coherence *c, unsigned int cpu,
+		     const void *addr, uint64_t bytes, int write,
+		     struct span *sp)
+{
+	uintptr_t a = (uintptr_t)addr;
+	uint64_t first = a >> LINE_SHIFT, last, line, held = 0, lines;
+	uint64_t n = (bytes + VS_COHERENCE_LINE - 1) / VS_COHERENCE_LINE;
+	int h;
+
+	sp->bytes += bytes;
+	if (!c->llc || !addr || bytes > c->llc_bytes || a + bytes - 1 < a) {
+		sp->misses += n;
+		return;
+	}
+	last = (a + bytes - 1) >> LINE_SHIFT;
+	for (line = first; line <= last; line = (line | 63) + 1) {
+		uint64_t end = (line | 63) < last ? (line | 63) : last;
+		uint64_t mask = (end - line == 63 ? ~UINT64_C(0) :
+				 ((UINT64_C(1) << (end - line + 1)) - 1))
+				<< (line & 63);
+
+		h = llc_fill(c, c->cpus[cpu].socket, line >> 6, mask, write);
+		held += h > 0 ? (uint64_t)h : 0;
+	}
+	lines = last - first + 1;
+	sp->misses += lines - held;
+	held *= VS_COHERENCE_LINE;
+	sp->cached += held < bytes ? held : bytes;
+}
+
 /* How many vCPUs of @cpu's socket, itself included, clear to memory at
  * @now. */
 static unsigned int clearing_now(const struct vs_coherence *c,
@@ -697,62 +978,37 @@ static unsigned int clearing_now(const struct vs_coherence *c,
 	return k;
 }
 
-/*
- * Is [@addr, @addr + @bytes) still in the last-level cache of @cpu's
- * socket?  Yes if that socket cleared it last and has cleared at most
- * llc_kib since, this range included (its reuse distance in clears;
- * other traffic is left out).  Records this clear either way.
- */
-static int clear_cached(struct vs_coherence *c, unsigned int cpu,
-			const void *addr, uint64_t bytes)
+/* @bytes * 1000 / @rate (thousandths of a byte a cycle), rounded up,
+ * without overflow (@bytes is at most BYTES_MAX). */
+static uint64_t bytes_cycles(uint64_t bytes, uint64_t rate)
 {
-	unsigned int s = c->cpus[cpu].socket;
-	uint64_t *cleared = &c->socket_cleared[s], since;
-	uint64_t llc = (uint64_t)c->p.llc_kib * 1024;
-	struct line *l;
-	int hit;
-
-	if (!addr || !c->p.llc_kib || !c->p.clear_cached_mbpc)
-		return 0;
-	l = table_get(c, (uintptr_t)addr >> LINE_SHIFT);
-	if (!l)
-		return 0;
-	since = *cleared - l->clear_stamp;
-	hit = l->clear_socket == (int)s + 1 && since <= llc &&
-	      bytes <= llc - since;
-	*cleared += bytes;
-	l->clear_socket = (int16_t)(s + 1);
-	l->clear_stamp = *cleared;
-	return hit;
-}
-
-static uint64_t charge_bytes(struct vs_coherence *c, unsigned int cpu,
-			     uint64_t bytes, int cached, uint64_t now)
-{
-	struct vs_coherence_stats *st;
-	uint64_t rate, cycles;
-
-	if (cached) {
-		rate = c->p.clear_cached_mbpc;
-	} else {
-		rate = c->p.clear_socket_mbpc / clearing_now(c, cpu, now);
-		if (rate > c->p.clear_core_mbpc)
-			rate = c->p.clear_core_mbpc;
-	}
 	if (!rate)
 		rate = 1;
-	/* bytes * 1000 / rate, rounded up, without overflow (bytes is at
-	 * most BYTES_MAX) */
-	cycles = bytes / rate * 1000 + ((bytes % rate) * 1000 + rate - 1) / rate;
+	return bytes / rate * 1000 + ((bytes % rate) * 1000 + rate - 1) / rate;
+}
+
+/* Charge @cpu the clear or copy @sp: its cached bytes at the cached
+ * rate, the others at the memory rate of the moment. */
+static uint64_t charge_span(struct vs_coherence *c, unsigned int cpu,
+			    const struct span *sp, uint64_t now)
+{
+	struct vs_coherence_stats *st = &c->stats[cpu];
+	uint64_t rate, cycles, mem = sp->bytes - sp->cached;
+
+	rate = c->p.clear_socket_mbpc / clearing_now(c, cpu, now);
+	if (rate > c->p.clear_core_mbpc)
+		rate = c->p.clear_core_mbpc;
+	cycles = bytes_cycles(sp->cached, c->p.clear_cached_mbpc) +
+		 (mem ? bytes_cycles(mem, rate) : 0);
 	c->cpus[cpu].clear_start = now;
 	c->cpus[cpu].clear_end = now + cycles;
-	c->cpus[cpu].clear_mem = !cached;
-	st = &c->stats[cpu];
+	c->cpus[cpu].clear_mem = mem != 0;
 	st->clears++;
-	st->cached_clears += (uint64_t)cached;
-	st->clear_bytes += bytes;
+	st->cached_clears += (uint64_t)(mem == 0);
+	st->clear_bytes += sp->bytes;
 	st->clear_cycles += cycles;
 	st->cycles += cycles;
+	st->llc_misses += sp->misses;
 	return cycles;
 }
 
@@ -760,22 +1016,43 @@ uint64_t vs_coherence_charge_clear(struct vs_coherence *c, unsigned int cpu,
 				   const void *addr, uint64_t bytes,
 				   uint64_t now)
 {
+	struct span sp = { 0, 0, 0 };
+
 	if (!c || cpu >= c->nr || !bytes)
 		return 0;
 	if (bytes > BYTES_MAX)
 		bytes = BYTES_MAX;
-	return charge_bytes(c, cpu, bytes, clear_cached(c, cpu, addr, bytes),
-			    now);
+	llc_span(c, cpu, addr, bytes, 1, &sp);
+	return charge_span(c, cpu, &sp, now);
 }
 
 uint64_t vs_coherence_charge_copy(struct vs_coherence *c, unsigned int cpu,
+				  const void *dst, const void *src,
 				  uint64_t bytes, uint64_t now)
 {
+	struct span sp = { 0, 0, 0 };
+
 	if (!c || cpu >= c->nr || !bytes)
 		return 0;
 	if (bytes > BYTES_MAX / 2)
 		bytes = BYTES_MAX / 2;
-	return charge_bytes(c, cpu, bytes * 2, 0, now);
+	llc_span(c, cpu, src, bytes, 0, &sp);	/* the read stream */
+	llc_span(c, cpu, dst, bytes, 1, &sp);	/* the write stream */
+	return charge_span(c, cpu, &sp, now);
+}
+
+int64_t vs_coherence_touch_frame(struct vs_coherence *c, unsigned int cpu,
+				 const void *addr, uint64_t bytes, int write)
+{
+	struct span sp = { 0, 0, 0 };
+
+	if (!c || cpu >= c->nr || !addr || !bytes)
+		return -EINVAL;
+	if (bytes > TOUCH_MAX)
+		return -E2BIG;
+	llc_span(c, cpu, addr, bytes, write, &sp);
+	c->stats[cpu].llc_misses += sp.misses;
+	return (int64_t)sp.misses;
 }
 
 int vs_coherence_name(struct vs_coherence *c, const void *addr, size_t len,
@@ -935,6 +1212,7 @@ int vs_coherence_stats(const struct vs_coherence *c, unsigned int cpu,
 		out->cached_clears += s->cached_clears;
 		out->clear_bytes += s->clear_bytes;
 		out->clear_cycles += s->clear_cycles;
+		out->llc_misses += s->llc_misses;
 	}
 	return 0;
 }

@@ -122,7 +122,9 @@ void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
 						 bytes, v->clock);
 		break;
 	case VS_VCPU_COPY:
-		cost = vs_coherence_charge_copy(m->coh, cost_cpu(m, v), bytes,
+		/* vs_vcpu_work() has no source address: not cached. */
+		cost = vs_coherence_charge_copy(m->coh, cost_cpu(m, v),
+						addr, NULL, bytes,
 						v->clock);
 		break;
 	case VS_VCPU_FAULT:

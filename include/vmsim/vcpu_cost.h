@@ -38,6 +38,14 @@
  * A load that finds no copy anywhere makes its CPU the owner (the E state
  * of MESI), so a private line pays memory once and hits afterwards.
  *
+ * Page clears and copies are charged by bandwidth, and each socket's
+ * last-level cache (the profile's llc_kib) holds the lines of the page
+ * frames its CPUs touched last, by clears, copies and
+ * vs_coherence_touch_frame(): an LRU list of 4 KiB frames.  A line that
+ * cache holds is cleared at the cached rate; the others go to memory and
+ * count, with the transfers from another socket or memory, as perf's
+ * cache-misses (struct vs_coherence_stats, @llc_misses).
+ *
  * Everything is a function of the sequence of calls: lines are told
  * apart by address but nothing depends on the address's value (the hash
  * table's layout is invisible) beyond which lines share a 4 KiB page (the
@@ -103,9 +111,7 @@ enum vs_xfer_source {
  *	of the same line
  * @accesses: vs_coherence_access() calls, fences included
  * @hits: accesses to a line the vCPU held
- * @transfers: accesses that moved a line (the sum of @by_source); perf's
- *	cache-misses on Intel count the last-level-cache misses, the
- *	@by_source entries VS_XFER_REMOTE and VS_XFER_MEMORY
+ * @transfers: accesses that moved a line (the sum of @by_source)
  * @by_source: @transfers by where the line came from (enum
  *	vs_xfer_source)
  * @prefetched: of @transfers, those the prefetcher asked for ahead of
@@ -117,9 +123,17 @@ enum vs_xfer_source {
  * @drain_cycles: the part of @cycles that fences and RMWs waited for
  *	the vCPU's earlier store misses (its store buffer) to complete
  * @clears: page clears and copies charged
- * @cached_clears: of @clears, those served by the last-level cache
+ * @cached_clears: of @clears, those whose every line was in the
+ *	last-level cache of the vCPU's socket
  * @clear_bytes: bytes cleared (a copy counts its bytes twice)
  * @clear_cycles: cycles charged for them
+ * @llc_misses: what perf's generic cache-misses event counts on Intel
+ *	(LONGEST_LAT_CACHE.MISS, demand requests that miss the L3): the
+ *	transfers from another socket or from memory that the prefetcher
+ *	did not ask for, and each 64-byte line of a clear, a copy (source
+ *	and destination) or vs_coherence_touch_frame() that the L3 of the
+ *	vCPU's socket did not hold (docs/cost-model.md says what of it is
+ *	an estimate)
  */
 struct vs_coherence_stats {
 	uint64_t cycles;
@@ -137,6 +151,7 @@ struct vs_coherence_stats {
 	uint64_t cached_clears;
 	uint64_t clear_bytes;
 	uint64_t clear_cycles;
+	uint64_t llc_misses;
 };
 
 /**
@@ -276,19 +291,23 @@ VS_EXTERN uint64_t vs_coherence_access_lead(struct vs_coherence *c,
  * @bytes: how many bytes it clears (a page: 4096)
  * @now: @cpu's virtual time, in cycles
  *
- * A range that a vCPU of the same socket cleared last, with at most the
- * profile's llc_kib of clears by that socket since (this one included),
- * is still in the socket's last-level cache: its bytes go at the
- * profile's cached rate.
- * Any other clear goes to memory: at the profile's per-core rate, or at
- * the socket's memory rate divided by the number of vCPUs of that
- * socket clearing to memory at @now (this one included), whichever is
- * slower.  The clear occupies its share until it ends; clears already
- * under way keep the rate they started with.  Calls are expected in
- * nondecreasing @now per socket, as an engine that runs the earliest
- * vCPU first makes them.
+ * Each socket's last-level cache (the profile's llc_kib, with
+ * clear_cached_bytes_per_cycle) holds the 64-byte lines of the page
+ * frames its vCPUs touched last: clears, both sides of copies and
+ * vs_coherence_touch_frame(), an LRU list of 4 KiB frames by the bytes
+ * of their lines.  The lines of the range that the cache of @cpu's
+ * socket holds go at the profile's cached rate; the others go to
+ * memory: at the profile's per-core rate, or at the socket's memory rate
+ * divided by the number of vCPUs of that socket clearing to memory at
+ * @now (this one included), whichever is slower.  The clear occupies its
+ * share until it ends; clears already under way keep the rate they
+ * started with.  Afterwards the range's frames are the socket's most
+ * recently used, and the other sockets' copies of its lines are gone (a
+ * write).  Calls are expected in nondecreasing @now per socket, as an
+ * engine that runs the earliest vCPU first makes them.
  *
- * Context: one call on @c at a time.
+ * Context: one call on @c at a time; may grow the frame table, off the
+ * heap.
  * Return: the cycles the clear takes from @now; 0 for a bad @cpu or no
  * bytes.
  */
@@ -297,22 +316,55 @@ VS_EXTERN uint64_t vs_coherence_charge_clear(struct vs_coherence *c,
 					     uint64_t bytes, uint64_t now);
 
 /**
- * vs_coherence_charge_copy - charge vCPU @cpu's copy of @bytes
+ * vs_coherence_charge_copy - charge vCPU @cpu's copy of @bytes from @src
+ * to @dst
  * @c: the directory
  * @cpu: the vCPU
+ * @dst: the first byte written (a page); NULL: unknown, not cached
+ * @src: the first byte read; NULL: unknown, not cached
  * @bytes: how many bytes it copies (a page: 4096)
  * @now: @cpu's virtual time, in cycles
  *
- * A copy reads and writes: it is charged as clearing 2 * @bytes of
- * memory, cache or not.
+ * A copy reads and writes: it is charged as clearing 2 * @bytes, a read
+ * stream of @src and a write stream of @dst, each line at the cached
+ * rate when the last-level cache of @cpu's socket holds it and at the
+ * memory rate otherwise (vs_coherence_charge_clear()).  Both ranges
+ * become the socket's most recently used; the other sockets' copies of
+ * @dst's lines are gone.
  *
- * Context: one call on @c at a time.
+ * Context: one call on @c at a time; may grow the frame table, off the
+ * heap.
  * Return: the cycles the copy takes from @now; 0 for a bad @cpu or no
  * bytes.
  */
 VS_EXTERN uint64_t vs_coherence_charge_copy(struct vs_coherence *c,
-					    unsigned int cpu, uint64_t bytes,
+					    unsigned int cpu, const void *dst,
+					    const void *src, uint64_t bytes,
 					    uint64_t now);
+
+/**
+ * vs_coherence_touch_frame - vCPU @cpu reads or writes @bytes of a page
+ * frame's data at @addr, other than by a clear or a copy
+ * @c: the directory
+ * @cpu: the vCPU
+ * @addr: the first byte
+ * @bytes: how many bytes, at most 1 GiB
+ * @write: nonzero for a write (the other sockets' copies of those lines
+ *	are gone)
+ *
+ * Records the touch in the last-level cache of @cpu's socket, as a clear
+ * does, and counts the lines it did not hold in @cpu's llc_misses.  It
+ * charges no cycles: the caller charges what it stands for.
+ *
+ * Context: one call on @c at a time; may grow the frame table, off the
+ * heap.
+ * Return: how many 64-byte lines of the range the cache did not hold
+ * (all of them without llc_kib in the profile); -EINVAL for a NULL @c or
+ * @addr, a bad @cpu or no bytes; -E2BIG for more than 1 GiB.
+ */
+VS_EXTERN int64_t vs_coherence_touch_frame(struct vs_coherence *c,
+					   unsigned int cpu, const void *addr,
+					   uint64_t bytes, int write);
 
 /**
  * vs_coherence_name - name the lines of [@addr, @addr + @len)
@@ -388,8 +440,8 @@ VS_EXTERN int vs_coherence_stats(const struct vs_coherence *c,
  *
  * Zeroes the per-vCPU counters, the per-line transfer, RMW and wait
  * counts and the per-name totals (after a warm-up, say); owners,
- * sharers, busy-until, names, first-touch order, the store buffers and
- * the clear history stay.
+ * sharers, busy-until, names, first-touch order, the store buffers, the
+ * clears' rates and the last-level caches' contents stay.
  *
  * Context: one call on @c at a time.
  */

@@ -606,7 +606,8 @@ START_TEST(test_clear)
 	ck_assert_uint_eq(vs_coherence_charge_clear(c, 64, NULL, 4096, 40), 512);
 	/* Once the first ones ended, the rate is the core's again. */
 	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, NULL, 4096, 700), 512);
-	ck_assert_uint_eq(vs_coherence_charge_copy(c, 5, 4096, 5000), 1024);
+	ck_assert_uint_eq(vs_coherence_charge_copy(c, 5, NULL, NULL, 4096,
+						   5000), 1024);
 	ck_assert_uint_eq(vs_coherence_charge_clear(c, 5, NULL, 0, 9000), 0);
 	ck_assert_uint_eq(vs_coherence_charge_clear(c, 256, NULL, 4096, 9000), 0);
 	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &st), 0);
@@ -702,6 +703,150 @@ START_TEST(test_clear_cached)
 	vs_coherence_charge_clear(c, 0, pages[0], 4096, 0);
 	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[0], 4096,
 						    1000), 512);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/*
+ * The L3 is an LRU list of frames by the bytes of their lines: a frame
+ * touched again and again does not push out the others (a reuse
+ * distance counted in bytes cleared would), copies fill it on both
+ * sides, a touch of part of a frame brings only those lines, and a
+ * write on one socket takes the lines from the others.
+ */
+START_TEST(test_llc_lru)
+{
+	static char pages[8][4096] __attribute__((aligned(4096)));
+	struct vs_coherence_stats st;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c;
+	const uint64_t mem = (4096 * 1000 + 3699) / 3700, hit = 4096 / 16;
+	int k;
+
+	/* small: CPUs 0, 1 on socket 0, 2, 3 on socket 1; an L3 of two
+	 * frames a socket, cleared at 16 B/cycle. */
+	c = make_small(&p, "clear_cached_bytes_per_cycle = 16\n"
+		       "llc_kib = 8\n", 8);
+	vs_coherence_charge_clear(c, 0, pages[0], 4096, 0);
+	vs_coherence_charge_clear(c, 0, pages[1], 4096, 2000);
+	for (k = 0; k < 100; k++)
+		ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, pages[1],
+							    4096, 4000 +
+							    (uint64_t)k * 300),
+				  hit);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[0], 4096,
+						    40000), hit);
+	/* A copy reads one frame and writes another: both cached, the two
+	 * older frames gone. */
+	ck_assert_uint_eq(vs_coherence_charge_copy(c, 0, pages[3], pages[2],
+						   4096, 50000),
+			  (8192 * 1000 + 3699) / 3700);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, pages[2], 4096,
+						    60000), hit);
+	ck_assert_uint_eq(vs_coherence_charge_copy(c, 1, pages[2], pages[3],
+						   4096, 61000), 2 * hit);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[1], 4096,
+						    62000), mem);
+	/* One line touched: one line cached, 63 missing. */
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 0, pages[4] + 100, 8, 0),
+			 1);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 0, pages[4] + 64, 128,
+						  0), 1);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 0, pages[4], 4096,
+						    70000),
+			  128 / 16 + (3968 * 1000 + 3699) / 3700);
+	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
+	/* clears of 0, 1, 1 again; the copy; the touches; the clear of 4 */
+	ck_assert_uint_eq(st.llc_misses, 64 + 64 + 128 + 64 + 1 + 1 + 62);
+	/* A write on socket 1 takes socket 0's copy; a read does not. */
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 2, pages[4], 4096, 0),
+			 64);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 3, pages[4], 4096, 0), 0);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, pages[4], 4096,
+						    80000), hit);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 2, pages[4], 64, 1), 1);
+	ck_assert_uint_eq(vs_coherence_charge_clear(c, 1, pages[4], 4096,
+						    90000),
+			  (64 * 1000 + 3699) / 3700 + 4032 / 16);
+	/* Bad arguments. */
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 8, pages[4], 64, 0),
+			 -EINVAL);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 0, NULL, 64, 0), -EINVAL);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 0, pages[4], 0, 0),
+			 -EINVAL);
+	ck_assert_int_eq(vs_coherence_touch_frame(NULL, 0, pages[4], 1, 0),
+			 -EINVAL);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 0, pages[4],
+						  (1ull << 30) + 1, 0),
+			 -E2BIG);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/*
+ * perf's cache-misses: transfers from another socket or memory (not
+ * those the prefetcher asked for), and every line of a clear, copy or
+ * touch that the socket's L3 lacks.
+ */
+START_TEST(test_llc_misses)
+{
+	static char pages[4][4096] __attribute__((aligned(4096)));
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_coherence_stats st, all;
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c = make(&p, "ivb-ep-2x10x2", 40);
+	int i;
+
+	vs_coherence_access(c, 0, buf, VS_ACCESS_STORE, 0);	/* memory */
+	vs_coherence_access(c, 1, buf, VS_ACCESS_LOAD, 1000);	/* socket */
+	vs_coherence_access(c, 20, buf, VS_ACCESS_RMW, 2000);	/* SMT */
+	vs_coherence_access(c, 10, buf, VS_ACCESS_LOAD, 3000);	/* remote */
+	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 1);
+	ck_assert_int_eq(vs_coherence_stats(c, 1, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 0);
+	ck_assert_int_eq(vs_coherence_stats(c, 20, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 0);
+	ck_assert_int_eq(vs_coherence_stats(c, 10, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 1);
+	/* A page cleared from memory: 64 RFOs that miss; again: none; a
+	 * copy of it into a new page: the 64 writes miss. */
+	vs_coherence_charge_clear(c, 2, pages[0], 4096, 10000);
+	vs_coherence_charge_clear(c, 3, pages[0], 4096, 20000);
+	vs_coherence_charge_copy(c, 3, pages[1], pages[0], 4096, 30000);
+	ck_assert_int_eq(vs_coherence_stats(c, 2, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 64);
+	ck_assert_int_eq(vs_coherence_stats(c, 3, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 64);
+	ck_assert_uint_eq(st.cached_clears, 1);
+	/* A walk over another core's lines: the prefetched ones are not
+	 * demand misses. */
+	for (i = 0; i < 64; i++)
+		vs_coherence_access(c, 4, pages[2] + i * LINE, VS_ACCESS_STORE,
+				    40000);
+	for (i = 0; i < 64; i++)
+		vs_coherence_access(c, 15, pages[2] + i * LINE, VS_ACCESS_LOAD,
+				    100000 + (uint64_t)i * 1000);
+	ck_assert_int_eq(vs_coherence_stats(c, VS_COHERENCE_ALL, &all), 0);
+	all.llc_misses -= 1 + 1 + 64 + 64;
+	for (i = 4; i <= 15; i += 11) {	/* the writer, the reader */
+		ck_assert_int_eq(vs_coherence_stats(c, (unsigned int)i, &st),
+				 0);
+		ck_assert_uint_eq(st.transfers, 64);
+		ck_assert_uint_gt(st.prefetched, 50);
+		ck_assert_uint_eq(st.llc_misses, 64 - st.prefetched);
+		all.llc_misses -= st.llc_misses;
+	}
+	ck_assert_uint_eq(all.llc_misses, 0);
+	vs_coherence_destroy(c);
+	/* No L3 in the profile: every line of a clear misses. */
+	c = make(&p, "flat", 4);
+	vs_coherence_charge_clear(c, 0, pages[0], 4096, 0);
+	vs_coherence_charge_clear(c, 0, pages[0], 4096, 1000);
+	vs_coherence_charge_clear(c, 0, NULL, 100, 2000);
+	ck_assert_int_eq(vs_coherence_touch_frame(c, 0, pages[0], 4096, 0), 64);
+	ck_assert_int_eq(vs_coherence_stats(c, 0, &st), 0);
+	ck_assert_uint_eq(st.llc_misses, 64 + 64 + 2 + 64);
 	vs_coherence_destroy(c);
 }
 END_TEST
@@ -1318,7 +1463,8 @@ Suite *vcpu_cost_suite(void)
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
 		    test_loads_share_and_hold, test_load_waits_for_owner_hold,
 		    test_distances, test_store_buffer, test_clear,
-		    test_clear_cached, test_prefetch, test_prefetch_distance,
+		    test_clear_cached, test_llc_lru, test_llc_misses,
+		    test_prefetch, test_prefetch_distance,
 		    test_names_top, test_by_name,
 		    test_deterministic, test_names_neutral,
 		    test_names_off_heap, test_bad_args);
