@@ -19,6 +19,8 @@ memory = 173            # 61.7 ns, MLC idle local latency, E5-2680 v2
 rmw = 17                # a locked instruction's extra (estimate)
 fence = 33              # mfence (estimate)
 pause = 10              # PAUSE (Intel optimization manual)
+handoff_same_socket = 57   # a contended line handed on: same_socket / 2 + rmw (estimate)
+handoff_other_socket = 115 # ... between sockets: other_socket / 2 + rmw (estimate)
 
 # Clearing a page.
 clear_core_bytes_per_cycle = 3.7    # 10 fill buffers x 64 B / 61.7 ns (estimate)

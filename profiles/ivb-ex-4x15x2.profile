@@ -19,6 +19,8 @@ memory = 378            # 135 ns, MLC local latency of the E7-4800 (estimate)
 rmw = 17                # a locked instruction's extra (estimate)
 fence = 33              # mfence (estimate)
 pause = 10              # PAUSE (Intel optimization manual)
+handoff_same_socket = 61   # a contended line handed on: same_socket / 2 + rmw (estimate)
+handoff_other_socket = 157 # ... between sockets: other_socket / 2 + rmw (estimate)
 
 # Clearing a page.
 clear_core_bytes_per_cycle = 1.7    # 10 fill buffers x 64 B / 135 ns (estimate)

@@ -134,6 +134,7 @@ struct vs_coherence {
 	unsigned int nr;
 	unsigned int words;		/* words of the sharer bitmaps in use */
 	uint32_t lat[VS_XFER_NR];	/* transfer cost by source */
+	uint32_t queued[VS_XFER_NR];	/* ... when queued behind another */
 	struct line *table;
 	size_t cap;			/* slots, a power of 2 */
 	size_t count;			/* slots in use */
@@ -308,6 +309,27 @@ static int llc_create(struct vs_coherence *c)
 	return frames_alloc(c, FRAMES_MIN);
 }
 
+/*
+ * What a transfer queued behind another costs: the profile's handoff
+ * interval (one requester's RMW done to the next one's) less the RMW,
+ * never more than the transfer's latency.  A profile made without the
+ * parser may leave the handoffs 0: the latency, as without the keys.
+ */
+static void fill_queued(struct vs_coherence *c)
+{
+	uint32_t h[VS_XFER_NR] = {
+		[VS_XFER_SOCKET] = c->p.handoff_same_socket,
+		[VS_XFER_REMOTE] = c->p.handoff_other_socket,
+	};
+	unsigned int i;
+
+	for (i = 0; i < VS_XFER_NR; i++) {
+		uint32_t move = h[i] > c->p.rmw ? h[i] - c->p.rmw : 0;
+
+		c->queued[i] = h[i] && move < c->lat[i] ? move : c->lat[i];
+	}
+}
+
 int vs_coherence_create(struct vs_coherence **cp,
 			const struct vs_vcpu_profile *p, unsigned int nr_vcpus)
 {
@@ -329,6 +351,7 @@ int vs_coherence_create(struct vs_coherence **cp,
 	c->lat[VS_XFER_SOCKET] = p->same_socket;
 	c->lat[VS_XFER_REMOTE] = p->other_socket;
 	c->lat[VS_XFER_MEMORY] = p->memory;
+	fill_queued(c);
 	c->cpus = calloc(nr_vcpus, sizeof(*c->cpus));
 	c->stats = calloc(nr_vcpus, sizeof(*c->stats));
 	if (!c->cpus || !c->stats || table_alloc(c, TABLE_MIN) ||
@@ -691,7 +714,9 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	else
 		start = now > start ? now : start;
 	wait = start > now ? start - now : 0;
-	end = start + c->lat[src];
+	/* Queued: the request waits at the holder, the line follows the
+	 * last transfer at the rate a contended line is handed over. */
+	end = start + (wait ? c->queued[src] : c->lat[src]);
 	if (end < now + c->p.hit)	/* prefetched and there: a hit */
 		end = now + c->p.hit;
 	end += extra;

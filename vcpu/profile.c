@@ -24,7 +24,7 @@
 #define BW_MAX_MILLI 1000000000u	/* a million bytes per cycle */
 
 enum key_type { T_NAME, T_GHZ, T_COUNT, T_CYCLES, T_KIB, T_BW, T_NUMBERING,
-		T_STREAMS, T_DISTANCE };
+		T_STREAMS, T_DISTANCE, T_INTERVAL };
 
 struct key {
 	const char *name;
@@ -64,6 +64,8 @@ static const struct key keys[] = {
 	KEY("futex_wake", T_CYCLES, futex_wake),
 	KEY("wake_latency", T_CYCLES, wake_latency),
 	KEY("context_switch", T_CYCLES, context_switch),
+	OPT_KEY("handoff_same_socket", T_INTERVAL, handoff_same_socket),
+	OPT_KEY("handoff_other_socket", T_INTERVAL, handoff_other_socket),
 };
 
 _Static_assert(VS_PREFETCH_STREAMS_MAX == 32 &&
@@ -223,6 +225,8 @@ static const char *type_what(enum key_type t)
 		return "a whole number from 0 to 32";
 	case T_DISTANCE:
 		return "a whole number from 1 to 32";
+	case T_INTERVAL:
+		return "a whole number of cycles from 1 to 1000000000";
 	}
 	return "?";
 }
@@ -258,6 +262,9 @@ static int set_value(struct vs_vcpu_profile *p, const struct key *k,
 		break;
 	case T_DISTANCE:
 		ret = parse_count(val, VS_PREFETCH_DISTANCE_MAX, field);
+		break;
+	case T_INTERVAL:
+		ret = parse_count(val, CYCLES_MAX, field);
 		break;
 	case T_BW:
 		ret = parse_milli(val, BW_MAX_MILLI, &u);
@@ -315,6 +322,19 @@ static int parse_line(struct vs_vcpu_profile *p, char *line, int lineno,
 	return 0;
 }
 
+/*
+ * The optional keys whose default depends on other keys, when absent: a
+ * contended line is handed over at its transfer's latency plus an RMW
+ * (a queue that does not pipeline; docs/cost-model.md).
+ */
+static void set_defaults(struct vs_vcpu_profile *p)
+{
+	if (!p->handoff_same_socket)
+		p->handoff_same_socket = p->same_socket + p->rmw;
+	if (!p->handoff_other_socket)
+		p->handoff_other_socket = p->other_socket + p->rmw;
+}
+
 static int check_profile(struct vs_vcpu_profile *p, const unsigned char *seen,
 			 char *err, size_t errlen)
 {
@@ -341,6 +361,7 @@ static int check_profile(struct vs_vcpu_profile *p, const unsigned char *seen,
 		return -EINVAL;
 	}
 	p->nr_cpus = (unsigned int)n;
+	set_defaults(p);
 	return 0;
 }
 

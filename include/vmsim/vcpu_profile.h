@@ -14,8 +14,9 @@
  * that runs to the end of the line; blank lines are ignored.  Every key
  * is required once, except "numbering" (default socket-major),
  * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache),
- * "prefetch_streams" (default 0, no prefetcher) and "prefetch_distance"
- * (default 1):
+ * "prefetch_streams" (default 0, no prefetcher), "prefetch_distance"
+ * (default 1), "handoff_same_socket" and "handoff_other_socket" (default:
+ * the transfer's latency plus rmw):
  *
  *	name = ivb-ep-2x10x2
  *	ghz = 2.8
@@ -123,6 +124,13 @@ enum vs_cpu_distance {
  *	(key "wake_latency")
  * @context_switch: switching a CPU from one thread to another (key
  *	"context_switch")
+ * @handoff_same_socket: the interval at which a line that cores of one
+ *	socket queue for is handed from one to the next, each doing a
+ *	locked read-modify-write: from one's RMW done to the next's (key
+ *	"handoff_same_socket", optional; default same_socket + rmw, a queue
+ *	that does not pipeline)
+ * @handoff_other_socket: the same between sockets (key
+ *	"handoff_other_socket", optional; default other_socket + rmw)
  *
  * Every cost is in cycles of a clock of @ghz GHz.
  */
@@ -154,6 +162,8 @@ struct vs_vcpu_profile {
 	uint32_t futex_wake;
 	uint32_t wake_latency;
 	uint32_t context_switch;
+	uint32_t handoff_same_socket;
+	uint32_t handoff_other_socket;
 };
 
 /**

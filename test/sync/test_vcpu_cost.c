@@ -181,6 +181,11 @@ START_TEST(test_parse_errors)
 	parse_fails("hit = 4", "hit = 4\nprefetch_distance = 33",
 		    "prefetch_distance: '33' is not a whole number from 1 to "
 		    "32");
+	parse_fails("hit = 4", "hit = 4\nhandoff_same_socket = 0",
+		    "handoff_same_socket: '0' is not a whole number of cycles "
+		    "from 1 to 1000000000");
+	parse_fails("hit = 4", "hit = 4\nhandoff_other_socket = x",
+		    "handoff_other_socket: 'x' is not");
 	parse_fails("hit = 4", "numbering = zigzag",
 		    "numbering: 'zigzag' is not socket-major or interleaved");
 }
@@ -412,6 +417,64 @@ START_TEST(test_rmw_serialize)
 END_TEST
 
 /*
+ * Requests queued for one line are handed over at the profile's handoff
+ * interval, by the distance of each hand-over, not at the latency; an
+ * uncontended transfer still costs the latency.
+ */
+START_TEST(test_rmw_handoff)
+{
+	static char buf[LINE] __attribute__((aligned(LINE)));
+	struct vs_vcpu_profile p;
+	struct vs_coherence *c;
+	/* small: CPUs 0, 1 on socket 0, 2, 3 on socket 1 (4-7: their SMT
+	 * siblings); smt_sibling 10, same_socket 50, other_socket 200, rmw
+	 * 20. */
+	static const struct {
+		unsigned int cpu;
+		uint64_t end;
+	} q[] = {
+		{ 1, 1000 + 50 + 20 },	/* uncontended: the latency */
+		{ 2, 1070 + 90 },	/* from socket 0 to 1 */
+		{ 3, 1160 + 30 },	/* within socket 1 */
+		{ 7, 1190 + 10 + 20 },	/* from its SMT sibling */
+		{ 0, 1220 + 90 },	/* back to socket 0 */
+	};
+	unsigned int k;
+
+	c = make_small(&p, "handoff_same_socket = 30\n"
+		       "handoff_other_socket = 90\n", 8);
+	ck_assert_uint_eq(p.handoff_same_socket, 30);
+	ck_assert_uint_eq(store_done(c, &p, 0, buf, 0), p.memory);
+	for (k = 0; k < VS_ARRAY_SIZE(q); k++)
+		ck_assert_uint_eq(vs_coherence_access(c, q[k].cpu, buf,
+						      VS_ACCESS_RMW, 1000),
+				  q[k].end - 1000);
+	/* Alone again: the latency. */
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf, VS_ACCESS_RMW, 5000),
+			  50 + 20);
+	vs_coherence_destroy(c);
+	/* Without the keys: the latency, queued or not. */
+	c = make_small(&p, "", 8);
+	ck_assert_uint_eq(p.handoff_same_socket, 50 + 20);
+	ck_assert_uint_eq(p.handoff_other_socket, 200 + 20);
+	ck_assert_uint_eq(store_done(c, &p, 0, buf, 0), p.memory);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf, VS_ACCESS_RMW, 1000),
+			  70);
+	ck_assert_uint_eq(vs_coherence_access(c, 2, buf, VS_ACCESS_RMW, 1000),
+			  70 + 220);
+	vs_coherence_destroy(c);
+	/* A handoff above the latency is the latency. */
+	c = make_small(&p, "handoff_other_socket = 900\n", 8);
+	ck_assert_uint_eq(store_done(c, &p, 0, buf, 0), p.memory);
+	ck_assert_uint_eq(vs_coherence_access(c, 1, buf, VS_ACCESS_RMW, 1000),
+			  70);
+	ck_assert_uint_eq(vs_coherence_access(c, 2, buf, VS_ACCESS_RMW, 1000),
+			  70 + 220);
+	vs_coherence_destroy(c);
+}
+END_TEST
+
+/*
  * x86-64's store buffer: a store that misses costs the vCPU a hit and
  * goes on; its line arrives in the background.  Loads do not wait for
  * it; an RMW or a fence waits until every earlier store has its line.
@@ -483,7 +546,8 @@ START_TEST(test_load_waits_for_owner_hold)
 	ck_assert_uint_eq(vs_coherence_access(c, 10, buf, VS_ACCESS_RMW, 0),
 			  p.memory + p.rmw);
 	own = vs_coherence_access(c, 0, buf, VS_ACCESS_RMW, 0);
-	ck_assert_uint_eq(own, p.memory + p.rmw + p.other_socket + p.rmw);
+	/* Queued behind vCPU 10's: handed over, not a whole transfer. */
+	ck_assert_uint_eq(own, p.memory + p.rmw + p.handoff_other_socket);
 	ck_assert_uint_eq(vs_coherence_access(c, 1, buf, VS_ACCESS_LOAD,
 					      own + 1), p.same_socket);
 	ck_assert_uint_eq(vs_coherence_access_lead(c, 11, buf, VS_ACCESS_LOAD,
@@ -1461,6 +1525,7 @@ Suite *vcpu_cost_suite(void)
 		    test_parse_decimals, test_load, test_numbering);
 	vs_test_add(vs_test_tcase(s, "coherence"), test_ping_pong,
 		    test_rmw_ping_pong, test_private_line, test_rmw_serialize,
+		    test_rmw_handoff,
 		    test_loads_share_and_hold, test_load_waits_for_owner_hold,
 		    test_distances, test_store_buffer, test_clear,
 		    test_clear_cached, test_llc_lru, test_llc_misses,

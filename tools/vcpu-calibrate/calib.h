@@ -10,6 +10,8 @@
  *			RMW, a fence, a system call, a page fault
  *   calib_pair.c	what takes two threads or more: line ping-pong,
  *			futex wake-up, context switch, clear_page bandwidth
+ *   calib_contend.c	CPUs acting on each other at once: a line all of
+ *			them RMW
  *   vcpu-calibrate.c	the options, the order of the probes, the profile
  *
  * Times are read in ticks (rdtsc on x86-64, nanoseconds elsewhere) and
@@ -317,5 +319,15 @@ double calib_clear(const int *cpus, int nr, size_t bytes);
  * ordered chase much cheaper than the random one.
  */
 double calib_walk(int a, int b, int pages);
+
+/* ---- calib_contend.c: CPUs acting on each other at once ----------------- */
+
+/**
+ * calib_handoff - cycles a handoff of a line that threads on
+ * @cpus[0..@nr) (@nr >= 2) do atomic adds on at once: the time over the
+ * number of times the line went from one thread to another (an add whose
+ * old value shows that another thread added since this one's last)
+ */
+double calib_handoff(const int *cpus, int nr);
 
 #endif /* VS_TOOLS_CALIB_H */

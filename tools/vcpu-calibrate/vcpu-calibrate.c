@@ -6,10 +6,10 @@
  *   vcpu-calibrate [--duration SECONDS] [--output FILE]
  *
  * The tick rate against CLOCK_MONOTONIC; the topology from sysfs; a line
- * passed between pairs of CPUs, by distance; a load that hits, a load
- * from memory, an RMW, a fence; clear_page bandwidth of a core and of a
- * socket; a system call, a futex wake-up, a context switch and a page
- * fault.  Each figure is the median over batches of --duration in all,
+ * passed between pairs of CPUs, by distance; a line that all threads
+ * add to at once; a load that hits, a load from memory, an RMW, a fence;
+ * clear_page bandwidth of a core and of a socket; a system call, a futex
+ * wake-up, a context switch and a page fault.  Each figure is the median over batches of --duration in all,
  * in threads pinned with sched_setaffinity (calib_*.c).  Progress goes
  * to stderr, the profile ("key = value" lines, each after comments that
  * say how it was measured) to stdout or FILE.  No vmsim code in the
@@ -57,6 +57,11 @@ struct result {
 	 * pages at a time (calib_walk()); -1: no other CPU to write them */
 	double walk_random, walk[WALK_STEPS];
 	int walk_writer, streams, distance, walk_done;
+	/* a line all threads add to: within the first CPU's socket (its
+	 * allowed CPUs), and between it and another socket; 0: not
+	 * measured.  How many threads each. */
+	double handoff_socket, handoff_remote;
+	int handoff_socket_threads, handoff_remote_cpu;
 	size_t memory_bytes, clear_bytes, socket_clear_bytes, cached_bytes;
 	/* per distance: the median, range, pairs measured and found */
 	struct bench_range dist[CALIB_NR_DIST];
@@ -281,6 +286,37 @@ static void measure_prefetch(void)
 	res.distance = ahead < 1 ? 1 : (int)(ahead + 0.5);
 }
 
+/*
+ * The interval at which a contended line is handed over: threads on
+ * every allowed CPU of the first CPU's socket adding to one line; and a
+ * thread there and one on the first allowed CPU of another socket.
+ */
+static void measure_handoff(void)
+{
+	int cpus[CALIB_MAX_CPUS], c, nr = 0;
+
+	res.handoff_remote_cpu = -1;
+	for (c = -1; (c = calib_first_allowed(&topo, c)) >= 0;) {
+		if (topo.cpu[c].socket == topo.cpu[res.first].socket)
+			cpus[nr++] = c;
+		else if (res.handoff_remote_cpu < 0)
+			res.handoff_remote_cpu = c;
+	}
+	res.handoff_socket_threads = nr;
+	if (nr >= 2) {
+		res.handoff_socket = calib_handoff(cpus, nr);
+		calib_progress("a line %d threads add to: %.1f cycles a "
+			       "handoff", nr, res.handoff_socket);
+	}
+	if (res.handoff_remote_cpu >= 0) {
+		cpus[1] = res.handoff_remote_cpu;
+		res.handoff_remote = calib_handoff(cpus, 2);
+		calib_progress("... cpu%d and cpu%d, two sockets: %.1f cycles "
+			       "a handoff", cpus[0], cpus[1],
+			       res.handoff_remote);
+	}
+}
+
 /* ---- the profile ------------------------------------------------------- */
 
 /* A comment: "# " lines of at most 76 columns, broken at spaces. */
@@ -312,6 +348,12 @@ static void comment(FILE *f, const char *fmt, ...)
 static double cycles(double v)
 {
 	return v < 0 ? 0 : v;
+}
+
+/* An interval of cycles: whole, at least 1 (the parser's least). */
+static double interval(double v)
+{
+	return v < 1 ? 1 : v;
 }
 
 /* Where each allowed CPU sits, as many to a comment line as fit. */
@@ -554,6 +596,46 @@ static void print_prefetch(FILE *f)
 	fprintf(f, "prefetch_distance = %d\n", res.distance);
 }
 
+/* handoff_same_socket and handoff_other_socket; one that was not
+ * measured takes the other's value, and both are left out (the
+ * parser's default) when neither was. */
+static void print_handoff(FILE *f)
+{
+	double same = res.handoff_socket, other = res.handoff_remote;
+
+	if (same <= 0 && other <= 0) {
+		comment(f, "handoff_same_socket, handoff_other_socket: not "
+			"measured, no two allowed CPUs to contend for a line: "
+			"absent, so the parser takes each transfer's latency "
+			"plus rmw.");
+		return;
+	}
+	if (same > 0)
+		comment(f, "handoff_same_socket: threads on the %d allowed "
+			"CPUs of socket %d do atomic adds (lock xadd on x86-64) "
+			"on one line at once: the time over the adds of all "
+			"of them, the interval at which the line goes from "
+			"one to the next when requests queue (a lower bound: "
+			"an add that finds the line still there counts too).",
+			res.handoff_socket_threads, topo.cpu[res.first].socket);
+	else
+		comment(f, "handoff_same_socket: no two allowed CPUs in one "
+			"socket: the measured class, handoff_other_socket, "
+			"stands in.");
+	fprintf(f, "handoff_same_socket = %.0f\n",
+		interval(same > 0 ? same : other));
+	if (other > 0)
+		comment(f, "handoff_other_socket: the same by two threads, on "
+			"cpu%d and cpu%d of another socket.", res.first,
+			res.handoff_remote_cpu);
+	else
+		comment(f, "handoff_other_socket: no allowed CPU on another "
+			"socket: the measured class, handoff_same_socket, "
+			"stands in.");
+	fprintf(f, "handoff_other_socket = %.0f\n",
+		interval(other > 0 ? other : same));
+}
+
 static void print_kernel(FILE *f)
 {
 	double clear = CALIB_PAGE / res.clear_core;
@@ -598,6 +680,7 @@ static void print_profile(FILE *f)
 	for (d = 0; d < CALIB_NR_DIST; d++)
 		print_distance(f, d);
 	print_memory(f);
+	print_handoff(f);
 	print_clear(f);
 	print_prefetch(f);
 	print_kernel(f);
@@ -624,7 +707,8 @@ static void set_option(int key, char *arg)
 static const char about[] =
 "Measure this machine and write the `host` profile of the virtual\n"
 "CPUs' cost model: the cycle rate, the topology, a line passed between\n"
-"each pair of CPUs, a cache hit, memory, an RMW, a fence, a PAUSE,\n"
+"each pair of CPUs, a line all CPUs add to at once, a cache hit,\n"
+"memory, an RMW, a fence, a PAUSE,\n"
 "clear_page bandwidth, the prefetcher, a system call, a page fault,\n"
 "a futex wake-up and a context switch.  Progress goes to stderr, the\n"
 "profile, once vmsim's parser has read it back, to stdout or FILE.\n";
@@ -692,6 +776,7 @@ int main(int argc, char **argv)
 	measure_clear();
 	measure_kernel();
 	measure_pairs();
+	measure_handoff();
 	measure_prefetch();
 	write_profile();
 	return 0;
