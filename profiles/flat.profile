@@ -27,3 +27,4 @@ syscall = 100
 futex_wake = 1000
 wake_latency = 1000
 context_switch = 1000
+ipi = 1000

@@ -37,3 +37,4 @@ syscall = 150
 futex_wake = 2000
 wake_latency = 8400
 context_switch = 4200
+ipi = 580               # IPI sent to handler running: other_socket + fault_entry (estimate)

@@ -66,6 +66,7 @@ static const struct key keys[] = {
 	KEY("context_switch", T_CYCLES, context_switch),
 	OPT_KEY("handoff_same_socket", T_INTERVAL, handoff_same_socket),
 	OPT_KEY("handoff_other_socket", T_INTERVAL, handoff_other_socket),
+	OPT_KEY("ipi", T_INTERVAL, ipi),
 };
 
 _Static_assert(VS_PREFETCH_STREAMS_MAX == 32 &&
@@ -325,7 +326,8 @@ static int parse_line(struct vs_vcpu_profile *p, char *line, int lineno,
 /*
  * The optional keys whose default depends on other keys, when absent: a
  * contended line is handed over at its transfer's latency plus an RMW
- * (a queue that does not pipeline; docs/cost-model.md).
+ * (a queue that does not pipeline), and an IPI takes a message between
+ * sockets and an interrupt's entry (docs/cost-model.md).
  */
 static void set_defaults(struct vs_vcpu_profile *p)
 {
@@ -333,6 +335,8 @@ static void set_defaults(struct vs_vcpu_profile *p)
 		p->handoff_same_socket = p->same_socket + p->rmw;
 	if (!p->handoff_other_socket)
 		p->handoff_other_socket = p->other_socket + p->rmw;
+	if (!p->ipi)
+		p->ipi = p->other_socket + p->fault_entry;
 }
 
 static int check_profile(struct vs_vcpu_profile *p, const unsigned char *seen,

@@ -16,7 +16,8 @@
  * "clear_cached_bytes_per_cycle" and "llc_kib" (default 0, no cache),
  * "prefetch_streams" (default 0, no prefetcher), "prefetch_distance"
  * (default 1), "handoff_same_socket" and "handoff_other_socket" (default:
- * the transfer's latency plus rmw):
+ * the transfer's latency plus rmw) and "ipi" (default: other_socket plus
+ * fault_entry):
  *
  *	name = ivb-ep-2x10x2
  *	ghz = 2.8
@@ -131,6 +132,12 @@ enum vs_cpu_distance {
  *	that does not pipeline)
  * @handoff_other_socket: the same between sockets (key
  *	"handoff_other_socket", optional; default other_socket + rmw)
+ * @ipi: from one CPU sending an inter-processor interrupt to the
+ *	handler starting on the target CPU (key "ipi", optional; default
+ *	other_socket + fault_entry: a message between sockets and an
+ *	interrupt's entry).  The cost model charges nothing for it; code
+ *	that models an IPI (a TLB shootdown) charges it: the sender about
+ *	twice @ipi for the round trip, plus the sending
  *
  * Every cost is in cycles of a clock of @ghz GHz.
  */
@@ -164,6 +171,7 @@ struct vs_vcpu_profile {
 	uint32_t context_switch;
 	uint32_t handoff_same_socket;
 	uint32_t handoff_other_socket;
+	uint32_t ipi;
 };
 
 /**

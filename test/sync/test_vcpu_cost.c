@@ -138,6 +138,12 @@ START_TEST(test_parse)
 	ck_assert_uint_eq(p.clear_core_mbpc, 3700);
 	ck_assert_uint_eq(p.clear_socket_mbpc, 12000);
 	ck_assert_uint_eq(p.context_switch, 4000);
+	/* The optional keys' defaults: a handoff at the latency plus an
+	 * RMW, an IPI a message between sockets and an interrupt's
+	 * entry. */
+	ck_assert_uint_eq(p.handoff_same_socket, 50 + 20);
+	ck_assert_uint_eq(p.handoff_other_socket, 200 + 20);
+	ck_assert_uint_eq(p.ipi, 200 + 300);
 	ck_assert_int_eq(vs_vcpu_profile_parse(NULL, small_text, err,
 					       sizeof(err)), -EINVAL);
 	ck_assert_int_eq(vs_vcpu_profile_parse(&p, NULL, NULL, 0), -EINVAL);
@@ -186,6 +192,8 @@ START_TEST(test_parse_errors)
 		    "from 1 to 1000000000");
 	parse_fails("hit = 4", "hit = 4\nhandoff_other_socket = x",
 		    "handoff_other_socket: 'x' is not");
+	parse_fails("hit = 4", "hit = 4\nipi = 0",
+		    "ipi: '0' is not a whole number of cycles from 1 to");
 	parse_fails("hit = 4", "numbering = zigzag",
 		    "numbering: 'zigzag' is not socket-major or interleaved");
 }
@@ -199,8 +207,10 @@ START_TEST(test_parse_decimals)
 	/* Thousandths, rounded half up at the fourth decimal. */
 	subst(a, sizeof(a), small_text, "= 3.7", "= 2.0005");
 	subst(b, sizeof(b), a, "= 12", "= 0.0015");
-	snprintf(text, sizeof(text), "%snumbering = interleaved\n", b);
+	snprintf(text, sizeof(text), "%snumbering = interleaved\nipi = 777\n",
+		 b);
 	ck_assert_int_eq(vs_vcpu_profile_parse(&p, text, NULL, 0), 0);
+	ck_assert_uint_eq(p.ipi, 777);
 	ck_assert_uint_eq(p.clear_core_mbpc, 2001);
 	ck_assert_uint_eq(p.clear_socket_mbpc, 2);
 	ck_assert_int_eq(p.numbering, VS_NUMBERING_INTERLEAVED);
@@ -216,10 +226,17 @@ START_TEST(test_load)
 	ck_assert_str_eq(p.name, "ivb-ep-2x10x2");
 	ck_assert_uint_eq(p.nr_cpus, 40);
 	ck_assert_uint_eq(p.sockets, 2);
+	/* Set, not the defaults: below a transfer and an RMW. */
+	ck_assert_uint_lt(p.handoff_same_socket, p.same_socket + p.rmw);
+	ck_assert_uint_lt(p.handoff_other_socket, p.other_socket + p.rmw);
+	ck_assert_uint_gt(p.ipi, 0);
 	load(&p, "ivb-ex-4x15x2");
 	ck_assert_str_eq(p.name, "ivb-ex-4x15x2");
 	ck_assert_uint_eq(p.nr_cpus, 120);
+	ck_assert_uint_lt(p.handoff_other_socket, p.other_socket + p.rmw);
+	ck_assert_uint_gt(p.ipi, 0);
 	load(&p, "flat");
+	ck_assert_uint_eq(p.ipi, 1000);
 	ck_assert_uint_eq(p.nr_cpus, VS_VCPU_MAX);
 	ck_assert_uint_eq(p.same_socket, p.other_socket);
 	ck_assert_uint_eq(p.smt_sibling, p.memory);
@@ -444,6 +461,7 @@ START_TEST(test_rmw_handoff)
 	c = make_small(&p, "handoff_same_socket = 30\n"
 		       "handoff_other_socket = 90\n", 8);
 	ck_assert_uint_eq(p.handoff_same_socket, 30);
+	ck_assert_uint_eq(p.ipi, p.other_socket + p.fault_entry);
 	ck_assert_uint_eq(store_done(c, &p, 0, buf, 0), p.memory);
 	for (k = 0; k < VS_ARRAY_SIZE(q); k++)
 		ck_assert_uint_eq(vs_coherence_access(c, q[k].cpu, buf,

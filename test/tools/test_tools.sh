@@ -126,8 +126,8 @@ expect '[ $rc -eq 0 ] && grep -q "^{\"impl\":\"ref\",\"threads\":1," "$out"' \
 # one of its two values or left out with a comment saying why,
 # prefetch_streams once or, with one CPU, left out likewise,
 # prefetch_distance once where prefetch_streams is above 0,
-# handoff_same_socket and handoff_other_socket once each or, with one
-# CPU, left out likewise, and no other line but comments.  The profile in the file, progress on stderr.
+# handoff_same_socket and handoff_other_socket once each and ipi once
+# or, with one CPU, left out likewise, and no other line but comments.  The profile in the file, progress on stderr.
 # Then on one CPU, where no pair can ping-pong.
 keys=$(sed -n 's/^[[:space:]]*KEY("\([a-z_]*\)".*/\1/p' \
 	"$(dirname "$0")/../../vcpu/profile.c")
@@ -169,6 +169,11 @@ profile_ok() {
 	0) grep -q "^# handoff_same_socket, handoff_other_socket: not measured" \
 		"$1" || return 1 ;;
 	2) lines=$((lines + 2)) ;;
+	*) return 1 ;;
+	esac
+	case $(grep -c "^ipi = [1-9][0-9]*\$" "$1") in
+	0) grep -q "^# ipi: not measured" "$1" || return 1 ;;
+	1) lines=$((lines + 1)) ;;
 	*) return 1 ;;
 	esac
 	# prefetch_distance, 1 to 32, once where there are streams

@@ -11,7 +11,7 @@
  *   calib_pair.c	what takes two threads or more: line ping-pong,
  *			futex wake-up, context switch, clear_page bandwidth
  *   calib_contend.c	CPUs acting on each other at once: a line all of
- *			them RMW
+ *			them RMW, an inter-processor interrupt
  *   vcpu-calibrate.c	the options, the order of the probes, the profile
  *
  * Times are read in ticks (rdtsc on x86-64, nanoseconds elsewhere) and
@@ -329,5 +329,15 @@ double calib_walk(int a, int b, int pages);
  * old value shows that another thread added since this one's last)
  */
 double calib_handoff(const int *cpus, int nr);
+
+/**
+ * calib_ipi - cycles of one membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+ * call on @a while a thread of the process spins on @b: the call sends
+ * @b an inter-processor interrupt and waits for its handler
+ *
+ * Return: the median cycles of a call; -1 when @a is @b or the kernel
+ * refuses the command (no membarrier, or not registered).
+ */
+double calib_ipi(int a, int b);
 
 #endif /* VS_TOOLS_CALIB_H */

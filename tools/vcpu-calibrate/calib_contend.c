@@ -2,16 +2,19 @@
 /*
  * tools/vcpu-calibrate/calib_contend.c - what several CPUs do to each
  * other at once: the rate at which a line that all of them RMW is handed
- * from one to the next.
+ * from one to the next, and an inter-processor interrupt's delivery.
  * calib.h documents each function that is not static here.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* the pthread affinity calls of calib.h */
+#define _GNU_SOURCE	/* syscall */
 #endif
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "calib.h"
 
@@ -121,4 +124,54 @@ double calib_handoff(const int *cpus, int nr)
 	for (i = 1; i < nr; i++)
 		pthread_join(tid[i], NULL);
 	return per;
+}
+
+/* ---- an inter-processor interrupt ------------------------------------- */
+
+static long membarrier(int cmd)
+{
+	return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+/* The thread the IPIs go to: spins in user space, so that its CPU runs
+ * this process's memory map, until told to stop. */
+static void *target_main(void *arg)
+{
+	(void)arg;
+	atomic_store(&ctl.running, 1);
+	while (!atomic_load_explicit(&ctl.stop, memory_order_relaxed))
+		calib_pause();
+	return NULL;
+}
+
+/* @n expedited membarriers: each sends an IPI to the target's CPU and
+ * waits for its handler to run. */
+static uint64_t ipi_batch(void *arg, uint64_t n)
+{
+	uint64_t t0, t1, i;
+
+	(void)arg;
+	t0 = calib_ticks();
+	for (i = 0; i < n; i++)
+		(void)membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+	t1 = calib_ticks();
+	return t1 - t0;
+}
+
+double calib_ipi(int a, int b)
+{
+	pthread_t tid;
+	double call;
+
+	if (a == b || membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
+		return -1;
+	atomic_store(&ctl.stop, 0);
+	atomic_store(&ctl.running, 0);
+	calib_start_on_cpu(b, target_main, NULL, &tid);
+	while (!atomic_load(&ctl.running))
+		calib_pause();
+	call = calib_measure_on(a, ipi_batch, NULL);
+	atomic_store(&ctl.stop, 1);
+	pthread_join(tid, NULL);
+	return call;
 }

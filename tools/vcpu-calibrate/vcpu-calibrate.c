@@ -9,7 +9,8 @@
  * passed between pairs of CPUs, by distance; a line that all threads
  * add to at once; a load that hits, a load from memory, an RMW, a fence;
  * clear_page bandwidth of a core and of a socket; a system call, a futex
- * wake-up, a context switch and a page fault.  Each figure is the median over batches of --duration in all,
+ * wake-up, a context switch, a page fault and an inter-processor
+ * interrupt.  Each figure is the median over batches of --duration in all,
  * in threads pinned with sched_setaffinity (calib_*.c).  Progress goes
  * to stderr, the profile ("key = value" lines, each after comments that
  * say how it was measured) to stdout or FILE.  No vmsim code in the
@@ -62,6 +63,10 @@ struct result {
 	 * measured.  How many threads each. */
 	double handoff_socket, handoff_remote;
 	int handoff_socket_threads, handoff_remote_cpu;
+	/* an expedited membarrier's call on first, with ipi_cpu spinning;
+	 * -1: not measured */
+	double ipi_call;
+	int ipi_cpu;
 	size_t memory_bytes, clear_bytes, socket_clear_bytes, cached_bytes;
 	/* per distance: the median, range, pairs measured and found */
 	struct bench_range dist[CALIB_NR_DIST];
@@ -315,6 +320,20 @@ static void measure_handoff(void)
 			       "a handoff", cpus[0], cpus[1],
 			       res.handoff_remote);
 	}
+}
+
+/*
+ * An IPI: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on the first CPU,
+ * which interrupts the other CPU of a futex probe, running a thread of
+ * this process, and waits for its handler.
+ */
+static void measure_ipi(void)
+{
+	res.ipi_cpu = sleeper_for(res.first);
+	res.ipi_call = calib_ipi(res.first, res.ipi_cpu);
+	if (res.ipi_call > 0)
+		calib_progress("membarrier, expedited, to cpu%d: %.0f cycles",
+			       res.ipi_cpu, res.ipi_call);
 }
 
 /* ---- the profile ------------------------------------------------------- */
@@ -671,6 +690,28 @@ static void print_kernel(FILE *f)
 	fprintf(f, "context_switch = %.0f\n", cycles(res.ctxsw));
 }
 
+static void print_ipi(FILE *f)
+{
+	if (res.ipi_call <= 0) {
+		comment(f, "ipi: not measured (%s): absent, so the parser "
+			"takes other_socket + fault_entry.",
+			res.ipi_cpu == res.first ? "one CPU, nothing to "
+			"interrupt" : "the kernel refused membarrier's "
+			"private expedited command");
+		return;
+	}
+	comment(f, "ipi: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) on "
+		"cpu%d while a thread of the process spins on cpu%d (%.0f): "
+		"the call sends cpu%d an inter-processor interrupt and waits "
+		"for its handler; less a system call (%.0f), halved: an "
+		"estimate of one way, which counts the handler's short work "
+		"and its answer as the way back.  In a virtual machine the "
+		"IPI may exit to the hypervisor, and the figure is its as much "
+		"as the hardware's.", res.first, res.ipi_cpu, res.ipi_call,
+		res.ipi_cpu, res.syscall);
+	fprintf(f, "ipi = %.0f\n", interval((res.ipi_call - res.syscall) / 2));
+}
+
 static void print_profile(FILE *f)
 {
 	int d;
@@ -684,6 +725,7 @@ static void print_profile(FILE *f)
 	print_clear(f);
 	print_prefetch(f);
 	print_kernel(f);
+	print_ipi(f);
 }
 
 /* ---- options and main -------------------------------------------------- */
@@ -708,7 +750,7 @@ static const char about[] =
 "Measure this machine and write the `host` profile of the virtual\n"
 "CPUs' cost model: the cycle rate, the topology, a line passed between\n"
 "each pair of CPUs, a line all CPUs add to at once, a cache hit,\n"
-"memory, an RMW, a fence, a PAUSE,\n"
+"memory, an RMW, a fence, a PAUSE, an IPI,\n"
 "clear_page bandwidth, the prefetcher, a system call, a page fault,\n"
 "a futex wake-up and a context switch.  Progress goes to stderr, the\n"
 "profile, once vmsim's parser has read it back, to stdout or FILE.\n";
@@ -777,6 +819,7 @@ int main(int argc, char **argv)
 	measure_kernel();
 	measure_pairs();
 	measure_handoff();
+	measure_ipi();
 	measure_prefetch();
 	write_profile();
 	return 0;
