@@ -8,7 +8,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* syscall */
 #endif
-#include <errno.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,6 +27,12 @@ static struct {
 	char pad[120];
 } hot;
 
+/*
+ * @stop and @running order nothing but themselves: a helper's last
+ * writes are ordered by pthread_join(), and the seq_cst stores and
+ * loads of the main thread are only a start and a stop signal, so the
+ * helpers read @stop relaxed.
+ */
 static struct {
 	_Alignas(128) _Atomic int stop;
 	_Atomic int running;
@@ -56,7 +61,8 @@ static int add_moved(uint64_t *last)
 }
 
 /* A helper: adds to the hot line until told to stop, counting the times
- * the line came to it (a store to its own line: no other writer). */
+ * the line came to it (a store to its own line: no other writer; relaxed,
+ * the measured thread's sum of them needs no order with the adds). */
 static void *adder_main(void *arg)
 {
 	_Atomic uint64_t *moves = arg;
