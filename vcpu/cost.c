@@ -310,7 +310,7 @@ static int llc_create(struct vs_coherence *c)
 }
 
 /*
- * What a transfer queued behind another costs: the profile's handoff
+ * What an RMW's transfer queued behind another costs: the profile's handoff
  * interval (one requester's RMW done to the next one's) less the RMW,
  * never more than the transfer's latency.  A profile made without the
  * parser may leave the handoffs 0: the latency, as without the keys.
@@ -714,9 +714,12 @@ static uint64_t access_at(struct vs_coherence *c, unsigned int cpu,
 	else
 		start = now > start ? now : start;
 	wait = start > now ? start - now : 0;
-	/* Queued: the request waits at the holder, the line follows the
-	 * last transfer at the rate a contended line is handed over. */
-	end = start + (wait ? c->queued[src] : c->lat[src]);
+	/* A queued RMW: its request waits at the holder, and the line
+	 * follows the last transfer at the rate a line that cores RMW is
+	 * handed over (loads and stores keep the latency: vcpu-calibrate's
+	 * ping-pong reads a transfer as a quarter of its round trip). */
+	end = start + (wait && kind == VS_ACCESS_RMW ? c->queued[src] :
+		       c->lat[src]);
 	if (end < now + c->p.hit)	/* prefetched and there: a hit */
 		end = now + c->p.hit;
 	end += extra;

@@ -19,6 +19,9 @@
  * - a transfer starts at max(@now, the line's busy-until) and the line is
  *   busy until it ends, so that requests for a hot line queue behind
  *   each other: contention is not a formula, it comes out of the queue;
+ *   a queued read-modify-write is handed the line at the profile's
+ *   handoff interval (handoff_same_socket, handoff_other_socket) rather
+ *   than its latency;
  * - a store that misses costs the CPU a hit (x86-64's store buffer) while
  *   its line moves, after waiting for its turn if others are queued for
  *   the line; a fence or read-modify-write first waits until the CPU's
