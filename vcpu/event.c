@@ -7,6 +7,9 @@
  *
  * Locking: the running context, between events.
  */
+#include <errno.h>
+#include <unistd.h>
+
 #include "internal.h"
 
 /* ---- the seam hooks ---------------------------------------------------- */
@@ -59,6 +62,23 @@ static void count_event(struct vs_machine *m, const struct vs__vcpu *v)
 			      (unsigned long long)m->streak);
 }
 
+/* Interrupt handlers sent to @v's vCPU since its last event: it pays
+ * them now, before its own event, as a CPU takes an interrupt between
+ * two instructions. */
+static void take_irqs(struct vs_machine *m, struct vs__vcpu *v)
+{
+	struct vs__cpu *c = &m->cpus[v->cpu];
+	uint64_t cost = c->irq_pending;
+
+	if (!cost)
+		return;
+	c->irq_pending = 0;
+	v->clock += cost;
+	c->st.cycles += cost;
+	c->st.work_cycles[VS_VCPU_IRQ] += cost;
+	vs__hash_event(m, v->id, 0x400 | VS_VCPU_IRQ, v->clock);
+}
+
 void vs__vcpu_event(const volatile void *addr, unsigned int code)
 {
 	struct vs_machine *m = vs__vcpu_machine;
@@ -69,6 +89,7 @@ void vs__vcpu_event(const volatile void *addr, unsigned int code)
 	unsigned int by, back = 0;
 
 	count_event(m, v);
+	take_irqs(m, v);
 	vs__yield(m, v, op, addr);
 	if (m->poison && addr && op <= VS_VCPU_RMW &&
 	    vs__vcpu_poisoned(m, addr, &seq, &by))
@@ -113,8 +134,10 @@ void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
 	struct vs__vcpu *v = m ? m->cur : NULL;
 	uint64_t cost = 0;
 
-	if (!v || !m->coh || (unsigned int)what >= VS_VCPU_WORK_NR)
+	if (!v || !m->coh || (unsigned int)what >= VS_VCPU_WORK_NR ||
+	    what == VS_VCPU_IRQ)
 		return;
+	take_irqs(m, v);
 	vs__yield(m, v, VS_VCPU_OP_WORK + (unsigned int)what, addr);
 	switch (what) {
 	case VS_VCPU_CLEAR:
@@ -130,13 +153,17 @@ void vs_vcpu_work(enum vs_vcpu_work what, const void *addr, uint64_t bytes)
 	case VS_VCPU_FAULT:
 		cost = (uint64_t)m->profile.fault_entry + m->profile.fault_exit;
 		break;
+	case VS_VCPU_KERNEL:
+		cost = bytes;
+		break;
 	case VS_VCPU_SYSCALL:
 	default:	/* VS_VCPU_WORK_NR: refused above */
 		cost = m->profile.syscall;
 		break;
 	}
 	if ((m->cfg.flags & VS_MACHINE_NO_TRAPS) &&
-	    (what == VS_VCPU_FAULT || what == VS_VCPU_SYSCALL))
+	    (what == VS_VCPU_FAULT || what == VS_VCPU_SYSCALL ||
+	     what == VS_VCPU_KERNEL))
 		cost = 0;
 	v->clock += cost;
 	m->cpus[v->cpu].st.cycles += cost;
@@ -183,4 +210,69 @@ uint64_t vs_vcpu_now_ns(void)
 	if (!m || !m->cur)
 		return 0;
 	return (uint64_t)((double)m->cur->clock / m->ghz);
+}
+
+int vs_vcpu_cpu(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	return m && m->cur ? (int)m->cur->cpu : -1;
+}
+
+int vs_vcpu_node(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs_cpu_place place;
+
+	if (!m || !m->cur)
+		return -1;
+	if (!m->coh || vs_vcpu_cpu_place(&m->profile, m->cur->cpu, &place))
+		return 0;
+	return (int)place.socket;
+}
+
+unsigned int vs_vcpu_nr_nodes(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	return m && m->cur && m->coh ? m->profile.sockets : 1;
+}
+
+unsigned int vs_vcpu_nr_cpus(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	long n;
+
+	if (m && m->cur)
+		return m->coh ? m->profile.nr_cpus : m->nr;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+int vs_vcpu_interrupt(int cpu, uint64_t cycles)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__cpu *c;
+
+	if (!m || !m->cur)
+		return 0;
+	if (cpu < 0 || (unsigned int)cpu >= m->nr || (unsigned int)cpu ==
+	    m->cur->cpu)
+		return -EINVAL;
+	c = &m->cpus[cpu];
+	if (!c->occupant || (c->occupant->state != VS__V_RUNNABLE &&
+			     c->occupant->state != VS__V_RUNNING))
+		return 0;
+	if (!(m->cfg.flags & VS_MACHINE_NO_TRAPS))
+		cycles += (uint64_t)m->profile.fault_entry +
+			  m->profile.fault_exit;
+	c->irq_pending += cycles;
+	return 1;
+}
+
+uint64_t vs_vcpu_ipi_cycles(void)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+
+	return m && m->cur && m->coh ? m->profile.ipi : 0;
 }

@@ -136,6 +136,7 @@ struct vs__cpu {
 	struct vs__vcpu *ready_head, *ready_tail;
 	uint64_t slice_start;		/* when the occupant got it */
 	uint64_t clock;			/* the latest time it ran at */
+	uint64_t irq_pending;		/* handlers its next event pays */
 	unsigned int works;		/* contexts bound to it, unfinished */
 	struct vs_machine_stats st;
 };

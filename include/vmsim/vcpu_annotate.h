@@ -124,6 +124,11 @@ VS_EXTERN void vs_vcpu_charge(uint64_t cycles);
  * @VS_VCPU_COPY: copying @bytes
  * @VS_VCPU_FAULT: a page fault's entry and exit
  * @VS_VCPU_SYSCALL: a system call's entry and exit
+ * @VS_VCPU_KERNEL: @bytes cycles of the kernel's instruction work
+ *		    (vmsim/kernel.h's steps)
+ * @VS_VCPU_IRQ: interrupt handlers run on this vCPU for others
+ *		 (vs_vcpu_interrupt()), their entry and exit included;
+ *		 charged by the engine, not through vs_vcpu_work()
  * @VS_VCPU_WORK_NR: the number of kinds
  */
 enum vs_vcpu_work {
@@ -131,6 +136,8 @@ enum vs_vcpu_work {
 	VS_VCPU_COPY,
 	VS_VCPU_FAULT,
 	VS_VCPU_SYSCALL,
+	VS_VCPU_KERNEL,
+	VS_VCPU_IRQ,
 	VS_VCPU_WORK_NR,
 };
 
@@ -142,9 +149,10 @@ enum vs_vcpu_work {
  * @bytes: its size, for VS_VCPU_CLEAR and VS_VCPU_COPY
  *
  * vm/ and fault/ call it through VS_VCPU_WORK(), which is nothing in
- * the native build.  A @what out of range is ignored; a machine made
- * with VS_MACHINE_NO_TRAPS charges VS_VCPU_FAULT and VS_VCPU_SYSCALL
- * nothing.
+ * the native build.  A @what out of range, or VS_VCPU_IRQ, is ignored;
+ * a machine made with VS_MACHINE_NO_TRAPS charges VS_VCPU_FAULT,
+ * VS_VCPU_SYSCALL and VS_VCPU_KERNEL nothing (vmsim on host threads
+ * takes no trap and does not run the kernel's instructions).
  * Context: any; nothing happens on a host thread or without a profile.
  */
 VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, const void *addr,
@@ -160,6 +168,67 @@ VS_EXTERN void vs_vcpu_work(enum vs_vcpu_work what, const void *addr,
 #else
 #define VS_VCPU_WORK(what, addr, bytes) ((void)0) /* nothing natively */
 #endif
+
+/**
+ * vs_vcpu_cpu - the vCPU the calling context runs on
+ *
+ * Context: any.
+ * Return: its number, 0 to the machine's vCPUs - 1; -1 on a host thread.
+ */
+VS_EXTERN int vs_vcpu_cpu(void);
+
+/**
+ * vs_vcpu_node - the NUMA node (socket) of the calling vCPU
+ *
+ * Context: any.
+ * Return: its socket in the machine's profile; 0 on a vCPU of a machine
+ * without one; -1 on a host thread.
+ */
+VS_EXTERN int vs_vcpu_node(void);
+
+/**
+ * vs_vcpu_nr_nodes - the NUMA nodes of the running machine
+ *
+ * Context: any.
+ * Return: its profile's sockets; 1 without a profile or on a host
+ * thread.
+ */
+VS_EXTERN unsigned int vs_vcpu_nr_nodes(void);
+
+/**
+ * vs_vcpu_nr_cpus - the CPUs the running machine stands for
+ *
+ * Context: any.
+ * Return: its profile's CPUs (the kernel's online CPUs), else its
+ * vCPUs; on a host thread the host's online CPUs.
+ */
+VS_EXTERN unsigned int vs_vcpu_nr_cpus(void);
+
+/**
+ * vs_vcpu_interrupt - interrupt vCPU @cpu to run a handler of @cycles
+ * @cpu: the target, not the caller's own vCPU
+ * @cycles: the handler's work
+ *
+ * The target pays the handler, and an exception's entry and exit
+ * (fault_entry and fault_exit: the profile has no separate interrupt
+ * cost), at its next event (VS_VCPU_IRQ): an interrupt takes its CPU
+ * where it is.  A vCPU with nothing to run is idle and is not charged
+ * (an idle CPU's time is nobody's).  The sender's own cost is the
+ * caller's to charge (vs_vcpu_ipi_cycles()).
+ * Context: a vCPU; nothing happens on a host thread.
+ * Return: 1 when the target was busy and pays, 0 when it was idle or
+ * the call did nothing, -EINVAL for a @cpu out of range or the caller's.
+ */
+VS_EXTERN int vs_vcpu_interrupt(int cpu, uint64_t cycles);
+
+/**
+ * vs_vcpu_ipi_cycles - what an IPI costs from its send to the handler
+ * starting on the target (the profile's ipi)
+ *
+ * Context: any.
+ * Return: the cycles; 0 on a host thread or without a profile.
+ */
+VS_EXTERN uint64_t vs_vcpu_ipi_cycles(void);
 
 /**
  * vs_vcpu_name - name [@addr, @addr + @len) in the running machine's

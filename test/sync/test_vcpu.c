@@ -411,6 +411,8 @@ static vs_atomic32_t go;
 static vs_atomic_long_t acct_sum;
 
 /* Sleep until main says go, then work of every kind. */
+static vs_atomic32_t acct_irqs;	/* interrupts delivered to a busy vCPU */
+
 static void acct_worker(void *arg)
 {
 	int i;
@@ -422,11 +424,18 @@ static void acct_worker(void *arg)
 	vs_vcpu_work(VS_VCPU_COPY, NULL, 4096);
 	vs_vcpu_work(VS_VCPU_FAULT, NULL, 0);
 	vs_vcpu_work(VS_VCPU_SYSCALL, NULL, 0);
+	vs_vcpu_work(VS_VCPU_KERNEL, NULL, 77);
+	vs_vcpu_work(VS_VCPU_IRQ, NULL, 1000);	/* not the caller's: ignored */
 	vs_vcpu_charge(123);
+	ck_assert_int_eq(vs_vcpu_interrupt(vs_vcpu_cpu(), 1), -EINVAL);
+	ck_assert_int_eq(vs_vcpu_interrupt(2, 1), -EINVAL);
 	/* Nobody sleeps on acct_sum: a system call, not a wake-up. */
 	ck_assert_int_eq(vs_futex_wake((vs_atomic32_t *)&acct_sum, 1), 0);
 	for (i = 0; i < 100; i++) {
 		vs_fetch_add(&acct_sum, 1L);
+		/* The other vCPU, busy in this loop too, takes a handler. */
+		if (i == 10 && vs_vcpu_interrupt(1 - vs_vcpu_cpu(), 500) == 1)
+			vs_fetch_add(&acct_irqs, 1);
 		vs_cpu_relax();
 	}
 }
@@ -507,6 +516,7 @@ START_TEST(vcpu_cycle_partition)
 					      sizeof(err)), 0);
 	cur = mach(2, &ep);
 	vs_atomic_init(&acct_sum, 0);
+	vs_atomic_init(&acct_irqs, 0);
 	vs_atomic_init(&go, 0);
 	ck_assert_int_eq(vs_machine_run(cur, acct_main, NULL), 0);
 	ck_assert_int_eq(vs_read_once(&acct_sum), 400);
@@ -526,6 +536,14 @@ START_TEST(vcpu_cycle_partition)
 			  4 * ((uint64_t)ep.fault_entry + ep.fault_exit));
 	ck_assert_uint_eq(st.work_cycles[VS_VCPU_SYSCALL],
 			  4 * (uint64_t)ep.syscall);
+	ck_assert_uint_eq(st.work_cycles[VS_VCPU_KERNEL], 4 * 77);
+	/* Each handler delivered is paid with an exception's entry and
+	 * exit, at the target's next event. */
+	ck_assert_uint_eq(st.work_cycles[VS_VCPU_IRQ] %
+			  (500 + (uint64_t)ep.fault_entry + ep.fault_exit), 0);
+	ck_assert_uint_le(st.work_cycles[VS_VCPU_IRQ],
+			  vs_read_once(&acct_irqs) *
+			  (500 + (uint64_t)ep.fault_entry + ep.fault_exit));
 	ck_assert_uint_eq(st.futex_cycles, (st.sleeps + 4) * ep.syscall +
 			  ep.futex_wake);
 	ck_assert_uint_gt(st.switch_cycles, 0);
