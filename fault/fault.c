@@ -344,6 +344,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 	vs_mm_assert_unlocked(mm);
 	/* The exception's entry and exit on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
+	vs__mm_fault_enter(mm);
 	vs_count_vm_event(VS_PGFAULT);
 	if (addr < mm->start || addr >= mm->end)
 		return fault_done(VS_VM_FAULT_SIGSEGV);

@@ -103,8 +103,8 @@ inline void vs_set_pte_range(struct vs_vm_fault *vmf,
 
 	vs_assert_ptl_held(vmf->ptl);
 	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
-		vs_page_add_mapcount(page);
-		vs_add_mm_counter(mm, vs_mm_counter(page), 1);
+		vs_page_add_rmap(mm->pool, page);
+		vs__inc_mm_counter_fast(mm, vs_mm_counter(page), 1);
 	}
 	/* Release: the page's contents before the PTE (see vs_set_pte). */
 	vs_set_pte(vmf->pte, vs_mk_pte(vs_page_to_pfn(mm->pool, page),
@@ -171,6 +171,13 @@ int vs_alloc_anon_page(struct vs_vm_fault *vmf, struct vs_page *src,
 	else
 		vs_clear_page(page);
 	page->mapping = vmf->anon_vma;
+	/* do_anonymous_page's own work, then its memcg charge and LRU add
+	 * (before the PTE lock here; a page whose PTE changed meanwhile is
+	 * put, which undoes both). */
+	VS_VCPU_WORK(VS_VCPU_KERNEL, NULL,
+		     vs_page_pool_kernel(vmf->mm->pool)->cycles[VS_KSTEP_ANON]);
+	vs_memcg_charge(vmf->mm->pool, page);
+	vs_lru_add(vmf->mm->pool, page);
 	*pagep = page;
 	return 0;
 }
@@ -260,8 +267,8 @@ static int wp_page_copy(struct vs_vm_fault *vmf, struct vs_page *old)
 		goto out;
 	}
 	if (!zero) {
-		vs_add_mm_counter(mm, vs_mm_counter(old), -1);
-		vs_page_remove_mapcount(old);
+		vs__inc_mm_counter_fast(mm, vs_mm_counter(old), -1);
+		vs_page_remove_rmap(mm->pool, old);
 		vs_put_page(mm->pool, old);	/* the PTE's reference */
 	}
 	vs_set_pte_range(vmf, page, PTE_DIRTY_FLAGS);

@@ -41,6 +41,22 @@ int vs__vma_tree_height(struct vs_vma_tree *t);
  */
 long vs__vma_tree_live_nodes(void);
 
+/* ---- vm/buddy.c ------------------------------------------------------------ */
+
+struct vs_page_pool;
+
+/**
+ * vs__page_pool_check - verify the pool's lists: every buddy block
+ * aligned, marked with its order and not mergeable with its buddy, each
+ * zone's free count, each per-CPU list's count, every list's links, and
+ * every page on its own node's lists
+ * @pool: the pool
+ *
+ * Context: no other thread uses @pool.
+ * Return: 0 when sound, -EINVAL otherwise.
+ */
+int vs__page_pool_check(struct vs_page_pool *pool);
+
 /* ---- vm/slab.c ------------------------------------------------------------- */
 
 /**

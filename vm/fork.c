@@ -53,7 +53,7 @@ static int copy_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 	}
 	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
 		vs_get_page(page);
-		vs_page_add_mapcount(page);
+		vs_page_add_rmap(c->dst->pool, page);
 		vs_add_mm_counter(c->dst, vs_mm_counter(page), 1);
 	}
 	ptl = vs_pte_lockptr(&c->dst->pgtable, addr);

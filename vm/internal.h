@@ -20,6 +20,7 @@
 #include <vmsim/fail.h>
 #include <vmsim/file.h>
 #include <vmsim/mm.h>
+#include <vmsim/vcpu_annotate.h>
 
 #include "fail.h"
 
@@ -35,9 +36,37 @@ struct vs_anon_vma {
 	vs_atomic_long_t refcount;
 };
 
-/* One thread slot's RSS counters, a cache line of their own. */
+/* One thread slot's RSS counters, a cache line of their own, and its
+ * faults since they were last folded (3.18's task rss_stat.events). */
 struct vs__mm_rss {
 	VS_CACHELINE_ALIGNED vs_atomic_long_t count[VS_NR_MM_COUNTERS];
+	vs_atomic32_t events;
+};
+
+/*
+ * struct vs__mm_shared - what every CPU of an mm writes: the mm's own
+ * RSS counters (mm->rss_stat, folded into from the slots'), and the
+ * cpumask of the CPUs that ran it (mm_cpumask), a line each
+ */
+struct vs__mm_shared {
+	VS_CACHELINE_ALIGNED vs_atomic_long_t rss[VS_NR_MM_COUNTERS];
+	uint32_t rss_batch;	/* percpu: a slot's most before a fold */
+	VS_CACHELINE_ALIGNED vs_atomic_long_t cpumask[VS_VCPU_MAX / 64];
+};
+
+/*
+ * struct vs_mmu_gather - the pages a zap cleared, until the TLB flush
+ * (vm/tlb.c)
+ */
+#define VS_GATHER_BATCHES_MAX VS_KERNEL_GATHER_BATCHES_MAX
+struct vs_mmu_gather {
+	struct vs_mm *mm;
+	const struct vs_kernel *k;
+	unsigned long start, end;
+	int need_flush;
+	unsigned int nr_local, nr_batches, used, nr_last;
+	struct vs_page *local[VS_KERNEL_GATHER_LOCAL_MAX];
+	struct vs_page *batch[VS_GATHER_BATCHES_MAX];
 };
 
 /* struct vs__pool_ref - a page pool shared by an mm and its children. */
@@ -87,6 +116,40 @@ int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 		 unsigned long start, unsigned long end,
 		 struct vs__pool_ref *pool_ref);
+
+/*
+ * vs__inc_mm_counter_fast - a fault's RSS change: 3.18 counts it in the
+ * task's own counters (inc_mm_counter_fast), later kernels in the
+ * percpu_counter.  Context: as vs_add_mm_counter().
+ */
+void vs__inc_mm_counter_fast(struct vs_mm *mm, int member, long value);
+
+/*
+ * vs__mm_fault_enter - what every fault does first: the handler's
+ * instructions are charged, the vCPU joins the mm's cpumask, and under
+ * 3.18 the task's RSS counters are folded every rss_threshold faults
+ * (check_sync_rss_stat).  Context: a fault, no lock held.
+ */
+void vs__mm_fault_enter(struct vs_mm *mm);
+
+/* ---- vm/tlb.c ------------------------------------------------------------ */
+
+/* A vCPU that runs @mm (a fault, a VM system call) joins its cpumask. */
+void vs__mm_enter(struct vs_mm *mm);
+/* A VM system call's start: its fixed work, and vs__mm_enter(). */
+void vs__mm_syscall(struct vs_mm *mm);
+void vs__tlb_gather(struct vs_mmu_gather *tlb, struct vs_mm *mm,
+		    unsigned long start, unsigned long end);
+/* Gather @page, whose PTE was cleared; flushes first when full.
+ * Context: the PTE's lock may be held. */
+void vs__tlb_remove_page(struct vs_mmu_gather *tlb, struct vs_page *page);
+/* A PTE was cleared that mapped no page to free (the zero page). */
+static inline void vs__tlb_need_flush(struct vs_mmu_gather *tlb)
+{
+	tlb->need_flush = 1;
+}
+/* Flush, release what is gathered, free the batch pages. */
+void vs__tlb_finish(struct vs_mmu_gather *tlb);
 
 /* ---- vm/mmap.c ---------------------------------------------------------- */
 

@@ -67,8 +67,8 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 {
 	unsigned long end, alen;
 	int err;
-	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
+	/* A system call (on a vCPU: its charges and the mm's cpumask). */
+	vs__mm_syscall(mm);
 
 	if (!mm || !madvise_valid(advice) || (addr & ~VS_PAGE_MASK))
 		return -EINVAL;

@@ -140,73 +140,147 @@ int vs_mm_counter(struct vs_page *page)
 	return f && f->shmem ? VS_MM_SHMEMPAGES : VS_MM_FILEPAGES;
 }
 
+/* Fold this slot's counters into the mm's (sync_mm_rss). */
+static void rss_fold(struct vs_mm *mm, struct vs__mm_rss *r)
+{
+	long v;
+	int i;
+
+	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
+		if (vs_read_once(&r->count[i]) &&
+		    (v = vs_xchg(&r->count[i], 0)) != 0)
+			vs_fetch_add_relaxed(&mm->shared->rss[i], v);
+}
+
+/* percpu_counter_add(): this slot's share, folded at the batch. */
+static void rss_percpu_add(struct vs_mm *mm, int member, long value)
+{
+	struct vs__mm_rss *r = &mm->rss[vs__thread_slot()];
+	long v = vs_fetch_add(&r->count[member], value) + value;
+	long batch = (long)mm->shared->rss_batch;
+
+	if (v >= batch || v <= -batch)
+		vs_fetch_add_relaxed(&mm->shared->rss[member],
+				     vs_xchg(&r->count[member], 0));
+}
+
+/* What vs_add_mm_counter() and a fault's count share: the arguments. */
+static int rss_check(struct vs_mm *mm, int member)
+{
+	return !mm || member < 0 || member >= VS_NR_MM_COUNTERS ? -EINVAL
+								 : 0;
+}
+
 int vs_add_mm_counter(struct vs_mm *mm, int member, long value)
 {
-	unsigned int slot;
-
-	if (!mm || member < 0 || member >= VS_NR_MM_COUNTERS)
+	if (rss_check(mm, member))
 		return -EINVAL;
-	slot = vs__thread_slot();
-	vs__slot_add(&mm->rss[slot].count[member], slot, value);
+	if (vs_page_pool_kernel(mm->pool)->rss == VS_RSS_TASK_EVENTS)
+		vs_fetch_add_relaxed(&mm->shared->rss[member], value);
+	else
+		rss_percpu_add(mm, member, value);
 	return 0;
+}
+
+void vs__inc_mm_counter_fast(struct vs_mm *mm, int member, long value)
+{
+	unsigned int slot = vs__thread_slot();
+
+	if (vs_page_pool_kernel(mm->pool)->rss == VS_RSS_TASK_EVENTS)
+		vs__slot_add(&mm->rss[slot].count[member], slot, value);
+	else
+		rss_percpu_add(mm, member, value);
+}
+
+void vs__mm_fault_enter(struct vs_mm *mm)
+{
+	const struct vs_kernel *k = vs_page_pool_kernel(mm->pool);
+	struct vs__mm_rss *r = &mm->rss[vs__thread_slot()];
+
+	VS_VCPU_WORK(VS_VCPU_KERNEL, NULL, k->cycles[VS_KSTEP_FAULT]);
+	vs__mm_enter(mm);
+	if (k->rss != VS_RSS_TASK_EVENTS)
+		return;
+	if (vs_fetch_add_relaxed(&r->events, 1) + 1 > k->rss_threshold) {
+		vs_write_once(&r->events, 0);
+		rss_fold(mm, r);
+	}
 }
 
 long vs_get_mm_counter(struct vs_mm *mm, int member)
 {
 	long sum;
 
-	if (!mm || member < 0 || member >= VS_NR_MM_COUNTERS)
+	if (rss_check(mm, member))
 		return -EINVAL;
-	sum = vs__slot_sum(&mm->rss[0].count[member], sizeof(mm->rss[0]));
+	sum = vs__slot_sum(&mm->rss[0].count[member], sizeof(mm->rss[0])) +
+	      vs_load_acquire(&mm->shared->rss[member]);
 	return sum < 0 ? 0 : sum;
 }
 
-/* What a zap gathers: the RSS it drops, applied once at the end. */
+/* What a zap gathers: the RSS it drops, applied once at the end, and
+ * the pages, freed after the TLB flush. */
 struct zap_ctx {
 	struct vs_mm *mm;
 	long rss[VS_NR_MM_COUNTERS];
+	struct vs_mmu_gather tlb;
 };
 
 /*
- * Drop what a cleared PTE held: mapcount, reference, and (gathered)
- * RSS.  A file page remembers a dirty PTE (set_page_dirty); an
- * anonymous page has nowhere to write it back, so no flag is set.
+ * Drop what a cleared PTE held: mapcount and (gathered) RSS; the
+ * reference goes with the gather, after the flush.  A file page
+ * remembers a dirty PTE (set_page_dirty); an anonymous page has nowhere
+ * to write it back, so no flag is set.
  * Context: called by vs_zap_range() under the PTL, after the clear.
  */
 static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
 {
 	struct zap_ctx *z = arg;
-	struct vs_page *page = vs_pfn_to_page(z->mm->pool, vs_pte_pfn(pte));
+	struct vs_page_pool *pool = z->mm->pool;
+	struct vs_page *page = vs_pfn_to_page(pool, vs_pte_pfn(pte));
 	int member;
 
 	vs_assert_ptl_held(vs_pte_lockptr(&z->mm->pgtable, addr));
-	if (!page || vs_page_test_flags(page, VS_PG_ZERO))
+	VS_VCPU_WORK(VS_VCPU_KERNEL, NULL,
+		     vs_page_pool_kernel(pool)->cycles[VS_KSTEP_ZAP_PTE]);
+	if (!page || vs_page_test_flags(page, VS_PG_ZERO)) {
+		vs__tlb_need_flush(&z->tlb);
 		return;
+	}
 	member = vs_mm_counter(page);
 	if (member != VS_MM_ANONPAGES && vs_pte_dirty(pte))
 		vs_page_set_flags(page, VS_PG_DIRTY);
 	z->rss[member]++;
-	vs_page_remove_mapcount(page);
-	vs_put_page(z->mm->pool, page);
+	vs_page_remove_rmap(pool, page);
+	vs__tlb_remove_page(&z->tlb, page);
 }
 
 /**
- * vs__zap - clear the PTEs of [@start, @end) and drop what they held,
- * with the RSS changes applied once (the kernel's add_mm_rss_vec)
+ * vs__zap - clear the PTEs of [@start, @end), flush the TLBs, and drop
+ * what they held, with the RSS changes applied once (the kernel's
+ * lru_add_drain, tlb_gather_mmu, unmap_page_range, add_mm_rss_vec,
+ * tlb_finish_mmu)
  * Context: mmap_lock held (see vs_zap_range()).
  */
 void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 	     int event)
 {
-	struct zap_ctx z = { mm, { 0 } };
+	struct zap_ctx z;
 	int i;
 
 	vs_mmap_assert_locked(mm);
+	memset(z.rss, 0, sizeof(z.rss));
+	z.mm = mm;
+	if (event != VS_MMU_NOTIFY_CLEAR ||
+	    vs_page_pool_kernel(mm->pool)->dontneed_drains_lru)
+		vs_lru_drain(mm->pool);
+	vs__tlb_gather(&z.tlb, mm, start, end);
 	vs__mmu_notify_start(mm, start, end, event, 0);
 	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
 	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
 		if (z.rss[i])
 			vs_add_mm_counter(mm, i, -z.rss[i]);
+	vs__tlb_finish(&z.tlb);
 	vs__mmu_notify_end(mm, start, end, event, 0);
 }
 
@@ -294,7 +368,7 @@ int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 	if (writable)
 		flags |= VS_PTE_WRITE | VS_PTE_DIRTY;
 	if (!vs_page_test_flags(page, VS_PG_ZERO)) {
-		vs_page_add_mapcount(page);
+		vs_page_add_rmap(mm->pool, page);
 		vs_add_mm_counter(mm, vs_mm_counter(page), 1);
 	}
 	/* Release: the page's contents before the PTE (see vs_set_pte). */
@@ -319,6 +393,18 @@ static void pool_ref_put(struct vs__pool_ref *ref, int *busy)
 	free(ref);
 }
 
+/* The percpu_counter batch: the profile's, or the kernel's default,
+ * max(32, 2 x CPUs) (lib/percpu_counter.c compute_batch_value). */
+static uint32_t rss_batch(struct vs_page_pool *pool)
+{
+	const struct vs_kernel *k = vs_page_pool_kernel(pool);
+	uint32_t n = 2 * vs_vcpu_nr_cpus();
+
+	if (k->rss_threshold)
+		return k->rss_threshold;
+	return n > 32 ? n : 32;
+}
+
 /*
  * vs__mm_alloc - an empty mm on @pool_ref (a reference is taken), or a
  * new pool of @pool_pages when @pool_ref is NULL (vs_fork passes the
@@ -338,9 +424,11 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 	if (!mm)
 		return -ENOMEM;
 	mm->rss = aligned_alloc(VS_CACHELINE, rss_size);
-	if (!mm->rss)
+	mm->shared = aligned_alloc(VS_CACHELINE, sizeof(*mm->shared));
+	if (!mm->rss || !mm->shared)
 		goto out_free;
 	memset(mm->rss, 0, rss_size);
+	memset(mm->shared, 0, sizeof(*mm->shared));
 	(void)vs_thread_attach();
 	err = vs_lock_init(&mm->mmap_lock, lock_kind, "mmap_lock");
 	if (err)
@@ -355,6 +443,7 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 	vs_fetch_add_relaxed(&pool_ref->refs, 1);
 	mm->pool_ref = pool_ref;
 	mm->pool = pool_ref->pool;
+	mm->shared->rss_batch = rss_batch(mm->pool);
 	mm->start = start;
 	mm->end = end;
 	*mmp = mm;
@@ -362,6 +451,7 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 out_lock:
 	(void)vs_lock_destroy(&mm->mmap_lock);
 out_free:
+	free(mm->shared);
 	free(mm->rss);
 	free(mm);
 	return err;
@@ -382,8 +472,9 @@ static int mm_check_options(const struct vs_mm_options *o)
 int vs_mm_create(struct vs_mm **mmp, const struct vs_mm_options *opt)
 {
 	struct vs_mm_options o = { "rwsem", 0, DEFAULT_POOL_PAGES,
-				   DEFAULT_START, DEFAULT_END };
+				   DEFAULT_START, DEFAULT_END, NULL };
 	struct vs__pool_ref *ref;
+	struct vs_kernel k;
 	unsigned long off;
 	int err, busy = 0;
 
@@ -395,14 +486,17 @@ int vs_mm_create(struct vs_mm **mmp, const struct vs_mm_options *opt)
 		o.pool_pages = opt->pool_pages ? opt->pool_pages : o.pool_pages;
 		o.start = opt->start ? opt->start : o.start;
 		o.end = opt->end ? opt->end : o.end;
+		o.kernel = opt->kernel;
 	}
 	err = mm_check_options(&o);
 	if (err)
 		return err;
+	if (vs_kernel_load(&k, o.kernel, NULL, 0))
+		return -EINVAL;	/* an unknown version or a bad profile */
 	ref = calloc(1, sizeof(*ref));
 	if (!ref)
 		return -ENOMEM;
-	err = vs_page_pool_create(&ref->pool, o.pool_pages);
+	err = vs_page_pool_create_kernel(&ref->pool, o.pool_pages, &k);
 	if (err) {
 		free(ref);
 		return err;
@@ -451,6 +545,7 @@ int vs_mm_destroy(struct vs_mm *mm)
 	vs_pgtable_destroy(&mm->pgtable);
 	vs_vma_tree_destroy(&mm->mm_mt);
 	(void)vs_lock_destroy(&mm->mmap_lock);
+	free(mm->shared);
 	free(mm->rss);
 	free(mm);
 	return 0;

@@ -128,8 +128,8 @@ int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
 int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 {
 	int err;
-	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
+	/* A system call (on a vCPU: its charges and the mm's cpumask). */
+	vs__mm_syscall(mm);
 
 	if (!mm || (addr & ~VS_PAGE_MASK) || addr > mm->end ||
 	    len > mm->end - addr)
@@ -361,8 +361,8 @@ long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
 {
 	unsigned long vm_flags, pgoff, uoff = (unsigned long)off;
 	long ret;
-	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
+	/* A system call (on a vCPU: its charges and the mm's cpumask). */
+	vs__mm_syscall(mm);
 
 	if (!mm || (uoff & ~VS_PAGE_MASK))
 		return -EINVAL;

@@ -131,8 +131,8 @@ int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len, int prot)
 {
 	int err, grows = prot & (PROT_GROWSDOWN | PROT_GROWSUP);
 	unsigned long end, bits;
-	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
+	/* A system call (on a vCPU: its charges and the mm's cpumask). */
+	vs__mm_syscall(mm);
 
 	prot &= ~grows;
 	if (!mm || grows == (PROT_GROWSDOWN | PROT_GROWSUP) ||

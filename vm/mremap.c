@@ -299,8 +299,8 @@ long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 	       size_t new_len, int flags, unsigned long new_addr)
 {
 	long ret;
-	/* A system call on a virtual CPU (vmsim/vcpu_annotate.h). */
-	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
+	/* A system call (on a vCPU: its charges and the mm's cpumask). */
+	vs__mm_syscall(mm);
 
 	old_len = VS__PAGE_ALIGN(old_len);
 	new_len = VS__PAGE_ALIGN(new_len);

@@ -76,6 +76,7 @@ struct vs_anon_vma;
 struct vs_mm;
 struct vs__pool_ref;	/* private: vm/internal.h */
 struct vs__mm_rss;	/* private: vm/internal.h */
+struct vs__mm_shared;	/* private: vm/internal.h */
 
 /* RSS counters: the kernel's mm_counter members. */
 #define VS_MM_FILEPAGES 0	/* pages of a file other than shmem */
@@ -128,6 +129,9 @@ struct vs_vma {
  * @pool_pages: page pool size, default 4096 (16 MiB)
  * @start, @end: the address range the mm manages, page aligned; default
  *               [0x10000, 1 << 47)
+ * @kernel: the kernel the model follows (vmsim/kernel.h): a version
+ *          built in ("6.18", "3.18") or a kernel profile's path; NULL:
+ *          $VMSIM_KERNEL, else "6.18"
  */
 struct vs_mm_options {
 	const char *lock_kind;
@@ -135,6 +139,7 @@ struct vs_mm_options {
 	size_t pool_pages;
 	unsigned long start;
 	unsigned long end;
+	const char *kernel;
 };
 
 /**
@@ -258,6 +263,8 @@ struct vs_mm {
 	unsigned long map_count;
 	struct vs__pool_ref *pool_ref;   /* private: the pool, shared with
 					  * forked children (vm/internal.h) */
+	struct vs__mm_shared *shared;    /* private: mm-wide RSS counters
+					  * and cpumask (vm/internal.h) */
 	/* one secondary MMU; set and read under mmap_lock */
 	struct vs_mmu_notifier *notifier;
 	/**
@@ -275,8 +282,9 @@ struct vs_mm {
  * @opt: settings, or NULL for the defaults
  *
  * Context: any thread; may sleep.
- * Return: 0; -EINVAL for a NULL @mmp, an unknown lock kind, or a range
- * that is empty, unaligned or beyond VS_TASK_SIZE; -ENOMEM.
+ * Return: 0; -EINVAL for a NULL @mmp, an unknown lock kind, an unknown
+ * kernel (vs_kernel_load() says why), or a range that is empty,
+ * unaligned or beyond VS_TASK_SIZE; -ENOMEM.
  */
 VS_EXTERN int vs_mm_create(struct vs_mm **mmp,
 			   const struct vs_mm_options *opt);

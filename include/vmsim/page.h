@@ -29,6 +29,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "kernel.h"
 
 #define VS_PAGE_SHIFT 12	/* log2 of VS_PAGE_SIZE */
 #define VS_PAGE_SIZE (1UL << VS_PAGE_SHIFT)	/* bytes in a page, 4096 */
@@ -46,25 +47,39 @@
 #define VS_PG_ANON (1u << 2)    /* anonymous memory */
 #define VS_PG_FILE (1u << 3)    /* in a file's page cache */
 #define VS_PG_UPTODATE (1u << 4) /* contents valid (page cache) */
+#define VS_PG_LRU (1u << 5)     /* on an LRU list (private) */
+#define VS_PG_BUDDY (1u << 6)   /* heads a free buddy block (private) */
 
 /**
- * struct vs_page - metadata of one frame (32 bytes)
+ * struct vs_page - metadata of one frame: one 64-byte cache line, as the
+ * kernel's struct page
  * @refcount: references; 0 means free.  Public, atomic.
  * @mapcount: PTEs mapping the page.  Public, atomic; the caller that
  *            sets or clears a PTE adjusts it under that PTE's lock.
  * @flags: VS_PG_*.  Public, atomic (vs_page_set_flags ...).
- * @next_free: free-list link (a pfn; 0 ends the list).  Private.
+ * @order: a free buddy block's order, on its first page.  Private.
+ * @lru_next, @lru_prev: the links of the one list the page is on: a
+ *            buddy list, a per-CPU list or an LRU list (pfns; 0 ends
+ *            it).  Private.
+ * @node: the node whose zone the page belongs to.  Constant.
  * @data: the frame, VS_PAGE_SIZE bytes.  Read-only.
  * @mapping: the owner (an anon_vma or a file), set by the owner under
  *           its own lock; NULL when the page is allocated.  Public.
+ * @memcg_data: the memory cgroup that owns the page (kernels that keep
+ *           it in struct page; 0: none).  Private.
  */
 struct vs_page {
-	vs_atomic32_t refcount;
+	VS_CACHELINE_ALIGNED vs_atomic32_t refcount;
 	vs_atomic32_t mapcount;
 	vs_atomic32_t flags;
-	uint32_t next_free;
+	uint16_t order;
+	uint16_t node;
+	uint32_t lru_next;
+	uint32_t lru_prev;
 	void *data;
 	void *mapping;
+	vs_atomic_long_t memcg_data;
+	char pad_[16];
 };
 
 struct vs_page_pool;
@@ -79,6 +94,23 @@ struct vs_page_pool;
  */
 VS_EXTERN int vs_page_pool_create(struct vs_page_pool **pool,
 				  size_t nr_pages);
+
+/**
+ * vs_page_pool_create_kernel - vs_page_pool_create() following @kernel
+ * @pool: set to the new pool on success
+ * @nr_pages: allocatable pages, 1..VS_PAGE_POOL_MAX_PAGES
+ * @kernel: the kernel profile (vmsim/kernel.h) whose batch sizes and
+ *	costs the pool follows, copied; NULL: vs_kernel_load(NULL)'s
+ *
+ * vs_page_pool_create() is this with @kernel NULL.  Made on a vCPU of a
+ * machine with a profile, the pool has a node per socket.
+ * Context: any; may sleep.
+ * Return: 0, -EINVAL for a size out of range, -ENOMEM, or
+ * vs_kernel_load()'s error for a bad $VMSIM_KERNEL.
+ */
+VS_EXTERN int vs_page_pool_create_kernel(struct vs_page_pool **pool,
+					 size_t nr_pages,
+					 const struct vs_kernel *kernel);
 
 /**
  * vs_page_pool_destroy - free a pool whose pages are all free
@@ -269,6 +301,28 @@ static inline void vs_page_remove_mapcount(struct vs_page *page)
 }
 
 /**
+ * vs_page_add_rmap - a PTE now maps @page: its map count, and for the
+ * first mapping of an anonymous page the NR_ANON_MAPPED counter
+ * (page_add_anon_rmap)
+ * @pool: its pool
+ * @page: the page, not the zero page
+ *
+ * Context: as vs_page_add_mapcount().
+ */
+VS_EXTERN void vs_page_add_rmap(struct vs_page_pool *pool,
+				struct vs_page *page);
+
+/**
+ * vs_page_remove_rmap - a PTE no longer maps @page (page_remove_rmap)
+ * @pool: its pool
+ * @page: the page, not the zero page
+ *
+ * Context: as vs_page_remove_mapcount().
+ */
+VS_EXTERN void vs_page_remove_rmap(struct vs_page_pool *pool,
+				   struct vs_page *page);
+
+/**
  * vs_page_set_flags - set the flags @f of @page, atomically
  * @page: the page
  * @f: VS_PG_* bits
@@ -304,5 +358,102 @@ static inline int vs_page_test_flags(struct vs_page *page, uint32_t f)
 {
 	return (vs_read_once(&page->flags) & f) != 0;
 }
+
+/**
+ * enum vs_vmstat_item - what the pool counts, as the kernel's vmstat
+ * @VS_NR_FREE_PAGES: pages on the buddy lists (not on per-CPU lists)
+ * @VS_NR_ANON_MAPPED: anonymous pages mapped (NR_ANON_PAGES)
+ * @VS_NR_LRU: pages on an LRU list
+ * @VS_NR_VMSTAT: the number of items
+ */
+enum vs_vmstat_item {
+	VS_NR_FREE_PAGES,
+	VS_NR_ANON_MAPPED,
+	VS_NR_LRU,
+	VS_NR_VMSTAT,
+};
+
+/**
+ * vs_page_pool_stat - a vmstat counter of the pool
+ * @pool: the pool
+ * @item: an enum vs_vmstat_item
+ * @exact: 0 for the global counter alone, as the kernel's
+ *	global_zone_page_state() (off by up to the CPUs' diffs, never
+ *	below 0); 1 to add every CPU's diff
+ *
+ * Context: any; exact only when nothing changes meanwhile.
+ * Return: the count, or -EINVAL for a NULL pool or a bad @item.
+ */
+VS_EXTERN long vs_page_pool_stat(struct vs_page_pool *pool, int item,
+				 int exact);
+
+/**
+ * vs_release_pages - drop a reference on each of @pages, as the kernel's
+ * release_pages(): the pages that reach zero leave their LRU under one
+ * hold of its lock per lru_lock_batch pages, then go to this CPU's
+ * per-CPU lists
+ * @pool: their pool
+ * @pages: the pages; the zero page may be among them
+ * @nr: how many
+ *
+ * @pages is the function's scratch: what it holds afterwards is
+ * undefined.
+ * Context: any thread, no pool lock held.
+ */
+VS_EXTERN void vs_release_pages(struct vs_page_pool *pool,
+				struct vs_page **pages, size_t nr);
+
+/**
+ * vs_lru_add - put a page just made (a new anonymous page, a page-cache
+ * page) on its node's LRU through this CPU's batch (lru_cache_add)
+ * @pool: its pool
+ * @page: the page, whose reference the caller holds; the batch takes
+ *	one more until it drains
+ *
+ * Context: any thread, no pool lock held.
+ */
+VS_EXTERN void vs_lru_add(struct vs_page_pool *pool, struct vs_page *page);
+
+/**
+ * vs_lru_drain - add this CPU's batch to the LRU now (lru_add_drain)
+ * @pool: the pool
+ *
+ * Context: any thread, no pool lock held.
+ */
+VS_EXTERN void vs_lru_drain(struct vs_page_pool *pool);
+
+/**
+ * vs_lru_drain_all - add every CPU's batch to the LRU (lru_add_drain_all)
+ * @pool: the pool
+ *
+ * A page in a batch holds a reference of the batch's: a caller that
+ * compares a page's references with its mappings drains first, as the
+ * kernel's callers of lru_add_drain_all() do.
+ * Context: any thread, no pool lock held.
+ */
+VS_EXTERN void vs_lru_drain_all(struct vs_page_pool *pool);
+
+/**
+ * vs_memcg_charge - charge a new page to the (root) memory cgroup
+ * @pool: its pool
+ * @page: the page, not yet mapped
+ *
+ * The root group has no counter to charge (3.18 skips its res_counter,
+ * later kernels its page_counter): what is left is recording the
+ * owner, in 3.18's page_cgroup or in page->memcg_data.
+ * Context: the page's owner.
+ */
+VS_EXTERN void vs_memcg_charge(struct vs_page_pool *pool,
+			       struct vs_page *page);
+
+/**
+ * vs_page_pool_kernel - the kernel profile the pool follows
+ * @pool: the pool
+ *
+ * Context: any.
+ * Return: the profile; constant while the pool lives.
+ */
+VS_EXTERN const struct vs_kernel *vs_page_pool_kernel(
+	struct vs_page_pool *pool);
 
 #endif /* VMSIM_PAGE_H */

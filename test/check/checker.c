@@ -203,6 +203,8 @@ void vs__stress_check_mm(struct stress *r, int quiet)
 	r->checks++;
 	count_child(r);
 	memset(r->pcnt, 0, (POOL + 1) * sizeof(*r->pcnt));
+	if (quiet)	/* the LRU batches' references, for exact counts */
+		vs_lru_drain_all(mm->pool);
 	vs_mmap_write_lock(mm);
 	pte0 = vs_pte_offset_map_lock(&mm->pgtable, mm->start, &ptl);
 	/*
@@ -299,7 +301,8 @@ void vs__stress_check_teardown(struct stress *r)
 		vs__stress_bug(r, "at teardown: %ld PTEs, RSS %ld after munmap "
 		    "(walk "
 		    "%d)", ptes, rss(mm), err);
-	else if (vs_page_pool_free_pages(mm->pool) !=
+	else if ((vs_lru_drain_all(mm->pool),	/* the batches' references */
+		  vs_page_pool_free_pages(mm->pool)) !=
 		 vs_page_pool_size(mm->pool))
 		vs__stress_bug(r, "at teardown: %zu of %zu pages free after "
 		    "munmap",

@@ -132,8 +132,10 @@ static long rss_all(struct vs_mm *mm)
 	       vs_get_mm_counter(mm, VS_MM_SHMEMPAGES);
 }
 
+/* Free pages once the LRU batches have dropped their references. */
 static size_t free_pages(struct vs_mm *mm)
 {
+	vs_lru_drain_all(mm->pool);
 	return vs_page_pool_free_pages(mm->pool);
 }
 
@@ -251,6 +253,7 @@ static void check_accounting(struct vs_mm **mms, int n)
 		ck_assert_int_eq(a.bad, 0);
 		ck_assert_int_eq(rss_all(mms[i]), a.pages);
 	}
+	vs_lru_drain_all(mms[0]->pool);	/* the LRU batches' references */
 	for (pfn = 1; pfn <= a.nr; pfn++) {
 		page = vs_pfn_to_page(mms[0]->pool, pfn);
 		if (!a.maps[pfn]) {
@@ -507,6 +510,7 @@ START_TEST(anon_write_new_page)
 	ck_assert(vs_pte_dirty(v));
 	ck_assert_uint_ne(vs_pte_pfn(v), 0);
 	page = page_at(mm, A0);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 1);
 	ck_assert_uint_eq(vs_page_mapcount(page), 1);
 	ck_assert(vs_page_test_flags(page, VS_PG_ANON));
@@ -540,6 +544,7 @@ START_TEST(anon_write_after_read)
 	ck_assert(vs_pte_write(pte_at(mm, A0)));
 	ck_assert(vs_pte_dirty(pte_at(mm, A0)));
 	page = page_at(mm, A0);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 1);
 	ck_assert_uint_eq(vs_page_mapcount(page), 1);
 	ck_assert(vs_page_test_flags(page, VS_PG_ANON));
@@ -575,6 +580,7 @@ START_TEST(fault_spurious)
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0 + 8, U), 0);
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0 + PG, U), 0);
 	ck_assert_uint_eq(pfn_at(mm, A0), pfn);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page_at(mm, A0)), 1);
 	ck_assert_uint_eq(vs_page_mapcount(page_at(mm, A0)), 1);
 	ck_assert_uint_eq(vs_pte_pfn(pte_at(mm, A0 + PG)), 0);
@@ -605,6 +611,7 @@ START_TEST(cow_after_fork)
 	ck_assert_ptr_eq(page_at(child, A0), old);
 	ck_assert(!vs_pte_write(pte_at(mm, A0)));
 	ck_assert(!vs_pte_write(pte_at(child, A0)));
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(old), 2);
 	ck_assert_uint_eq(vs_page_mapcount(old), 2);
 	ck_assert_uint_eq(vs_pte_pfn(pte_at(child, A0 + PG)), 0);
@@ -618,6 +625,7 @@ START_TEST(cow_after_fork)
 	ck_assert(vs_pte_write(pte_at(mm, A0)));
 	ck_assert(vs_pte_dirty(pte_at(mm, A0)));
 	ck_assert(vs_page_test_flags(new, VS_PG_ANON));
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(new), 1);
 	ck_assert_uint_eq(vs_page_mapcount(new), 1);
 	ck_assert_uint_eq(vs_page_count(old), 1);
@@ -663,6 +671,7 @@ START_TEST(cow_reuse_after_child_exit)
 	ck_assert_uint_eq(vs_page_mapcount(page), 2);
 	mm_done(child);
 	ck_assert(!vs_pte_write(pte_at(mm, A0)));
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 1);
 	ck_assert_uint_eq(vs_page_mapcount(page), 1);
 	free0 = free_pages(mm);
@@ -671,6 +680,7 @@ START_TEST(cow_reuse_after_child_exit)
 	ck_assert(vs_pte_write(pte_at(mm, A0)));
 	ck_assert(vs_pte_dirty(pte_at(mm, A0)));
 	ck_assert_uint_eq(free_pages(mm), free0);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 1);
 	expect_str(mm, A0, "keep");
 	expect_str(mm, A0 + 8, "x");
@@ -710,6 +720,7 @@ START_TEST(file_shared_write)
 	ck_assert_ptr_eq(page_at(mm, m2), p0);
 	ck_assert(!vs_pte_write(pte_at(mm, m2)));
 	ck_assert_uint_eq(vs_page_mapcount(p0), 2);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(p0), 3);
 	ck_assert_int_eq(rss_file(mm), 2);
 	/* A read leaves the page clean; the write that follows, through
@@ -760,6 +771,7 @@ START_TEST(file_private_copy)
 	ck_assert(!vs_page_test_flags(q, VS_PG_FILE));
 	ck_assert(vs_pte_write(pte_at(mm, m2)));
 	ck_assert_uint_eq(vs_page_mapcount(p0), 1);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(p0), 2);
 	ck_assert_int_eq(rss_file(mm), 1);
 	ck_assert_int_eq(rss_anon(mm), 1);
@@ -975,6 +987,7 @@ START_TEST(mprotect_none_and_back)
 	ck_assert_int_eq(c, 0);
 	/* The PTE is kept while inaccessible. */
 	ck_assert_ptr_eq(page_at(mm, A0), page);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 1);
 	ck_assert_int_eq(rss_anon(mm), 1);
 	/* Accessible again: the old data, the same page. */

@@ -351,6 +351,7 @@ static void snap_take(struct vs_mm *mm, struct snap *s)
 	s->rss[0] = vs_get_mm_counter(mm, VS_MM_ANONPAGES);
 	s->rss[1] = vs_get_mm_counter(mm, VS_MM_FILEPAGES);
 	s->rss[2] = vs_get_mm_counter(mm, VS_MM_SHMEMPAGES);
+	vs_lru_drain_all(mm->pool);	/* the batches' references */
 	s->free_pages = vs_page_pool_free_pages(mm->pool);
 }
 

@@ -37,6 +37,13 @@ struct range {
 	unsigned long start, end, flags;
 };
 
+
+/* Free pages once the LRU batches have dropped their references. */
+static size_t pool_free(struct vs_page_pool *pool)
+{
+	vs_lru_drain_all(pool);
+	return vs_page_pool_free_pages(pool);
+}
 static struct vs_mm *mm_new(void)
 {
 	struct vs_mm_options o = { .pool_pages = POOL };
@@ -395,7 +402,7 @@ START_TEST(mmap_populate_accounting)
 {
 	struct vs_mm *mm = mm_new();
 	struct vs_page_pool *pool = mm->pool;
-	size_t free0 = vs_page_pool_free_pages(pool);
+	size_t free0 = pool_free(pool);
 	struct count c;
 
 	map_fixed(mm, A0, 8 * PG, RW, ANON | VS_MAP_POPULATE);
@@ -420,14 +427,14 @@ START_TEST(mmap_populate_accounting)
 		  ANON | VS_MAP_POPULATE);
 	ck_assert_int_eq(ptes(mm, A0 + 40 * PG, A0 + 44 * PG).pages, 0);
 	check_rss(mm);
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 12);
+	ck_assert_uint_eq(pool_free(pool), free0 - 12);
 	/* Unmapping a part frees its pages (the shmem ones at RCU time). */
 	ck_assert_int_eq(vs_munmap(mm, A0 + 2 * PG, 2 * PG), 0);
 	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 6);
 	check_rss(mm);
 	ck_assert_int_eq(vs_munmap(mm, A0 + 32 * PG, 4 * PG), 0);
 	vs_rcu_barrier();
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	ck_assert_uint_eq(pool_free(pool), free0 - 6);
 	check_rss(mm);
 	mm_done(mm);
 }
@@ -438,18 +445,18 @@ START_TEST(mm_destroy_returns_pages)
 {
 	struct vs_mm *mm = mm_new();
 	struct vs_page_pool *pool = mm->pool;
-	size_t free0 = vs_page_pool_free_pages(pool);
+	size_t free0 = pool_free(pool);
 
 	map_fixed(mm, A0, 64 * PG, RW, ANON | VS_MAP_POPULATE);
 	map_fixed(mm, A0 + 128 * PG, 64 * PG, RW, SHANON | VS_MAP_POPULATE);
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 128);
+	ck_assert_uint_eq(pool_free(pool), free0 - 128);
 	vs_mmap_write_lock(mm);
 	vs_mmap_write_unlock(mm);
 	check_rss(mm);
 	/* vs_mm_destroy() checks the pool itself: -EBUSY on a leak. */
 	ck_assert_int_eq(vs_munmap(mm, A0, 256 * PG), 0);
 	vs_rcu_barrier();
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0);
+	ck_assert_uint_eq(pool_free(pool), free0);
 	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), 1);
 	mm_done(mm);
 }
@@ -890,6 +897,7 @@ START_TEST(shared_anon_pages)
 	ptep = vs_pte_offset(&mm->pgtable, A0 + 16 * PG);
 	p2 = vs_pfn_to_page(mm->pool, vs_pte_pfn(vs_ptep_get_lockless(ptep)));
 	ck_assert_ptr_eq(p1, p2);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(p1), 2); /* cache + PTE */
 	ck_assert_int_eq(vs_fork(mm, &child), 0);
 	ck_assert_int_eq(vs_mmap(child, A0, PG, RW, VS_MAP_SHARED |
@@ -913,7 +921,7 @@ START_TEST(fork_cow)
 {
 	struct vs_mm *mm = mm_new(), *child;
 	struct vs_page_pool *pool = mm->pool;
-	size_t free0 = vs_page_pool_free_pages(pool);
+	size_t free0 = pool_free(pool);
 	struct vs_page *page;
 	vs_atomic64_t *ptep;
 	struct count c;
@@ -935,6 +943,7 @@ START_TEST(fork_cow)
 	ck_assert_int_eq(c.writable, 0);
 	ptep = vs_pte_offset(&child->pgtable, A0);
 	page = vs_pfn_to_page(pool, vs_pte_pfn(vs_ptep_get_lockless(ptep)));
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 2);
 	ck_assert_uint_eq(vs_page_mapcount(page), 2);
 	/* Shared: the child faults the shared pages in later. */
@@ -942,15 +951,16 @@ START_TEST(fork_cow)
 	ck_assert_int_eq(ptes(mm, A0 + 8 * PG, A0 + 10 * PG).writable, 2);
 	check_rss(mm);
 	check_rss(child);
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	ck_assert_uint_eq(pool_free(pool), free0 - 6);
 	/* Unmapping in the parent leaves the child's pages. */
 	ck_assert_int_eq(vs_munmap(mm, A0, 4 * PG), 0);
+	vs_lru_drain_all(mm->pool);	/* the LRU batch's reference */
 	ck_assert_uint_eq(vs_page_count(page), 1);
 	ck_assert_uint_eq(vs_page_mapcount(page), 1);
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	ck_assert_uint_eq(pool_free(pool), free0 - 6);
 	ck_assert_int_eq(vs_mm_destroy(mm), 0);
 	/* The child's 4 pages, and the shmem file its VMA holds. */
-	ck_assert_uint_eq(vs_page_pool_free_pages(pool), free0 - 6);
+	ck_assert_uint_eq(pool_free(pool), free0 - 6);
 	ck_assert_int_eq(vs_mm_destroy(child), 0); /* frees the pool */
 }
 END_TEST

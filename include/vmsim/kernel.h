@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmsim/kernel.h - which Linux kernel the model follows: its batch sizes
+ * and the cycles of its instruction work, step by step.
+ *
+ * A kernel profile is a text file, profiles/linux-VERSION.kernel, in the
+ * format of the machine profiles (vmsim/vcpu_profile.h): one
+ * "key = value" a line, '#' comments.  The shipped ones (6.18, the
+ * default, and 3.18) are built into the library, so a name needs no
+ * file at run time; an argument with a '/' is read as a path.
+ * vs_mm_options.kernel picks one for an mm and its page pool; so do the
+ * tools' --kernel and, in tests, $VMSIM_KERNEL.  docs/vcpu.md ("The
+ * kernel's work") gives every key and its source.
+ *
+ * The batch sizes shape vm/'s data structures in every build; the
+ * cycles are charged on vCPUs only (VS_VCPU_KERNEL), as the kernel's own
+ * instructions, which vmsim's code does not execute.
+ */
+#ifndef VMSIM_KERNEL_H
+#define VMSIM_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+#define VS_KERNEL_NAME_MAX 31	/* the longest version name */
+#define VS_KERNEL_DEFAULT "6.18" /* the version when nothing says */
+
+/**
+ * enum vs_kernel_step - the kernel's instruction work, one key each
+ * @VS_KSTEP_FAULT: a page fault's handler, entry to the PTE's handler
+ *	(do_page_fault ... handle_pte_fault), locks and trap excluded
+ * @VS_KSTEP_ANON: do_anonymous_page's own work: charge, rmap, LRU add
+ *	call, set_pte; allocation, clear and locks excluded
+ * @VS_KSTEP_ALLOC: an order-0 allocation from the per-CPU list
+ * @VS_KSTEP_FREE: an order-0 free to the per-CPU list
+ * @VS_KSTEP_REFILL: one page moved from the buddy lists to a per-CPU
+ *	list, under zone->lock (rmqueue_bulk)
+ * @VS_KSTEP_DRAIN: one page moved from a per-CPU list back to the buddy
+ *	lists, under zone->lock (free_pcppages_bulk, __free_one_page)
+ * @VS_KSTEP_LRU_ADD: one page added to an LRU list from a per-CPU batch
+ * @VS_KSTEP_ZAP_PTE: one present PTE zapped (zap_pte_range's loop body)
+ * @VS_KSTEP_RELEASE: one page in release_pages (LRU removal, uncharge)
+ * @VS_KSTEP_TLB_LOCAL: the flush of this CPU's whole TLB at a flush point
+ * @VS_KSTEP_TLB_PAGE: the flush of one page's entry (invlpg), for a
+ *	range of at most tlb_single_page_ceiling pages
+ * @VS_KSTEP_TLB_IPI: the flush handler on a CPU the flush interrupts
+ * @VS_KSTEP_IPI_SEND: the sender's work for each CPU it interrupts
+ * @VS_KSTEP_SYSCALL_MM: a VM system call's fixed work (madvise, mmap,
+ *	munmap, mprotect, mremap): finding the VMAs, the gather's setup
+ * @VS_KSTEP_NR: the number of steps
+ */
+enum vs_kernel_step {
+	VS_KSTEP_FAULT,
+	VS_KSTEP_ANON,
+	VS_KSTEP_ALLOC,
+	VS_KSTEP_FREE,
+	VS_KSTEP_REFILL,
+	VS_KSTEP_DRAIN,
+	VS_KSTEP_LRU_ADD,
+	VS_KSTEP_ZAP_PTE,
+	VS_KSTEP_RELEASE,
+	VS_KSTEP_TLB_LOCAL,
+	VS_KSTEP_TLB_PAGE,
+	VS_KSTEP_TLB_IPI,
+	VS_KSTEP_IPI_SEND,
+	VS_KSTEP_SYSCALL_MM,
+	VS_KSTEP_NR,
+};
+
+/**
+ * enum vs_kernel_rss - how an mm counts its resident pages
+ * @VS_RSS_TASK_EVENTS: per task, folded into the mm's shared counters
+ *	every rss_threshold events, and a zap adds to them directly (3.18's
+ *	SPLIT_RSS_COUNTING, TASK_RSS_EVENTS_THRESH)
+ * @VS_RSS_PERCPU: a percpu_counter each, folded into the mm's count when
+ *	a CPU's share reaches rss_threshold (6.2 on)
+ */
+enum vs_kernel_rss {
+	VS_RSS_TASK_EVENTS,
+	VS_RSS_PERCPU,
+};
+
+/**
+ * enum vs_kernel_memcg - where the memory cgroup keeps a page's owner
+ * @VS_MEMCG_PAGE_CGROUP: a 16-byte struct page_cgroup per page in an
+ *	array of its own, four a cache line (3.18)
+ * @VS_MEMCG_DATA: page->memcg_data, in the page's own line (5.x on)
+ */
+enum vs_kernel_memcg {
+	VS_MEMCG_PAGE_CGROUP,
+	VS_MEMCG_DATA,
+};
+
+/**
+ * struct vs_kernel - a kernel profile
+ * @name: its version (key "version")
+ * @pcp_batch: pages a per-CPU list takes from or gives back to the buddy
+ *	lists at once (key "pcp_batch")
+ * @pcp_high: the most pages a per-CPU list keeps (key "pcp_high")
+ * @lru_batch: pages a CPU gathers before adding them to the LRU (key
+ *	"lru_batch": a pagevec or folio_batch)
+ * @lru_lock_batch: pages release_pages() frees under one hold of the LRU
+ *	lock (key "lru_lock_batch": SWAP_CLUSTER_MAX)
+ * @vmstat_threshold_max: the most a per-CPU vmstat diff holds before it
+ *	is folded (key "vmstat_threshold_max"; the threshold itself comes
+ *	from the CPUs and the zone's size, see vs_kernel_vmstat_threshold())
+ * @rss: how RSS is counted (key "rss": "task-events" or "percpu")
+ * @rss_threshold: events (task-events) or pages (percpu; 0: the kernel's
+ *	max(32, 2 x CPUs)) before a fold (key "rss_threshold")
+ * @memcg: where the memcg owner of a page is (key "memcg":
+ *	"page_cgroup" or "memcg_data")
+ * @gather_local: pages the mmu_gather holds in itself (key
+ *	"gather_local")
+ * @gather_batch: pages a batch page of the gather holds (key
+ *	"gather_batch")
+ * @gather_batches: the most batch pages before a forced flush (key
+ *	"gather_batches")
+ * @tlb_single_page_ceiling: the most pages flushed one by one; more
+ *	flush the whole TLB (key "tlb_single_page_ceiling")
+ * @dontneed_drains_lru: 1 when MADV_DONTNEED first adds this CPU's LRU
+ *	batch to the LRU, as 3.18's zap_page_range() does (key
+ *	"dontneed_drains_lru"; munmap always does)
+ * @cycles: each step's cycles (keys "cycles_fault", "cycles_anon", ...)
+ */
+struct vs_kernel {
+	char name[VS_KERNEL_NAME_MAX + 1];
+	uint32_t pcp_batch;
+	uint32_t pcp_high;
+	uint32_t lru_batch;
+	uint32_t lru_lock_batch;
+	uint32_t vmstat_threshold_max;
+	enum vs_kernel_rss rss;
+	uint32_t rss_threshold;
+	enum vs_kernel_memcg memcg;
+	uint32_t gather_local;
+	uint32_t gather_batch;
+	uint32_t gather_batches;
+	uint32_t tlb_single_page_ceiling;
+	uint32_t dontneed_drains_lru;
+	uint32_t cycles[VS_KSTEP_NR];
+};
+
+/* The largest batch sizes a profile may set: vm/ sizes arrays by them. */
+#define VS_KERNEL_LRU_BATCH_MAX 64
+#define VS_KERNEL_GATHER_LOCAL_MAX 64
+#define VS_KERNEL_GATHER_BATCHES_MAX 32
+
+/**
+ * vs_kernel_load - read the kernel profile @name_or_path into @k
+ * @k: filled on success
+ * @name_or_path: a version built in ("6.18", "3.18") or a path (with a
+ *	'/'); NULL: $VMSIM_KERNEL, else VS_KERNEL_DEFAULT
+ * @err: a message on failure, naming the bad line and key (may be NULL)
+ * @errlen: its size
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for NULL @k or a malformed profile; -ENOENT for an
+ * unknown version or a path that cannot be read.
+ */
+VS_EXTERN int vs_kernel_load(struct vs_kernel *k, const char *name_or_path,
+			     char *err, size_t errlen);
+
+/**
+ * vs_kernel_parse - parse a kernel profile's text
+ * @k: filled on success
+ * @text: the profile, NUL-terminated
+ * @err, @errlen: as vs_kernel_load()
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL with @err saying which line and key.
+ */
+VS_EXTERN int vs_kernel_parse(struct vs_kernel *k, const char *text,
+			      char *err, size_t errlen);
+
+/**
+ * vs_kernel_versions - the built-in versions, space-separated
+ *
+ * Context: any.
+ * Return: a static string, e.g. "6.18 3.18".
+ */
+VS_EXTERN const char *vs_kernel_versions(void);
+
+/**
+ * vs_kernel_vmstat_threshold - the per-CPU vmstat threshold of a zone
+ * @k: the kernel
+ * @cpus: online CPUs
+ * @zone_pages: pages the zone manages
+ *
+ * calculate_normal_threshold() of mm/vmstat.c: 2 x fls(cpus) x
+ * (1 + fls(the zone's size in 128 MiB units)), at most
+ * @k->vmstat_threshold_max.
+ * Context: any.
+ * Return: the threshold, at least 1.
+ */
+VS_EXTERN uint32_t vs_kernel_vmstat_threshold(const struct vs_kernel *k,
+					      unsigned int cpus,
+					      size_t zone_pages);
+
+#endif /* VMSIM_KERNEL_H */
