@@ -147,7 +147,8 @@ struct vs_workload_task {
  *         processes mode the tasks' mms are forked after it, so they
  *         inherit its mappings), set up @priv; NULL: nothing
  * @pass: one pass of task @t; returns 0 or a negative errno (which ends
- *        the run)
+ *        the run).  On vCPUs a pass must take virtual time (touch
+ *        memory, map it): the measured phase ends by the vCPUs' clocks
  * @serial: task 0 alone, between two passes of every task, all others
  *          waiting at the barrier; NULL: no barrier, no serial phase
  * @teardown: once, after every task ended, before the mms go; NULL:
