@@ -17,8 +17,9 @@
  *   pages (vmsim/page.h), object caches (vmsim/slab.h), in-memory files
  *   (vmsim/file.h) and fault injection (vmsim/fail.h);
  * - the page fault and its strategies (vmsim/fault.h, with the building
- *   blocks of a strategy in vmsim/memory.h) and real memory whose
- *   faults the model resolves (vmsim/uffd.h).
+ *   blocks of a strategy in vmsim/memory.h), real memory whose faults
+ *   the model resolves (vmsim/uffd.h), and fault workloads run on
+ *   threads or vCPUs with a measured phase (vmsim/workload.h).
  *
  * Not included, each for the programs that need it: the virtual-CPU
  * engine (vmsim/vcpu.h: machines, schedulers, replay), its cost model
@@ -63,5 +64,6 @@
 #include "uffd.h"
 #include "vma_tree.h"
 #include "wait.h"
+#include "workload.h"
 
 #endif /* VMSIM_H */

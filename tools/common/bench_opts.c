@@ -57,6 +57,9 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_SECONDS_AS, "seconds-as", "SECONDS" },
 	{ BENCH_OPT_COMPARE_REAL, "compare-real", NULL },
 	{ BENCH_OPT_MEMORY, "memory", "MODEL" },
+	{ BENCH_OPT_WORKLOAD, "workload", "NAME" },
+	{ BENCH_OPT_MODE, "mode", "MODE" },
+	{ BENCH_OPT_SIZE, "size", "KIB" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

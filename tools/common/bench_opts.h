@@ -87,6 +87,9 @@ enum bench_key {
 	BENCH_OPT_SECONDS_AS,		/* --seconds-as SECONDS */
 	BENCH_OPT_COMPARE_REAL,		/* --compare-real */
 	BENCH_OPT_MEMORY,		/* --memory MODEL */
+	BENCH_OPT_WORKLOAD,		/* --workload NAME */
+	BENCH_OPT_MODE,			/* --mode MODE */
+	BENCH_OPT_SIZE,			/* --size KIB */
 	BENCH_OPT_END			/* past the last */
 };
 

@@ -17,12 +17,13 @@
  *
  * Each file calls only files below it in this list.
  *
- * The loop (Kamezawa Hiroyuki's multi-fault-all.c, linux-mm, 2010-01-06,
- * the benchmark of Zijlstra's 2014 PRE/POST table): thread
- * i of N, pinned to CPU i, owns the i-th 8 MiB slot of one private
- * anonymous mapping and writes one byte to each page of the slot's
- * first 2 MiB; a barrier; thread 0 alone zaps every thread's 2 MiB with
- * MADV_DONTNEED; a barrier; again, for the run's duration.
+ * The loop is the library's (vmsim/workload.h): by default Kamezawa
+ * Hiroyuki's multi-fault-all.c (linux-mm, 2010-01-06), the benchmark of
+ * Zijlstra's 2014 PRE/POST table: thread i of N, pinned to CPU i, owns
+ * the i-th 8 MiB slot of one private anonymous mapping and writes one
+ * byte to each page of the slot's first 2 MiB; a barrier; thread 0
+ * alone zaps every thread's 2 MiB with MADV_DONTNEED; a barrier; again,
+ * for the run's duration.  --workload picks another built-in one.
  */
 #ifndef VS_TOOLS_MF_H
 #define VS_TOOLS_MF_H
@@ -35,9 +36,7 @@
 #include "bench_report.h"
 #include <vmsim/vmsim.h>
 
-#define MF_SLOT_BYTES (8UL << 20)	/* MMAP_LENGTH of the original */
-#define MF_FAULT_BYTES (2UL << 20)	/* FAULT_LENGTH */
-#define MF_MAX_THREADS 256
+#define MF_MAX_THREADS VS_WORKLOAD_MAX_TASKS
 #define MF_MAX_REPEAT BENCH_MAX_REPEAT
 
 enum mf_backing { MF_SIM, MF_UFFD, MF_NATIVE, MF_NR_BACKINGS };
@@ -93,6 +92,9 @@ struct mf_config {
 	int strategy;			/* enum vs_fault_strategy; -1: native */
 	const char *lock;		/* mmap_lock kind; NULL: native */
 	unsigned int threads;
+	const char *workload;		/* a built-in of vmsim/workload.h */
+	int mode;			/* enum vs_workload_mode */
+	size_t bytes;			/* --size; 0: the workload's */
 	int writer;			/* enum mf_writer */
 	unsigned int writer_rate;	/* operations/s; 0: flat out */
 	unsigned int duration_ms;
@@ -134,6 +136,17 @@ const char *mf_writer_name(int writer);
 
 /* Whether @c runs on the host kernel, with no model. */
 bool mf_is_native(const struct mf_config *c);
+
+/*
+ * mf_workload_config - @c as a run of vmsim/workload.h: its workload,
+ * tasks, mode, backing, size, strategy and mmap_lock kind.
+ */
+void mf_workload_config(const struct mf_config *c,
+			struct vs_workload_config *wc);
+
+/* Whether @c runs the default workload (Kamezawa's) in threads mode:
+ * then its command line and JSON say nothing of either. */
+bool mf_default_workload(const struct mf_config *c);
 
 /* @c's strategy for text: "native" has none of its own. */
 const char *mf_strategy_label(const struct mf_config *c);

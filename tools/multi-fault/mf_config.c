@@ -62,3 +62,30 @@ bool mf_same_writer(const struct mf_config *a, const struct mf_config *b)
 		return false;
 	return a->writer == MF_WRITER_NONE || a->writer_rate == b->writer_rate;
 }
+
+void mf_workload_config(const struct mf_config *c,
+			struct vs_workload_config *wc)
+{
+	static const int backing[MF_NR_BACKINGS] = {
+		[MF_SIM] = VS_WORKLOAD_MODEL,
+		[MF_UFFD] = VS_WORKLOAD_UFFD,
+		[MF_NATIVE] = VS_WORKLOAD_HOST,
+	};
+
+	memset(wc, 0, sizeof(*wc));
+	wc->ops = vs_workload_find(c->workload ? c->workload : "multi-fault");
+	wc->nr_tasks = c->threads;
+	wc->mode = c->mode;
+	wc->backing = backing[c->backing];
+	wc->bytes = c->bytes;
+	wc->duration_ns = (uint64_t)c->duration_ms * 1000000ULL;
+	wc->strategy = c->strategy;
+	wc->uffd_mode = c->uffd_mode;
+	wc->mm.lock_kind = c->lock;
+}
+
+bool mf_default_workload(const struct mf_config *c)
+{
+	return (!c->workload || !strcmp(c->workload, "multi-fault")) &&
+	       c->mode == VS_WORKLOAD_THREADS && !c->bytes;
+}

@@ -59,6 +59,20 @@ static double seconds_sum(const struct mf_result *r)
  * which the block shows itself; @strategy: include --strategy and
  * --lock (the PRE/POST header leaves the strategy out).
  */
+/* " --workload pft --mode processes --size 64": what is not the default. */
+static void print_workload(FILE *out, const struct mf_config *c)
+{
+	if (mf_default_workload(c))
+		return;
+	fprintf(out, " --workload %s", c->workload ? c->workload :
+							 "multi-fault");
+	if (c->mode != VS_WORKLOAD_THREADS)
+		fprintf(out, " --mode %s",
+			mf_or_q(vs_workload_mode_name(c->mode)));
+	if (c->bytes)
+		fprintf(out, " --size %zu", c->bytes >> 10);
+}
+
 static void print_cmdline(FILE *out, const struct mf_config *c,
 			  bool strategy)
 {
@@ -71,6 +85,7 @@ static void print_cmdline(FILE *out, const struct mf_config *c,
 			mf_or_q(mf_writer_name(c->writer)));
 		if (c->writer != MF_WRITER_NONE && c->writer_rate)
 			fprintf(out, " --writer-rate %u", c->writer_rate);
+		print_workload(out, c);
 		return;
 	}
 	fprintf(out, "multi-fault --backing %s",
@@ -86,6 +101,7 @@ static void print_cmdline(FILE *out, const struct mf_config *c,
 		mf_or_q(mf_writer_name(c->writer)));
 	if (c->writer != MF_WRITER_NONE && c->writer_rate)
 		fprintf(out, " --writer-rate %u", c->writer_rate);
+	print_workload(out, c);
 }
 
 /* ---- the perf-stat block ------------------------------------------------ */
@@ -520,6 +536,11 @@ void mf_print_json(const struct mf_result *r, const struct mf_result *pre)
 				   vs_fault_strategy_name(c->strategy));
 	bench_json_str("lock", native ? NULL : c->lock);
 	bench_json_uint("threads", c->threads);
+	bench_json_str("workload", c->workload ? c->workload : "multi-fault");
+	bench_json_str("mode", vs_workload_mode_name(c->mode));
+	bench_json_uint("size_kib", c->bytes ? c->bytes >> 10 :
+			vs_workload_find(c->workload ? c->workload :
+					 "multi-fault")->bytes >> 10);
 	bench_json_str("writer", mf_writer_name(c->writer));
 	bench_json_uint("writer_rate", c->writer_rate);
 	bench_json_uint("seed", c->seed);

@@ -25,13 +25,11 @@
  * Compiled into the vCPU build of the tool only (multi-fault-vcpu).
  */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mf.h"
-#include "vcpu_barrier.h"
 #include <vmsim/vcpu.h>
 #include <vmsim/vcpu_cost.h>
 
@@ -43,15 +41,15 @@ static struct {
 	const struct mf_config *cfg;
 	struct vs_vcpu_profile prof;
 	struct vs_machine *m;
-	struct vs_mm *mm;
+	struct vs_workload *w;		/* the run, from its first hook */
+	const struct vs_workload_ops *ops;	/* the built-in one */
 	unsigned long area, wvma;
-	struct vcpu_barrier bar;
-	uint64_t t0_ns, deadline_ns, end_ns, zap_ns, passes;
-	vs_atomic32_t leave, writer_stop;
+	uint64_t zap_ns, passes;
+	vs_atomic32_t writer_stop;
 	vs_atomic32_t *stop;
 	unsigned long writer_ops;
 	unsigned int seed;		/* the mmap writer's placement */
-	struct vs_fault_stats st0;
+	int writer_work;		/* vs_machine_spawn()'s, or -1 */
 	struct vs_machine_stats ms0[MF_MAX_THREADS];
 	struct mf_sample *out;
 	int err;
@@ -107,27 +105,23 @@ static void measure_begin(void)
 {
 	unsigned int i;
 
-	vs_fault_stats_get(&v.st0);
 	for (i = 0; i < v.cfg->threads; i++)
 		vs_machine_stats(v.m, (int)i, &v.ms0[i]);
 	vs_coherence_reset_stats(vs_machine_coherence(v.m));
-	v.t0_ns = vs_vcpu_now_ns();
-	v.tick_ns = v.t0_ns;
+	v.tick_ns = vs_vcpu_now_ns();
 	v.tick_faults = v.faults;
 }
 
-/* On vCPU 0 as it leaves: everything since measure_begin(). */
-static void measure_end(void)
+/* As the phase ends: everything since measure_begin(). */
+static void measure_end(const struct vs_workload_result *res)
 {
 	struct vs_coherence *coh = vs_machine_coherence(v.m);
 	struct mf_sample *s = v.out;
 	struct vs_coherence_stats cs;
-	struct vs_fault_stats st1;
-	double secs = (double)(v.end_ns - v.t0_ns) / 1e9;
+	double secs = (double)res->ns / 1e9;
 
-	vs_fault_stats_get(&st1);
-	mf_stats_add(&s->st, &v.st0, &st1);
-	s->faults = (double)(st1.faults - v.st0.faults);
+	mf_stats_add(&s->st, &(struct vs_fault_stats){ 0 }, &res->st);
+	s->faults = (double)res->faults;
 	s->seconds = secs;
 	s->writer_ops = v.writer_ops;	/* those done in the measured time */
 	vs_coherence_stats(coh, VS_COHERENCE_ALL, &cs);
@@ -165,71 +159,54 @@ static void trace_tick(void)
 	v.tick_xfers = xfers;
 }
 
-/* A write to @p: a fault, in the trace with its lock events. */
-static int touch(unsigned long p)
-{
-	int err;
+/* ---- the hooks ------------------------------------------------------------ */
 
+static void task_start(struct vs_workload_task *t)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "vCPU %u", t->id);
+	mf_trace_thread(name);
+}
+
+/* A write: a fault, in the trace with its lock events. */
+static void touch_begin(struct vs_workload_task *t)
+{
+	(void)t;
 	mf_trace_fault_begin();
-	err = vs_access(v.mm, p, 1, 1);
+}
+
+static void touch_end(struct vs_workload_task *t)
+{
 	mf_trace_fault_end();
 	v.faults++;
-	return err;
+	if (v.tracing && t->id == 0)
+		trace_tick();
 }
 
-/* ---- the faulters and the writer ------------------------------------------ */
-
-/* vCPU 0's part of a pass: zap every slot, decide whether to leave. */
-static int zap_all(void)
+/* The phases, in virtual time; the serial one is a pass's end. */
+static void span(struct vs_workload *w, const char *name, uint64_t t0,
+		 uint64_t t1)
 {
-	uint64_t t0 = vs_vcpu_now_ns();
-	unsigned int i;
-	int err = 0;
-
-	for (i = 0; i < v.cfg->threads && !err; i++)
-		err = vs_madvise(v.mm, v.area + i * MF_SLOT_BYTES,
-				 MF_FAULT_BYTES, VS_MADV_DONTNEED);
-	v.end_ns = vs_vcpu_now_ns();
-	v.zap_ns += v.end_ns - t0;
-	mf_trace_span("MADV_DONTNEED zap", t0, v.end_ns);
-	v.passes++;
-	/* The host's Ctrl-C flag: read past the seam, uncharged. */
-	if (err || v.end_ns >= v.deadline_ns ||
-	    atomic_load_explicit(v.stop, memory_order_relaxed)) {
-		vs_write_once(&v.leave, 1);
-		measure_end();
+	v.w = w;
+	if (!strcmp(name, "setup")) {
+		name = "setup: mmap";
+	} else if (!strcmp(name, "teardown")) {
+		name = "teardown: munmap";
+	} else {
+		v.zap_ns += t1 - t0;
+		v.passes++;
 	}
-	return err;
+	mf_trace_span(name, t0, t1);
 }
 
-static void faulter(void *arg)
+static void measure(struct vs_workload *w, bool end)
 {
-	unsigned int id = (unsigned int)(uintptr_t)arg;
-	unsigned long p, start = v.area + id * MF_SLOT_BYTES;
-	bool tick = v.tracing && id == 0;
-	char name[32];
-	int err = 0;
-
-	snprintf(name, sizeof(name), "vCPU %u", id);
-	mf_trace_thread(name);
-	for (;;) {
-		vcpu_barrier_wait(&v.bar, v.cfg->threads);
-		for (p = start; p < start + MF_FAULT_BYTES && !err; p += PAGE) {
-			err = touch(p);
-			if (tick)
-				trace_tick();
-		}
-		vcpu_barrier_wait(&v.bar, v.cfg->threads);
-		if (id == 0 && !err)
-			err = zap_all();
-		if (err) {
-			v.err = err;
-			vs_write_once(&v.leave, 1);
-		}
-		vcpu_barrier_wait(&v.bar, v.cfg->threads);
-		if (vs_read_once(&v.leave))
-			break;
-	}
+	v.w = w;
+	if (end)
+		measure_end(w->res);
+	else
+		measure_begin();
 }
 
 static int writer_op(unsigned long i)
@@ -242,16 +219,16 @@ static int writer_op(unsigned long i)
 	switch (v.cfg->writer) {
 	case MF_WRITER_MMAP:
 		slot = (unsigned long)rand_r(&v.seed) % 64;
-		a = vs_mmap(v.mm, v.area - 2 * WRITER_BYTES * (slot + 1),
+		a = vs_mmap(v.w->mm, v.area - 2 * WRITER_BYTES * (slot + 1),
 			    WRITER_BYTES, VS_PROT_READ | VS_PROT_WRITE,
 			    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS, NULL, 0);
-		return a < 0 ? (int)a : vs_munmap(v.mm, (unsigned long)a,
+		return a < 0 ? (int)a : vs_munmap(v.w->mm, (unsigned long)a,
 						   WRITER_BYTES);
 	case MF_WRITER_MPROTECT:
-		return vs_mprotect(v.mm, v.wvma, WRITER_BYTES, i & 1 ?
+		return vs_mprotect(v.w->mm, v.wvma, WRITER_BYTES, i & 1 ?
 				   VS_PROT_READ : VS_PROT_READ | VS_PROT_WRITE);
 	default:
-		err = vs_fork(v.mm, &child);
+		err = vs_fork(v.w->mm, &child);
 		return err ? err : vs_mm_destroy(child);
 	}
 }
@@ -289,71 +266,80 @@ static void writer(void *arg)
 		v.err = err;
 }
 
-/* ---- the run --------------------------------------------------------------- */
-
-static int setup(void)
+/* multi-fault's setup, then the mprotect writer's VMA below it. */
+static int setup_with_writer(struct vs_workload *w)
 {
-	const struct mf_config *cfg = v.cfg;
-	struct vs_mm_options mo = { .lock_kind = cfg->lock };
 	long a;
 	int err;
 
-	mo.pool_pages = cfg->threads * (MF_FAULT_BYTES / PAGE) * 2 + 4096;
-	err = vs_mm_create(&v.mm, &mo);
-	if (!err)
-		err = vs_mm_set_fault_strategy(v.mm, cfg->strategy);
-	if (err)
+	v.w = w;
+	err = v.ops->setup(w);
+	v.area = (unsigned long)w->priv;
+	if (err || v.cfg->writer != MF_WRITER_MPROTECT)
 		return err;
-	a = vs_mmap(v.mm, 0, MF_SLOT_BYTES * cfg->threads,
-		    VS_PROT_READ | VS_PROT_WRITE,
-		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS, NULL, 0);
-	if (a < 0)
-		return (int)a;
-	v.area = (unsigned long)a;
-	if (cfg->writer != MF_WRITER_MPROTECT)
-		return 0;
-	a = vs_mmap(v.mm, v.area - 2 * WRITER_BYTES, WRITER_BYTES,
+	a = vs_mmap(w->mm, v.area - 2 * WRITER_BYTES, WRITER_BYTES,
 		    VS_PROT_READ | VS_PROT_WRITE,
 		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS, NULL, 0);
 	v.wvma = a < 0 ? 0 : (unsigned long)a;
 	return a < 0 ? (int)a : 0;
 }
 
-/* vCPU 0: set up, start everyone, fault, wait for all, tear down. */
+/* The writer, on the vCPU after the faulters' when there is one. */
+static void started(struct vs_workload *w)
+{
+	unsigned int n = v.cfg->threads;
+	int cpu;
+
+	v.w = w;
+	if (v.cfg->writer == MF_WRITER_NONE)
+		return;
+	cpu = vs_machine_nr_vcpus(v.m) > n ? (int)n : vs_machine_pick_vcpu(v.m);
+	v.writer_work = vs_machine_spawn(v.m, (unsigned int)cpu, writer,
+					 (void *)(intptr_t)cpu);
+}
+
+static void stopped(struct vs_workload *w)
+{
+	(void)w;
+	vs_store_release(&v.writer_stop, 1);
+	if (v.writer_work >= 0)
+		vs_machine_join(v.m, (unsigned int)v.writer_work);
+}
+
+static const struct vs_workload_hooks hooks = {
+	.task_start = task_start,
+	.touch_begin = touch_begin,
+	.touch_end = touch_end,
+	.span = span,
+	.measure = measure,
+	.started = started,
+	.stopped = stopped,
+};
+
+/* vCPU 0: the run. */
 static void main_fn(void *arg)
 {
-	int work[MF_MAX_THREADS + 1], nw = 0, i, cpu;
-	unsigned int n = v.cfg->threads;
-	uint64_t t0 = vs_vcpu_now_ns();
+	struct vs_workload_config wc;
+	struct vs_workload_ops ops;
+	struct vs_workload_result res;
+	int err;
 
 	(void)arg;
 	mf_trace_thread("vCPU 0");
-	vs_vcpu_name(&v.bar, sizeof(v.bar), "multi-fault's barrier");
-	v.err = setup();
-	mf_trace_span("setup: mmap", t0, vs_vcpu_now_ns());
-	if (v.err)
-		goto out;
-	measure_begin();
-	v.deadline_ns = v.t0_ns + (uint64_t)v.cfg->duration_ms * 1000000ULL;
-	for (i = 1; i < (int)n; i++)
-		work[nw++] = vs_machine_spawn(v.m, (unsigned int)i, faulter,
-					      (void *)(uintptr_t)i);
-	if (v.cfg->writer != MF_WRITER_NONE) {
-		cpu = vs_machine_nr_vcpus(v.m) > n ? (int)n :
-						      vs_machine_pick_vcpu(v.m);
-		work[nw++] = vs_machine_spawn(v.m, (unsigned int)cpu, writer,
-					      (void *)(intptr_t)cpu);
+	mf_workload_config(v.cfg, &wc);
+	v.ops = wc.ops;
+	if (!wc.ops) {
+		v.err = -EINVAL;
+		return;
 	}
-	faulter((void *)0);
-	vs_store_release(&v.writer_stop, 1);
-	for (i = 0; i < nw; i++)
-		if (work[i] >= 0)
-			vs_machine_join(v.m, (unsigned int)work[i]);
-out:
-	t0 = vs_vcpu_now_ns();
-	if (v.mm)
-		vs_mm_destroy(v.mm);
-	mf_trace_span("teardown: munmap", t0, vs_vcpu_now_ns());
+	ops = *wc.ops;
+	if (v.cfg->writer != MF_WRITER_NONE)
+		ops.setup = setup_with_writer;
+	wc.ops = &ops;
+	wc.stop = v.stop;
+	wc.hooks = &hooks;
+	err = vs_workload_run(&wc, &res);
+	v.err = v.err ? v.err : err;
 }
 
 /*
@@ -384,6 +370,7 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 	v.stop = stop;
 	v.out = out;
 	v.seed = (unsigned int)(cfg->seed + k);
+	v.writer_work = -1;
 	v.tracing = mf_trace_on();
 	err = -EINVAL;
 	if (!cfg->machine || cfg->threads < 1 ||

@@ -48,6 +48,10 @@ static struct {
 	unsigned int vcpus;
 	const char *machine;
 	double seconds_as;
+	/* --workload, --mode, --size */
+	const char *workload;
+	int mode;
+	size_t bytes;
 } opt = { .trace_sample = 100, .trace_slow_us = DEFAULT_SLOW_US,
 	  .seed = 1 };
 
@@ -67,6 +71,15 @@ static const char about[] =
 "round.  An option that does not apply with the others is refused.\n";
 
 static const struct bench_opt opts[] = {
+	{ BENCH_OPT_WORKLOAD, "multi-fault (Kamezawa's, the default), pft,\n"
+			      "page_fault1 or page_fault2\n"
+			      "(docs/workloads.md)", NULL },
+	{ BENCH_OPT_MODE, "threads (one mm, the default) or processes\n"
+			  "(an mm each, sharing the page pool); sim only",
+	  NULL },
+	{ BENCH_OPT_SIZE, "KiB each thread faults per pass (default the\n"
+			  "workload's: 2048, or 131072 for page_fault1/2)",
+	  NULL },
 	{ BENCH_OPT_BACKING, "sim (the model), uffd (real memory through\n"
 			     "userfaultfd), native (the host kernel, no\n"
 			     "model) (default sim)", NULL },
@@ -161,9 +174,34 @@ static void sweep_item(const char *item)
 	bench_add_threads(bench_arg_uint(item, 1, MF_MAX_THREADS));
 }
 
+static const char *workload_of(int i)
+{
+	const struct vs_workload_ops *w = vs_workload_builtin(i);
+
+	return w ? w->name : NULL;
+}
+
+static const char *mode_of(int i)
+{
+	return vs_workload_mode_name(i);
+}
+
 static void set_option(int key, char *arg)
 {
 	switch (key) {
+	case BENCH_OPT_WORKLOAD:
+		opt.workload = workload_of(bench_arg_name(arg, workload_of,
+							  "a workload", false));
+		break;
+	case BENCH_OPT_MODE:
+		opt.mode = bench_arg_name(arg, mode_of, "a mode", false);
+		break;
+	case BENCH_OPT_SIZE:
+		opt.bytes = (size_t)bench_arg_uint(arg, 4, 4194304) << 10;
+		if (opt.bytes % VS_PAGE_SIZE)
+			bench_usage_error("--size: %s KiB is not a whole number "
+					  "of 4 KiB pages", arg);
+		break;
 	case BENCH_OPT_BACKING:
 		opt.backing = bench_arg_name(arg, mf_backing_name, "a backing",
 					     false);
@@ -265,6 +303,18 @@ static void check_pairs(void)
 	    opt.writer == MF_WRITER_NONE)
 		bench_usage_error("--writer-rate needs --writer mmap, "
 				  "mprotect or fork");
+	if (opt.mode == VS_WORKLOAD_PROCESSES && opt.backing != MF_SIM)
+		bench_usage_error("--mode processes does not apply with "
+				  "--backing %s: each process needs an mm of "
+				  "its own, and %s has one", mf_backing_name(
+				  opt.backing), opt.backing == MF_UFFD ?
+				  "a userfaultfd region" : "this process");
+	if (opt.writer != MF_WRITER_NONE && opt.workload &&
+	    strcmp(opt.workload, "multi-fault"))
+		bench_usage_error("--writer %s does not apply with --workload "
+				  "%s: the writer places its VMAs below "
+				  "multi-fault's mapping",
+				  mf_writer_name(opt.writer), opt.workload);
 	if (bench_given(BENCH_OPT_SEED) && opt.writer != MF_WRITER_MMAP &&
 	    !opt.vcpu_mode)
 		bench_usage_error("--seed needs --writer mmap or --vcpus: it "
@@ -360,6 +410,9 @@ static void config_of(struct mf_config *c, int s, int l, int t)
 	c->strategy = opt.backing == MF_NATIVE ? -1 : opt.strategy[s];
 	c->lock = opt.backing == MF_NATIVE ? NULL : opt.lock[l];
 	c->threads = bench_std.threads[t];
+	c->workload = opt.workload;
+	c->mode = opt.mode;
+	c->bytes = opt.bytes;
 	c->writer = opt.writer;
 	c->writer_rate = opt.writer_rate;
 	c->duration_ms = bench_std.duration_ms;

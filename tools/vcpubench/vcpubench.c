@@ -6,8 +6,9 @@
  *
  *   events   every vCPU adds to a counter of its own and reads a shared
  *            one, --work times: host ns per event, events per second
- *   fault    the multi-fault shape: every vCPU writes each page of its
- *            own 2 MiB slice of one mapping, then vCPU 0 zaps them all
+ *   fault    Kamezawa's multi-fault, the library's workload
+ *            (vmsim/workload.h): every vCPU writes each page of its own
+ *            2 MiB slice of one mapping, then vCPU 0 zaps them all
  *            (MADV_DONTNEED), three barriers a pass, until --duration
  *            virtual seconds: host time per simulated fault and per
  *            virtual second
@@ -35,11 +36,6 @@
 #include <vmsim/vcpu.h>
 #include <vmsim/vcpu_cost.h>
 #include "bench.h"
-#include "vcpu_barrier.h"
-
-#define SLICE_PAGES 512
-#define SLICE (SLICE_PAGES * VS_PAGE_SIZE)
-#define BASE 0x100000000UL
 
 static struct {
 	bool chosen[3];
@@ -86,84 +82,30 @@ static void events_main(void *arg)
 
 /* ---- fault ------------------------------------------------------------ */
 
-static struct vcpu_barrier bar;
-static struct vs_mm *mm;
-static vs_atomic32_t stop;
-static vs_atomic_long_t faults;
-static uint64_t deadline_ns;
+static struct vs_workload_result fault_res;
 
-static void fault_worker(void *arg)
-{
-	unsigned long me = (unsigned long)(uintptr_t)arg, a, base;
-	long n = 0;
-
-	base = BASE + me * SLICE;
-	for (;;) {
-		vcpu_barrier_wait(&bar, opt.vcpus);
-		if (vs_read_once(&stop))
-			break;
-		for (a = base; a < base + SLICE; a += VS_PAGE_SIZE)
-			if (vs_access(mm, a, 1, 1) == 0)
-				n++;
-		vcpu_barrier_wait(&bar, opt.vcpus);
-		if (me == 0) {
-			(void)vs_madvise(mm, BASE, (size_t)opt.vcpus * SLICE,
-					 VS_MADV_DONTNEED);
-			if (vs_vcpu_now_ns() >= deadline_ns)
-				vs_write_once(&stop, 1);
-		}
-		vcpu_barrier_wait(&bar, opt.vcpus);
-	}
-	vs_fetch_add(&faults, n);
-}
-
-static int fault_setup(void);
-
+/* vCPU 0: Kamezawa's loop (vmsim/workload.h), one task per vCPU. */
 static void fault_main(void *arg)
 {
-	unsigned int i;
-
-	(void)arg;
-	/* These may share a line; the last name wins: the barrier, whose
-	 * RMWs make the line's traffic. */
-	vs_vcpu_name(&faults, sizeof(faults), "vcpubench's fault count");
-	vs_vcpu_name(&stop, sizeof(stop), "vcpubench's stop flag");
-	vs_vcpu_name(&bar, sizeof(bar), "vcpubench's barrier");
-	/* On vCPU 0, so that the model knows mmap_lock and friends by name. */
-	if (fault_setup()) {
-		fprintf(stderr, "vcpubench: fault: setting up the mm failed\n");
-		exit(1);
-	}
-	deadline_ns = vs_vcpu_now_ns() + (uint64_t)bench_std.duration_ms *
-		      1000000;
-	for (i = 1; i < opt.vcpus; i++)
-		vs_machine_spawn(machine, i, fault_worker, (void *)(uintptr_t)i);
-	fault_worker((void *)0);
-}
-
-static int fault_setup(void)
-{
-	struct vs_mm_options o = {
-		.pool_pages = (size_t)opt.vcpus * SLICE_PAGES + 1024,
+	struct vs_workload_config wc = {
+		.ops = vs_workload_find("multi-fault"),
+		.nr_tasks = opt.vcpus,
+		.duration_ns = (uint64_t)bench_std.duration_ms * 1000000,
+		.strategy = vs_fault_strategy_parse(opt.strategy),
 	};
-	int s = vs_fault_strategy_parse(opt.strategy);
-	long ret;
 	int err;
 
-	if (s < 0) {
+	(void)arg;
+	if (wc.strategy < 0) {
 		fprintf(stderr, "vcpubench: --strategy: no strategy '%s'\n",
 			opt.strategy);
-		return -EINVAL;
+		exit(2);
 	}
-	err = vs_mm_create(&mm, &o);
-	if (!err)
-		err = vs_mm_set_fault_strategy(mm, s);
-	if (err)
-		return err;
-	ret = vs_mmap(mm, BASE, (size_t)opt.vcpus * SLICE, VS_PROT_READ |
-		      VS_PROT_WRITE, VS_MAP_PRIVATE | VS_MAP_ANONYMOUS |
-		      VS_MAP_FIXED, NULL, 0);
-	return ret < 0 ? (int)ret : 0;
+	err = vs_workload_run(&wc, &fault_res);
+	if (err) {
+		fprintf(stderr, "vcpubench: fault: %s\n", vs_strerror(err));
+		exit(1);
+	}
 }
 
 /* ---- schedules --------------------------------------------------------- */
@@ -312,15 +254,16 @@ static int run(const char *bench, void (*fn)(void *))
 	       (double)st.events / host_s / 1e6);
 	if (fn == fault_main)
 		printf(", %.1f us per fault, %.1f s per virtual second",
-		       host_s * 1e6 / (double)vs_read_once(&faults),
+		       host_s * 1e6 / (double)fault_res.faults,
 		       host_s / vsec);
 	printf("\nvirtual: %s seed %llu: %.6f s, %llu events, %llu line "
-	       "transfers, %llu switches, %llu sleeps, %ld faults, hash "
+	       "transfers, %llu switches, %llu sleeps, %llu faults, hash "
 	       "%016llx\n", bench, (unsigned long long)opt.seed, vsec,
 	       (unsigned long long)st.events,
 	       (unsigned long long)st.transfers,
 	       (unsigned long long)st.switches,
-	       (unsigned long long)st.sleeps, vs_read_once(&faults),
+	       (unsigned long long)st.sleeps,
+	       (unsigned long long)fault_res.faults,
 	       (unsigned long long)vs_machine_hash(machine));
 	print_hot();
 	vs_machine_destroy(machine);
@@ -431,8 +374,6 @@ int main(int argc, char **argv)
 		opt.vcpus = vcpus ? vcpus : 60;
 		err = load("ivb-ex-4x15x2") ? 2 :
 		      run("fault", fault_main) ? 1 : 0;
-		if (mm)
-			vs_mm_destroy(mm);
 	}
 	if (opt.chosen[2] && !err) {
 		opt.vcpus = vcpus ? vcpus : 3;
