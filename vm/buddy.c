@@ -248,18 +248,31 @@ uint32_t vs__pcp_alloc(struct vs_page_pool *pool, unsigned int node)
 	return pfn;
 }
 
-/* @page, refcount 0, onto this slot's list of the page's own zone. */
-void vs__pcp_free(struct vs_page_pool *pool, struct vs_page *page)
+/* @pages, refcount 0, onto this slot's lists of each page's own zone,
+ * one hold of a list's lock for each run of pages of one node. */
+void vs__pcp_free(struct vs_page_pool *pool, struct vs_page **pages,
+		  size_t n)
 {
-	struct pcp *pcp = this_pcp(pool, page->node);
+	struct pcp *pcp = NULL;
+	unsigned int node = 0;
+	size_t i;
 
-	vs__slot_lock(&pcp->lock);
-	vs__plist_add(pool, &pcp->list, pfn_of(pool, page));
-	vs_write_once(&pcp->count, vs_read_once(&pcp->count) + 1);
-	if ((uint32_t)vs_read_once(&pcp->count) > pool->kernel.pcp_high)
-		pcp_drain(pool, page_zone(pool, page), pcp, page->node,
-			  pool->kernel.pcp_batch);
-	vs__slot_unlock(&pcp->lock);
+	for (i = 0; i < n; i++) {
+		if (!pcp || pages[i]->node != node) {
+			if (pcp)
+				vs__slot_unlock(&pcp->lock);
+			node = pages[i]->node;
+			pcp = this_pcp(pool, node);
+			vs__slot_lock(&pcp->lock);
+		}
+		vs__plist_add(pool, &pcp->list, pfn_of(pool, pages[i]));
+		vs_write_once(&pcp->count, vs_read_once(&pcp->count) + 1);
+		if ((uint32_t)vs_read_once(&pcp->count) > pool->kernel.pcp_high)
+			pcp_drain(pool, &pool->zone[node], pcp, node,
+				  pool->kernel.pcp_batch);
+	}
+	if (pcp)
+		vs__slot_unlock(&pcp->lock);
 }
 
 /* Pages on every per-CPU list; a refill counts its pages on its list

@@ -93,12 +93,16 @@ void vs_lru_drain_all(struct vs_page_pool *pool)
 	}
 }
 
-/* Take @page, refcount 0, off its LRU.  Caller holds its lru_lock. */
+/*
+ * Take @page, refcount 0, off its LRU.  Nobody else may change the
+ * flags of a page nobody holds: a load and a store clear the flag, as
+ * the kernel's __ClearPageLRU().  Caller holds its lru_lock.
+ */
 void vs__lru_del_locked(struct vs_page_pool *pool, struct vs_page *page)
 {
 	vs_lockdep_assert_held(&page_zone(pool, page)->lru_lock);
 	vs__plist_del(pool, &page_zone(pool, page)->lru, pfn_of(pool, page));
-	vs_page_clear_flags(page, VS_PG_LRU);
+	vs_write_once(&page->flags, vs_read_once(&page->flags) & ~VS_PG_LRU);
 	vs__vmstat_mod(pool, page->node, VS_NR_LRU, -1);
 }
 
@@ -180,6 +184,5 @@ void vs_release_pages(struct vs_page_pool *pool, struct vs_page **pages,
 	n = release_lru(pool, pages, nr);
 	for (i = 0; i < n; i++)
 		vs__memcg_uncharge(pool, pages[i]);
-	for (i = 0; i < n; i++)
-		vs__free_page(pool, pages[i]);
+	vs__free_pages(pool, pages, n);
 }

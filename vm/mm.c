@@ -152,16 +152,31 @@ static void rss_fold(struct vs_mm *mm, struct vs__mm_rss *r)
 			vs_fetch_add_relaxed(&mm->shared->rss[i], v);
 }
 
-/* percpu_counter_add(): this slot's share, folded at the batch. */
+/*
+ * percpu_counter_add(): this slot's share, folded at the batch.  An
+ * owned slot's owner is its only writer (a load and a release store,
+ * as vs__slot_add()); the shared slot's users add atomically, and
+ * whoever passes the batch folds what it took.
+ */
 static void rss_percpu_add(struct vs_mm *mm, int member, long value)
 {
-	struct vs__mm_rss *r = &mm->rss[vs__thread_slot()];
-	long v = vs_fetch_add(&r->count[member], value) + value;
-	long batch = (long)mm->shared->rss_batch;
+	unsigned int slot = vs__thread_slot();
+	vs_atomic_long_t *c = &mm->rss[slot].count[member];
+	long batch = (long)mm->shared->rss_batch, v;
 
+	if (vs_likely(slot != VS_SLOT_SHARED)) {
+		v = vs_read_once(c) + value;
+		if (v >= batch || v <= -batch) {
+			vs_fetch_add_relaxed(&mm->shared->rss[member], v);
+			v = 0;
+		}
+		vs_store_release(c, v);
+		return;
+	}
+	v = vs_fetch_add(c, value) + value;
 	if (v >= batch || v <= -batch)
 		vs_fetch_add_relaxed(&mm->shared->rss[member],
-				     vs_xchg(&r->count[member], 0));
+				     vs_xchg(c, 0));
 }
 
 /* What vs_add_mm_counter() and a fault's count share: the arguments. */

@@ -208,15 +208,25 @@ struct vs_page *vs_alloc_page(struct vs_page_pool *pool)
 	return page;
 }
 
-/* Give @page, refcount 0 and off every LRU, to this CPU's list of its
- * zone (free_hot_cold_page). */
+/* Give @pages, refcount 0 and off every LRU, to this CPU's lists of
+ * their zones (free_hot_cold_page_list, free_unref_folios). */
+void vs__free_pages(struct vs_page_pool *pool, struct vs_page **pages,
+		    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		assert(vs_read_once(&pages[i]->mapcount) == 0);
+		assert(!vs_page_test_flags(pages[i], VS_PG_LRU));
+		vs__poison(pages[i]->data, VS_PAGE_SIZE);
+	}
+	KCHARGE(pool, VS_KSTEP_FREE, n);
+	vs__pcp_free(pool, pages, n);
+}
+
 void vs__free_page(struct vs_page_pool *pool, struct vs_page *page)
 {
-	assert(vs_read_once(&page->mapcount) == 0);
-	assert(!vs_page_test_flags(page, VS_PG_LRU));
-	KCHARGE(pool, VS_KSTEP_FREE, 1);
-	vs__poison(page->data, VS_PAGE_SIZE);
-	vs__pcp_free(pool, page);
+	vs__free_pages(pool, &page, 1);
 }
 
 void vs_put_page(struct vs_page_pool *pool, struct vs_page *page)

@@ -150,13 +150,16 @@ void vs__plist_del(struct vs_page_pool *pool, struct plist *l, uint32_t pfn);
 void vs__zone_init(struct vs_page_pool *pool, struct zone *z, uint32_t base,
 		   uint32_t span);
 uint32_t vs__pcp_alloc(struct vs_page_pool *pool, unsigned int node);
-void vs__pcp_free(struct vs_page_pool *pool, struct vs_page *page);
+void vs__pcp_free(struct vs_page_pool *pool, struct vs_page **pages,
+		  size_t n);
 uint32_t vs__alloc_slow(struct vs_page_pool *pool, unsigned int node);
 size_t vs__pool_free_pages(struct vs_page_pool *pool);
 
 /* ---- page.c ------------------------------------------------------------- */
 
 void vs__free_page(struct vs_page_pool *pool, struct vs_page *page);
+void vs__free_pages(struct vs_page_pool *pool, struct vs_page **pages,
+		    size_t n);
 
 /* ---- lru.c -------------------------------------------------------------- */
 

@@ -10,28 +10,45 @@
 
 #include "page_internal.h"
 
+/* Fold @d, taken from a slot's diff, into the zone's and the global
+ * counters. */
+static void fold(struct vs_page_pool *pool, struct zone *z,
+		 enum vs_vmstat_item item, int32_t d)
+{
+	vs_fetch_add_relaxed(&z->vm_stat[item], d);
+	vs_fetch_add_relaxed(&pool->vm_stat[item], d);
+}
+
 /*
  * vs__vmstat_mod - add @delta to @item of @node's zone
  *
- * The diff is atomic (a shared slot has several users; the kernel's
- * this_cpu_cmpxchg loop in mod_zone_state does the same on one CPU):
- * whoever takes it past the threshold folds what it took.
+ * An owned slot's diff has one writer, its owner, as a CPU's has (the
+ * kernel's __mod_zone_page_state runs with interrupts off): a load and
+ * a store.  The shared slot has several: an atomic add, and whoever
+ * takes it past the threshold folds what it took (the kernel's
+ * this_cpu_cmpxchg loop in mod_zone_state).
  * Context: any.
  */
 void vs__vmstat_mod(struct vs_page_pool *pool, unsigned int node,
 		    enum vs_vmstat_item item, int delta)
 {
-	struct pcp *pcp = &pool->pcp[vs__thread_slot()][node];
+	unsigned int slot = vs__thread_slot();
+	vs_atomic32_t *diff = &pool->pcp[slot][node].diff[item];
 	struct zone *z = &pool->zone[node];
 	int32_t d, t = (int32_t)z->threshold;
 
-	d = (int32_t)vs_fetch_add_relaxed(&pcp->diff[item], (uint32_t)delta) +
-	    delta;
-	if (d <= t && d >= -t)
+	if (vs_likely(slot != VS_SLOT_SHARED)) {
+		d = (int32_t)vs_read_once(diff) + delta;
+		if (d > t || d < -t) {
+			fold(pool, z, item, d);
+			d = 0;
+		}
+		vs_write_once(diff, (uint32_t)d);
 		return;
-	d = (int32_t)vs_xchg(&pcp->diff[item], 0);
-	vs_fetch_add_relaxed(&z->vm_stat[item], d);
-	vs_fetch_add_relaxed(&pool->vm_stat[item], d);
+	}
+	d = (int32_t)vs_fetch_add_relaxed(diff, (uint32_t)delta) + delta;
+	if (d > t || d < -t)
+		fold(pool, z, item, (int32_t)vs_xchg(diff, 0));
 }
 
 long vs_page_pool_stat(struct vs_page_pool *pool, int item, int exact)

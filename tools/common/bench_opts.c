@@ -60,6 +60,7 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_WORKLOAD, "workload", "NAME" },
 	{ BENCH_OPT_MODE, "mode", "MODE" },
 	{ BENCH_OPT_SIZE, "size", "KIB" },
+	{ BENCH_OPT_KERNEL, "kernel", "VERSION" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

@@ -30,6 +30,7 @@
 #include <uv.h>
 
 #include <vmsim/vmsim.h>
+#include "bench_kernel.h"
 #include "bench_host.h"
 #include "bench_loop.h"
 
@@ -54,6 +55,7 @@ static struct {
 	int nr_locks;
 	bool writer[NR_WRITERS];
 	bool shared;		/* --mapping shared: one VMA for all slices */
+	const char *kernel;	/* --kernel; NULL: vmsim's default */
 } opt;
 
 /* ---- the timed loops ------------------------------------------------ */
@@ -246,6 +248,7 @@ static int mm_setup(const char *lock, int strategy, unsigned int nr,
 	struct vs_mm_options o = {
 		.lock_kind = lock,
 		.pool_pages = bench_pool_pages(nr),
+		.kernel = opt.kernel,
 	};
 	const char *what = "vs_mm_create";
 	struct vs_mm *mm;
@@ -687,6 +690,7 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_THREADS, "faulting threads, e.g. 1,2 or 1-4, each\n"
 			     "1..256 (default 1,2)", NULL },
 	{ BENCH_OPT_WRITER, "none, mmap or all (default all)", NULL },
+	{ BENCH_OPT_KERNEL, BENCH_KERNEL_HELP, NULL },
 	{ BENCH_OPT_DURATION, NULL, NULL },
 	{ BENCH_OPT_REPEAT, NULL, NULL },
 	{ BENCH_OPT_MAPPING, "per-thread: a VMA per slice (default);\n"
@@ -734,6 +738,9 @@ static void set_option(int key, char *arg)
 		break;
 	case BENCH_OPT_LOCK:
 		bench_arg_list(arg, lock_item);
+		break;
+	case BENCH_OPT_KERNEL:
+		opt.kernel = bench_arg_kernel(arg);
 		break;
 	case BENCH_OPT_WRITER:
 		bench_arg_list(arg, writer_item);

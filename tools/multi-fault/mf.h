@@ -68,6 +68,8 @@ struct mf_cycles {
 					 * for the line included */
 	double clear, fault, syscall;	/* vs_vcpu_work() charges; @clear
 					 * holds page copies too */
+	double kernel;			/* the kernel's instructions */
+	double irq;			/* handlers run for other vCPUs */
 	double futex;			/* futex calls' kernel paths */
 	double spin;			/* PAUSE in spin loops */
 	double zap;
@@ -91,6 +93,8 @@ struct mf_config {
 	int uffd_mode;			/* enum vs_uffd_mode (uffd only) */
 	int strategy;			/* enum vs_fault_strategy; -1: native */
 	const char *lock;		/* mmap_lock kind; NULL: native */
+	const char *kernel;		/* --kernel (vmsim/kernel.h); NULL:
+					 * the default */
 	unsigned int threads;
 	const char *workload;		/* a built-in of vmsim/workload.h */
 	int mode;			/* enum vs_workload_mode */

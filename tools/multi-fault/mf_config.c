@@ -82,6 +82,7 @@ void mf_workload_config(const struct mf_config *c,
 	wc->strategy = c->strategy;
 	wc->uffd_mode = c->uffd_mode;
 	wc->mm.lock_kind = c->lock;
+	wc->mm.kernel = c->kernel;
 }
 
 bool mf_default_workload(const struct mf_config *c)

@@ -122,6 +122,8 @@ void mf_cycles_add(struct mf_cycles *sum, const struct mf_cycles *x)
 	sum->clear += x->clear;
 	sum->fault += x->fault;
 	sum->syscall += x->syscall;
+	sum->kernel += x->kernel;
+	sum->irq += x->irq;
 	sum->futex += x->futex;
 	sum->spin += x->spin;
 	sum->zap += x->zap;

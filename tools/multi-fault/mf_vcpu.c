@@ -81,6 +81,10 @@ static void machine_cycles(struct mf_cycles *c)
 				     v.ms0[i].work_cycles[VS_VCPU_FAULT]);
 		c->syscall += (double)(s.work_cycles[VS_VCPU_SYSCALL] -
 				       v.ms0[i].work_cycles[VS_VCPU_SYSCALL]);
+		c->kernel += (double)(s.work_cycles[VS_VCPU_KERNEL] -
+				      v.ms0[i].work_cycles[VS_VCPU_KERNEL]);
+		c->irq += (double)(s.work_cycles[VS_VCPU_IRQ] -
+				   v.ms0[i].work_cycles[VS_VCPU_IRQ]);
 		c->futex += (double)(s.futex_cycles - v.ms0[i].futex_cycles);
 	}
 }
@@ -126,8 +130,7 @@ static void measure_end(const struct vs_workload_result *res)
 	s->writer_ops = v.writer_ops;	/* those done in the measured time */
 	vs_coherence_stats(coh, VS_COHERENCE_ALL, &cs);
 	s->transfers = (double)cs.transfers;
-	s->cache_misses = (double)(cs.by_source[VS_XFER_REMOTE] +
-				   cs.by_source[VS_XFER_MEMORY]);
+	s->cache_misses = (double)cs.llc_misses;
 	s->cyc.all = secs * 1e9 * v.prof.ghz * v.cfg->threads;
 	s->cyc.zap = (double)v.zap_ns * v.prof.ghz;
 	s->cyc.passes = (double)v.passes;

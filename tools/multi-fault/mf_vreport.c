@@ -73,11 +73,14 @@ void mf_print_breakdown(FILE *out, const struct mf_result *r)
 	}
 	part(out, c->clear, faults, c->all, "clearing and copying pages");
 	part(out, c->fault, faults, c->all, "fault entry and exit");
+	part(out, c->kernel, faults, c->all,
+	     "kernel instructions (the kernel profile)");
+	part(out, c->irq, faults, c->all, "TLB flush interrupts taken");
 	part(out, c->syscall, faults, c->all, "system calls (the zap)");
 	part(out, c->futex, faults, c->all, "futex calls (the barriers)");
 	part(out, c->spin, faults, c->all, "spinning (PAUSE in spin loops)");
-	rest = c->all - c->lines - c->clear - c->fault - c->syscall -
-	       c->futex - c->spin;
+	rest = c->all - c->lines - c->clear - c->fault - c->kernel - c->irq -
+	       c->syscall - c->futex - c->spin;
 	/* A charge that the end of the run cut is counted whole: a few
 	 * cycles below zero are that; more would be a bug, and show. */
 	if (rest < 0 && rest > -1e-4 * c->all)
@@ -110,6 +113,8 @@ void mf_json_vcpu(const struct mf_result *r)
 	bench_json_num("clear", c->clear, 0);
 	bench_json_num("fault", c->fault, 0);
 	bench_json_num("syscall", c->syscall, 0);
+	bench_json_num("kernel", c->kernel, 0);
+	bench_json_num("irq", c->irq, 0);
 	bench_json_num("futex", c->futex, 0);
 	bench_json_num("spin", c->spin, 0);
 	bench_json_num("zap", c->zap, 0);

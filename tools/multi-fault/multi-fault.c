@@ -20,6 +20,7 @@
 
 #include <vmsim/vcpu_profile.h>
 
+#include "bench_kernel.h"
 #include "bench.h"
 #include "mf.h"
 
@@ -52,6 +53,7 @@ static struct {
 	const char *workload;
 	int mode;
 	size_t bytes;
+	const char *kernel;	/* --kernel; NULL: vmsim's default */
 } opt = { .trace_sample = 100, .trace_slow_us = DEFAULT_SLOW_US,
 	  .seed = 1 };
 
@@ -95,6 +97,7 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_SWEEP, "thread counts to run, e.g. 1,2,4: --threads\n"
 			   "with counts only, the name --plot's examples use",
 	  NULL },
+	{ BENCH_OPT_KERNEL, BENCH_KERNEL_HELP, NULL },
 	{ BENCH_OPT_DURATION, NULL, NULL },
 	{ BENCH_OPT_REPEAT, "rounds, 1..1000: a block's figure is the mean\n"
 			    "over them, a POST/PRE ratio the median\n"
@@ -251,6 +254,9 @@ static void set_option(int key, char *arg)
 		break;
 	case BENCH_OPT_MACHINE:
 		opt.machine = arg;
+		break;
+	case BENCH_OPT_KERNEL:
+		opt.kernel = bench_arg_kernel(arg);
 		break;
 	case BENCH_OPT_SECONDS_AS:
 		opt.seconds_as = bench_arg_seconds(arg) / 1000.0;
@@ -409,6 +415,7 @@ static void config_of(struct mf_config *c, int s, int l, int t)
 	c->uffd_mode = opt.uffd_mode;
 	c->strategy = opt.backing == MF_NATIVE ? -1 : opt.strategy[s];
 	c->lock = opt.backing == MF_NATIVE ? NULL : opt.lock[l];
+	c->kernel = opt.kernel;
 	c->threads = bench_std.threads[t];
 	c->workload = opt.workload;
 	c->mode = opt.mode;

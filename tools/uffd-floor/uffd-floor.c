@@ -41,6 +41,7 @@
 #include <uv.h>
 
 #include <vmsim/vmsim.h>
+#include "bench_kernel.h"
 #include "bench_loop.h"
 
 #define EVENT_BATCH 64		/* uffd_msg per read() of the handler */
@@ -54,6 +55,7 @@ static const char *const impl_name[NR_IMPLS] = { "floor", "vmsim" };
 static struct {
 	bool mode[VS_UFFD_NR_MODES];	/* never VS_UFFD_UV: no floor */
 	int strategy;		/* vmsim's */
+	const char *kernel;	/* --kernel; NULL: vmsim's default */
 } opt = {
 	.strategy = VS_FAULT_LOCKED,
 };
@@ -333,6 +335,7 @@ static int vmsim_setup(int mode, unsigned int nr, struct region *rg,
 		.nr_threads = mode == VS_UFFD_THREADS ? 1 : 0,
 		.strategy = opt.strategy,
 		.mm.pool_pages = bench_pool_pages(nr),
+		.mm.kernel = opt.kernel,
 	};
 	long a;
 	int err;
@@ -672,6 +675,7 @@ static const struct bench_opt opts[] = {
 			      "pervma (default locked)", "NAME" },
 	{ BENCH_OPT_QUICK, "--duration 0.3", NULL },
 	{ BENCH_OPT_JSON, "one JSON object per row and per target", NULL },
+	{ BENCH_OPT_KERNEL, BENCH_KERNEL_HELP, NULL },
 	{ 0, NULL, NULL },
 };
 
@@ -696,6 +700,9 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_STRATEGY:
 		opt.strategy = bench_arg_name(arg, vs_fault_strategy_name,
 					      "a strategy", false);
+		break;
+	case BENCH_OPT_KERNEL:
+		opt.kernel = bench_arg_kernel(arg);
 		break;
 	}
 }

@@ -35,6 +35,7 @@
 #include <vmsim/spinlock.h>
 #include <vmsim/vcpu.h>
 #include <vmsim/vcpu_cost.h>
+#include "bench_kernel.h"
 #include "bench.h"
 
 static struct {
@@ -45,6 +46,7 @@ static struct {
 	unsigned long work;
 	const char *strategy;
 	unsigned int memory;		/* enum vs_vcpu_memory */
+	const char *kernel;		/* --kernel; NULL: the default */
 } opt = { .seed = 1, .work = 100000, .strategy = "locked" };
 
 static const char *const memory_names[] = { "sc", "tso", "relaxed" };
@@ -92,6 +94,7 @@ static void fault_main(void *arg)
 		.nr_tasks = opt.vcpus,
 		.duration_ns = (uint64_t)bench_std.duration_ms * 1000000,
 		.strategy = vs_fault_strategy_parse(opt.strategy),
+		.mm.kernel = opt.kernel,
 	};
 	int err;
 
@@ -296,6 +299,9 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_VCPUS:
 		opt.vcpus = bench_arg_uint(arg, 1, VS_VCPU_MAX);
 		break;
+	case BENCH_OPT_KERNEL:
+		opt.kernel = bench_arg_kernel(arg);
+		break;
 	case BENCH_OPT_MACHINE:
 		opt.machine = arg;
 		break;
@@ -338,6 +344,7 @@ static const struct bench_opt opts[] = {
 	{ BENCH_OPT_MEMORY, "memory model of schedules: sc, tso or relaxed\n"
 			    "(default sc)", NULL },
 	{ BENCH_OPT_SEED, "the engine's seed (default 1)", NULL },
+	{ BENCH_OPT_KERNEL, BENCH_KERNEL_HELP, NULL },
 	{ 0, NULL, NULL },
 };
 

@@ -26,6 +26,7 @@
 
 #include <vmsim/vmsim.h>
 #include <vmsim/mm.h>
+#include "bench_kernel.h"
 #include "bench.h"
 #include "bench_host.h"
 
@@ -67,9 +68,12 @@ static uint64_t rng(void)
 	return rng_state;
 }
 
+static const char *kernel;	/* --kernel; NULL: vmsim's default */
+
 static struct vs_mm *mm_new(size_t pool_pages)
 {
-	struct vs_mm_options opt = { .pool_pages = pool_pages };
+	struct vs_mm_options opt = { .pool_pages = pool_pages,
+				     .kernel = kernel };
 	struct vs_mm *mm;
 	int err = vs_mm_create(&mm, &opt);
 
@@ -340,6 +344,9 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_BENCH:
 		bench_arg_list(arg, bench_item);
 		break;
+	case BENCH_OPT_KERNEL:
+		kernel = bench_arg_kernel(arg);
+		break;
 	}
 }
 
@@ -351,6 +358,7 @@ static const char about[] =
 static const struct bench_opt opts[] = {
 	{ BENCH_OPT_BENCH, "mmap_munmap, lookup, pte_walk, bytes or all\n"
 			   "(default all)", NULL },
+	{ BENCH_OPT_KERNEL, BENCH_KERNEL_HELP, NULL },
 	{ BENCH_OPT_JSON, "one JSON object per line", NULL },
 	{ 0, NULL, NULL },
 };
