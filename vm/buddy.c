@@ -128,7 +128,15 @@ static void free_one_page(struct vs_page_pool *pool, struct zone *z,
 		order++;
 	}
 	set_buddy(pg(pool, z->base + idx), order);
-	vs__plist_add(pool, &z->free_area[order], z->base + idx);
+	/* The buddy of the block one order up is free: this block is
+	 * likely to merge soon, so it goes to the tail, less likely to be
+	 * taken first (both kernels' __free_one_page). */
+	if (order + 2 < VS_MAX_ORDER &&
+	    is_buddy(pool, z, (idx & ~(1u << order)) ^ (2u << order),
+		     order + 1))
+		vs__plist_add_tail(pool, &z->free_area[order], z->base + idx);
+	else
+		vs__plist_add(pool, &z->free_area[order], z->base + idx);
 }
 
 /*
