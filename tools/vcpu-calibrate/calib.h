@@ -345,6 +345,7 @@ double calib_ipi(int a, int b);
 
 /* ---- calib_kernel.c: the host kernel's work --------------------------- */
 
+#define CALIB_ZAP_PAGES 512	/* the window faulted and zapped: 2 MiB */
 /* Pages of the zap just over x86's single-page flush ceiling (33,
  * tlb_single_page_flush_ceiling): it flushes the whole TLB. */
 #define CALIB_ZAP_FLUSH_PAGES 34

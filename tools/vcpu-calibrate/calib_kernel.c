@@ -15,9 +15,11 @@
  * nor a zap's own.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* MADV_DONTNEED */
+#define _GNU_SOURCE	/* madvise */
 #endif
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "bench_report.h"
@@ -32,17 +34,14 @@
 #define MIN_BATCHES 7
 #define MAX_BATCHES 255
 
-/* Keeps the stores' addresses alive: nothing may be dropped. */
-static volatile uintptr_t sink;
-
 /*
  * struct region - the mappings of the probe
  * @base:	the whole mapping: 2 MiB aligned inside it, the region of
  *		REGION_PAGES pages, then the spill pages
  * @region:	REGION_PAGES pages, 2 MiB aligned; the window is the
- *		middle PMD_PAGES of them
- * @spill:	CALIB_ZAP_SPILL_PAGES pages after the region, in a page table of
- *		their own
+ *		middle CALIB_ZAP_PAGES of them
+ * @spill:	CALIB_ZAP_SPILL_PAGES pages after the region, in a page
+ *		table of their own
  * @untouched:	a page of a mapping of its own, never touched: no page
  *		table under it
  */
@@ -80,7 +79,8 @@ static uint64_t timed_stores(char *p, unsigned int pages)
 static void dontneed(char *p, unsigned int pages)
 {
 	if (madvise(p, (size_t)pages * CALIB_PAGE, MADV_DONTNEED))
-		calib_die("madvise(MADV_DONTNEED) of %u pages failed", pages);
+		calib_die("madvise(MADV_DONTNEED) of %u pages: %s", pages,
+			  strerror(errno));
 }
 
 /* Ticks of one madvise(MADV_DONTNEED) of @pages pages from @p. */
@@ -107,25 +107,27 @@ static void region_map(struct region *r)
 	r->untouched = calib_map(CALIB_PAGE, false, false);
 	/* The pages around the window, faulted for good. */
 	touch(r->region, WINDOW_OFF);
-	touch(r->window + (size_t)PMD_PAGES * CALIB_PAGE,
-	      REGION_PAGES - WINDOW_OFF - PMD_PAGES);
+	touch(r->window + (size_t)CALIB_ZAP_PAGES * CALIB_PAGE,
+	      REGION_PAGES - WINDOW_OFF - CALIB_ZAP_PAGES);
 }
 
 /*
  * The ticks of one round, added to @sum[CALIB_K_*]: the window's 512
  * faults, each timed alone; the same stores again, now to present pages;
  * the window's zap; 34 of its pages faulted again (not timed) and zapped;
- * ONE_CALLS zaps of the untouched page.  Every zap after CALIB_ZAP_SPILL_PAGES
- * fresh faults elsewhere, whose own zap is not timed.
+ * ONE_CALLS zaps of the untouched page.  Every zap of faulted pages
+ * after CALIB_ZAP_SPILL_PAGES fresh faults elsewhere, whose own zap is
+ * not timed.
  */
 static void round_once(struct region *r, uint64_t *sum)
 {
 	int i;
 
-	sum[CALIB_K_FAULT] += timed_stores(r->window, PMD_PAGES);
-	sum[CALIB_K_STORE] += timed_stores(r->window, PMD_PAGES);
+	sum[CALIB_K_FAULT] += timed_stores(r->window, CALIB_ZAP_PAGES);
+	sum[CALIB_K_STORE] += timed_stores(r->window, CALIB_ZAP_PAGES);
 	touch(r->spill, CALIB_ZAP_SPILL_PAGES);
-	sum[CALIB_K_ZAP_512] += timed_dontneed(r->window, PMD_PAGES);
+	sum[CALIB_K_ZAP_512] += timed_dontneed(r->window,
+					       CALIB_ZAP_PAGES);
 	dontneed(r->spill, CALIB_ZAP_SPILL_PAGES);
 	touch(r->window, CALIB_ZAP_FLUSH_PAGES);
 	touch(r->spill, CALIB_ZAP_SPILL_PAGES);
@@ -140,8 +142,8 @@ static void round_once(struct region *r, uint64_t *sum)
 static void batch_figures(const uint64_t *sum, double *out)
 {
 	static const double per[CALIB_K_NR] = {
-		[CALIB_K_FAULT] = PMD_PAGES,
-		[CALIB_K_STORE] = PMD_PAGES,
+		[CALIB_K_FAULT] = CALIB_ZAP_PAGES,
+		[CALIB_K_STORE] = CALIB_ZAP_PAGES,
 		[CALIB_K_ZAP_512] = 1,
 		[CALIB_K_ZAP_34] = 1,
 		[CALIB_K_ZAP_1] = ONE_CALLS,
@@ -197,7 +199,6 @@ static void *kernel_main(void *arg)
 		k->fig[f] = bench_median(job->fig[f], (unsigned int)nr);
 	k->batches = nr;
 	k->rounds = nr * ROUNDS_PER_BATCH;
-	sink += (uintptr_t)r.window;
 	munmap(r.base, r.bytes);
 	munmap(r.untouched, CALIB_PAGE);
 	return NULL;

@@ -49,7 +49,6 @@
 #define MIB (1024.0 * 1024.0)
 #define LLC_GUESS (32ul << 20)	/* the LLC when sysfs does not say */
 #define WALK_STEPS 7		/* walks of 1, 2, 4, ... 64 pages at once */
-#define ZAP_PAGES 512		/* the big zap of calib_kernel() */
 #define CLEAR_WINDOW (2ul << 20) /* the fault probe's window: 512 pages */
 
 static const char *dist_key[CALIB_NR_DIST] = {
@@ -370,7 +369,7 @@ static void measure_host_kernel(void)
 		       "of %d %.0f, of 1 untouched %.0f cycles a call",
 		       k->fig[CALIB_K_FAULT] - k->fig[CALIB_K_STORE],
 		       k->fig[CALIB_K_FAULT], k->fig[CALIB_K_STORE],
-		       ZAP_PAGES, k->fig[CALIB_K_ZAP_512],
+		       CALIB_ZAP_PAGES, k->fig[CALIB_K_ZAP_512],
 		       CALIB_ZAP_FLUSH_PAGES, k->fig[CALIB_K_ZAP_34],
 		       k->fig[CALIB_K_ZAP_1]);
 }
@@ -792,9 +791,9 @@ static void host_kernel_of(struct host_kernel *h)
 	h->fault_less_clear = cycles(h->fault - h->clear);
 	h->entry_exit = 2 * fault_half();
 	h->fault_steps = cycles(h->fault_less_clear - h->entry_exit);
-	h->zap_page = fig[CALIB_K_ZAP_512] / ZAP_PAGES;
+	h->zap_page = fig[CALIB_K_ZAP_512] / CALIB_ZAP_PAGES;
 	h->slope = cycles((fig[CALIB_K_ZAP_512] - fig[CALIB_K_ZAP_34]) /
-			  (ZAP_PAGES - CALIB_ZAP_FLUSH_PAGES));
+			  (CALIB_ZAP_PAGES - CALIB_ZAP_FLUSH_PAGES));
 	h->call = fig[CALIB_K_ZAP_1];
 	h->flush = cycles(fig[CALIB_K_ZAP_34] -
 			  CALIB_ZAP_FLUSH_PAGES * h->slope - h->call);
@@ -821,7 +820,7 @@ static void print_host_kernel(FILE *f)
 		"pages across two 2 MiB page tables whose other pages stay "
 		"faulted, so that no zap empties a table (PT reclaim); the "
 		"median over %d batches of %d rounds, each every measure once.",
-		h.release, res.first, ZAP_PAGES, k->batches,
+		h.release, res.first, CALIB_ZAP_PAGES, k->batches,
 		k->rounds / (k->batches ? k->batches : 1));
 	comment(f, "A fault, %.0f: a store to a fresh page of the window, "
 		"timed alone between two rdtsc (%.0f), less the same timed "
@@ -844,14 +843,14 @@ static void print_host_kernel(FILE *f)
 		"under it, nothing to zap or flush: the call's fixed cost (%.0f "
 		"beyond syscall).  Every zap follows %d fresh faults elsewhere, "
 		"so that the CPU's LRU batch holds none of its pages and it "
-		"frees all of them.", ZAP_PAGES, h.zap_page,
+		"frees all of them.", CALIB_ZAP_PAGES, h.zap_page,
 		k->fig[CALIB_K_ZAP_512], CALIB_ZAP_FLUSH_PAGES,
 		k->fig[CALIB_K_ZAP_34], CALIB_ZAP_FLUSH_PAGES - 1, h.call,
 		h.syscall_mm, CALIB_ZAP_SPILL_PAGES);
 	comment(f, "A page zapped, released and freed: %.0f, the slope from "
 		"%d to %d pages, (%.0f - %.0f) / %d.", h.slope,
-		CALIB_ZAP_FLUSH_PAGES, ZAP_PAGES, k->fig[CALIB_K_ZAP_512],
-		k->fig[CALIB_K_ZAP_34], ZAP_PAGES - CALIB_ZAP_FLUSH_PAGES);
+		CALIB_ZAP_FLUSH_PAGES, CALIB_ZAP_PAGES, k->fig[CALIB_K_ZAP_512],
+		k->fig[CALIB_K_ZAP_34], CALIB_ZAP_PAGES - CALIB_ZAP_FLUSH_PAGES);
 	comment(f, "A flush's fixed cost: %.0f, the %d-page call less %d "
 		"pages at the slope less the 1-page call: the whole-TLB flush "
 		"and what a call that frees pages does once (the gather's "
@@ -1002,7 +1001,7 @@ static void print_kernel_profile(FILE *f)
 		"cycles_pcp_drain is charged only for the pages that go back to "
 		"the buddy lists, so the model's zap of a page costs less than "
 		"the slope while the per-CPU list keeps them.", h.slope,
-		CALIB_ZAP_FLUSH_PAGES, ZAP_PAGES,
+		CALIB_ZAP_FLUSH_PAGES, CALIB_ZAP_PAGES,
 		res.kern.fig[CALIB_K_ZAP_34], res.kern.fig[CALIB_K_ZAP_512]);
 	print_scaled(f, &k, &base, zap_steps, zap_factor);
 	comment(f, "The fault path, scaled together to sum to %.0f: a write "
