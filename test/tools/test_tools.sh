@@ -90,6 +90,9 @@ refused vcpu-calibrate --output
 refused vcpu-calibrate --output "$tmp/no/such/dir/host"
 refused vcpu-calibrate -o "$tmp/host"
 refused vcpu-calibrate --out "$tmp/host"
+refused vcpu-calibrate --kernel-output
+refused vcpu-calibrate --kernel-output "$tmp/no/such/dir/host.kernel"
+refused vcpu-calibrate --kernel "$tmp/host.kernel"
 
 # One tiny real run of each.
 run lockbench -d 0.001 -r 1 -l rwsem,urcu -t 1 -o read
@@ -189,11 +192,49 @@ profile=$tmp/host.profile
 # pointers over 256 MiB, which under ASan took 21 s on a 2-core VM whose
 # faults cost 29,000 cycles.
 limit=120
-run vcpu-calibrate -d 0.005 --output "$profile"
+kernel=$tmp/host.kernel
+run vcpu-calibrate -d 0.005 --output "$profile" --kernel-output "$kernel"
 expect '[ $rc -eq 0 ] && [ ! -s "$out" ] && profile_ok "$profile" &&
 	grep -q "^vcpu-calibrate: ghz: " "$err" &&
 	{ [ "$(nproc)" -lt 2 ] || grep -q "^prefetch_streams = " "$profile"; }' \
 	"vcpu-calibrate writes a profile its parser loads, every key once"
+# The host kernel's work: comments at the end of the profile, with the
+# kernel's release and each figure; and --kernel-output's kernel profile,
+# "version = host", every cycles key of vm/kernel.c's table once with a
+# number, each replaced one after a comment, which a tool loads by its
+# path with vs_kernel_load() (faultbench --kernel refuses a profile that
+# does not load, exit 2).
+expect 'grep -qx "# The host kernel.s work (for a kernel profile, vmsim/kernel.h):" \
+		"$profile" &&
+	grep -q "^# Linux $(uname -r)\." "$profile" &&
+	grep -q "^# A fault, [0-9]*: " "$profile" &&
+	grep -q "^# madvise(MADV_DONTNEED) of 512 faulted pages: [0-9]* a page" \
+		"$profile" &&
+	grep -q "^# A page zapped, released and freed: [0-9]*, the slope" \
+		"$profile" &&
+	grep -q "^# A flush.s fixed cost: [0-9]*" "$profile"' \
+	"vcpu-calibrate gives the host kernel's work in comments"
+ckeys=$(sed -n 's/^[[:space:]]*C("\(cycles_[a-z_]*\)".*/\1/p' \
+	"$(dirname "$0")/../../vm/kernel.c")
+# kernel_ok FILE: the test above, on FILE.
+kernel_ok() {
+	[ "$(grep -c "^version = host\$" "$1")" -eq 1 ] || return 1
+	[ "$(echo "$ckeys" | grep -c .)" -eq 14 ] || return 1
+	for k in $ckeys; do
+		[ "$(grep -c "^$k = [0-9][0-9]*\$" "$1")" -eq 1 ] || return 1
+	done
+	for k in cycles_zap_pte cycles_release cycles_free cycles_pcp_drain \
+		cycles_fault cycles_anon cycles_alloc cycles_lru_add \
+		cycles_pcp_refill cycles_syscall_mm; do
+		grep -q "^# $k: " "$1" &&
+			grep -B1 "^$k = " "$1" | head -n 1 | grep -q "^#" ||
+			return 1
+	done
+}
+expect '[ -s "$kernel" ] && kernel_ok "$kernel"' \
+	"vcpu-calibrate --kernel-output writes every cycles key, version host"
+run faultbench -d 0.001 -r 1 -s locked -t 1 -w none --kernel "$kernel"
+expect '[ $rc -eq 0 ]' "its kernel profile loads by path (vs_kernel_load)"
 if command -v taskset >/dev/null; then
 	# The first CPU this shell may run on.
 	t=$(taskset -cp $$ | sed 's/.*: //; s/[-,].*//')

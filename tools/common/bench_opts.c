@@ -61,6 +61,7 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_MODE, "mode", "MODE" },
 	{ BENCH_OPT_SIZE, "size", "KIB" },
 	{ BENCH_OPT_KERNEL, "kernel", "VERSION" },
+	{ BENCH_OPT_KERNEL_OUTPUT, "kernel-output", "FILE" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

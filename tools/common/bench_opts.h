@@ -91,6 +91,7 @@ enum bench_key {
 	BENCH_OPT_MODE,			/* --mode MODE */
 	BENCH_OPT_SIZE,			/* --size KIB */
 	BENCH_OPT_KERNEL,		/* --kernel VERSION */
+	BENCH_OPT_KERNEL_OUTPUT,	/* --kernel-output FILE */
 	BENCH_OPT_END			/* past the last */
 };
 

@@ -12,6 +12,9 @@
  *			futex wake-up, context switch, clear_page bandwidth
  *   calib_contend.c	CPUs acting on each other at once: a line all of
  *			them RMW, an inter-processor interrupt
+ *   calib_kernel.c	the host kernel's work, for a kernel profile: a
+ *			write fault timed alone, MADV_DONTNEED of 512, 34
+ *			and 1 pages
  *   vcpu-calibrate.c	the options, the order of the probes, the profile
  *
  * Times are read in ticks (rdtsc on x86-64, nanoseconds elsewhere) and
@@ -339,5 +342,56 @@ double calib_handoff(const int *cpus, int nr);
  * refuses the command (no membarrier, or not registered).
  */
 double calib_ipi(int a, int b);
+
+/* ---- calib_kernel.c: the host kernel's work --------------------------- */
+
+#define CALIB_ZAP_PAGES 512	/* the window faulted and zapped: 2 MiB */
+/* Pages of the zap just over x86's single-page flush ceiling (33,
+ * tlb_single_page_flush_ceiling): it flushes the whole TLB. */
+#define CALIB_ZAP_FLUSH_PAGES 34
+/*
+ * Fresh pages faulted after the zap's pages and before the zap: the CPU's
+ * LRU batch (31 pages in 6.18, 14 in 3.18) then holds none of them.  A
+ * page the batch still holds has a reference the zap does not drop, so
+ * 6.18's MADV_DONTNEED, which no longer drains the batch, would leave it
+ * to a later fault to free, and a zap of 34 pages would free anywhere from
+ * 4 to 34 of them.
+ */
+#define CALIB_ZAP_SPILL_PAGES 64
+
+/* The figures of calib_kernel(), by index of calib_kernel.fig. */
+enum calib_kernel_fig {
+	CALIB_K_FAULT,		/* a timed store that faults a fresh page */
+	CALIB_K_STORE,		/* the same timed store to a present page */
+	CALIB_K_ZAP_512,	/* MADV_DONTNEED of 512 faulted pages, a call */
+	CALIB_K_ZAP_34,		/* ... of CALIB_ZAP_FLUSH_PAGES pages, a call */
+	CALIB_K_ZAP_1,		/* ... of 1 page never touched, a call */
+	CALIB_K_NR
+};
+
+/*
+ * struct calib_kernel - what calib_kernel() found
+ * @fig:	cycles of each of enum calib_kernel_fig, the median over
+ *		@batches batches of rounds
+ * @rounds:	rounds in all, each every figure once (512 faults a round)
+ */
+struct calib_kernel {
+	double fig[CALIB_K_NR];
+	int batches, rounds;
+};
+
+/**
+ * calib_kernel - the host kernel's fault and MADV_DONTNEED work, by one
+ * thread on @cpu over private anonymous 4 KiB pages (huge pages advised
+ * against), for about twice --duration
+ * @k:		filled
+ *
+ * Each store is timed alone between two calib_ticks(); the fault alone is
+ * @k->fig[CALIB_K_FAULT] less @k->fig[CALIB_K_STORE].  Every zap is of
+ * pages that the CPU's LRU batch no longer holds, so it frees each one;
+ * none empties a page table.
+ * Context: any thread of the tool.
+ */
+void calib_kernel(int cpu, struct calib_kernel *k);
 
 #endif /* VS_TOOLS_CALIB_H */

@@ -4,13 +4,18 @@
  * virtual CPUs' cost model, the `host` profile (docs/man/vcpu-calibrate.1).
  *
  *   vcpu-calibrate [--duration SECONDS] [--output FILE]
+ *                  [--kernel-output FILE]
  *
  * The tick rate against CLOCK_MONOTONIC; the topology from sysfs; a line
  * passed between pairs of CPUs, by distance; a line that all threads
  * add to at once; a load that hits, a load from memory, an RMW, a fence;
  * clear_page bandwidth of a core and of a socket; a system call, a futex
  * wake-up, a context switch, a page fault and an inter-processor
- * interrupt.  Each figure is the median over batches of --duration in all,
+ * interrupt; and the host kernel's own work on a fault and on
+ * madvise(MADV_DONTNEED), which the profile gives in comments and
+ * --kernel-output writes as a kernel profile (vmsim/kernel.h), checked
+ * with vmsim's vs_kernel_parse() and vs_kernel_load() alike.  Each figure
+ * is the median over batches of --duration in all,
  * in threads pinned with sched_setaffinity (calib_*.c).  Progress goes
  * to stderr, the profile ("key = value" lines, each after comments that
  * say how it was measured) to stdout or FILE.  No vmsim code in the
@@ -33,6 +38,7 @@
 #include "bench_opts.h"
 #include "bench_report.h"
 #include "calib.h"
+#include <vmsim/kernel.h>
 #include <vmsim/vcpu_profile.h>
 
 #ifndef BENCH_VERSION
@@ -43,6 +49,7 @@
 #define MIB (1024.0 * 1024.0)
 #define LLC_GUESS (32ul << 20)	/* the LLC when sysfs does not say */
 #define WALK_STEPS 7		/* walks of 1, 2, 4, ... 64 pages at once */
+#define CLEAR_WINDOW (2ul << 20) /* the fault probe's window: 512 pages */
 
 static const char *dist_key[CALIB_NR_DIST] = {
 	"smt_sibling", "same_socket", "other_socket",
@@ -68,12 +75,17 @@ struct result {
 	double ipi_call;
 	int ipi_cpu;
 	size_t memory_bytes, clear_bytes, socket_clear_bytes, cached_bytes;
+	/* the host kernel's work (calib_kernel()), and a clear over its
+	 * window's 2 MiB, bytes per cycle */
+	struct calib_kernel kern;
+	double clear_window;
 	/* per distance: the median, range, pairs measured and found */
 	struct bench_range dist[CALIB_NR_DIST];
 	int dist_done[CALIB_NR_DIST], dist_found[CALIB_NR_DIST];
 };
 
 static const char *output;	/* --output, or NULL: stdout */
+static const char *kernel_output;	/* --kernel-output, or NULL: none */
 static struct calib_topo topo;
 static struct result res;
 
@@ -334,6 +346,32 @@ static void measure_ipi(void)
 	if (res.ipi_call > 0)
 		calib_progress("membarrier, expedited, to cpu%d: %.0f cycles",
 			       res.ipi_cpu, res.ipi_call);
+}
+
+/*
+ * The host kernel's own work, for a kernel profile: a write fault timed
+ * alone and MADV_DONTNEED of 512, 34 and 1 pages on the first CPU
+ * (calib_kernel()); and the clear inside such a fault: memset() of 4 KiB
+ * pages over the fault probe's 2 MiB, the cache that fault's clear finds
+ * (clear_cached cycles over a quarter of the LLC, which a virtual
+ * machine's sysfs may make hundreds of MiB).
+ */
+static void measure_host_kernel(void)
+{
+	struct calib_kernel *k = &res.kern;
+
+	res.clear_window = calib_clear(&res.first, 1, CLEAR_WINDOW);
+	calib_progress("clear_page, 1 core, over 2 MiB: %.2f bytes/cycle",
+		       res.clear_window);
+	calib_kernel(res.first, k);
+	calib_progress("the kernel: a fault alone %.0f cycles (%.0f less a "
+		       "present page's %.0f); MADV_DONTNEED of %d pages %.0f, "
+		       "of %d %.0f, of 1 untouched %.0f cycles a call",
+		       k->fig[CALIB_K_FAULT] - k->fig[CALIB_K_STORE],
+		       k->fig[CALIB_K_FAULT], k->fig[CALIB_K_STORE],
+		       CALIB_ZAP_PAGES, k->fig[CALIB_K_ZAP_512],
+		       CALIB_ZAP_FLUSH_PAGES, k->fig[CALIB_K_ZAP_34],
+		       k->fig[CALIB_K_ZAP_1]);
 }
 
 /* ---- the profile ------------------------------------------------------- */
@@ -655,10 +693,18 @@ static void print_handoff(FILE *f)
 		interval(other > 0 ? other : same));
 }
 
+/* Each of fault_entry and fault_exit: half of a write fault less its
+ * clear at the per-core rate, whole cycles. */
+static double fault_half(void)
+{
+	double fault = cycles(res.fault_write - CALIB_PAGE / res.clear_core);
+
+	return (double)(uint64_t)(fault / 2 + 0.5);
+}
+
 static void print_kernel(FILE *f)
 {
 	double clear = CALIB_PAGE / res.clear_core;
-	double fault = cycles(res.fault_write - clear);
 
 	comment(f, "fault_entry, fault_exit: a write fault on a fresh "
 		"anonymous 4 KiB page (%.0f) minus clearing the page at the "
@@ -667,8 +713,8 @@ static void print_kernel(FILE *f)
 		"allocation and PTE update too.  A read fault that maps the "
 		"zero page (no allocation, no clearing) costs %.0f.",
 		res.fault_write, clear, res.fault_read);
-	fprintf(f, "fault_entry = %.0f\nfault_exit = %.0f\n", fault / 2,
-		fault / 2);
+	fprintf(f, "fault_entry = %.0f\nfault_exit = %.0f\n", fault_half(),
+		fault_half());
 	comment(f, "syscall: syscall(SYS_getppid), call to return.");
 	fprintf(f, "syscall = %.0f\n", cycles(res.syscall));
 	comment(f, "futex_wake: a FUTEX_WAKE on cpu%d that wakes one thread "
@@ -712,6 +758,107 @@ static void print_ipi(FILE *f)
 	fprintf(f, "ipi = %.0f\n", interval((res.ipi_call - res.syscall) / 2));
 }
 
+/*
+ * struct host_kernel - what calib_kernel()'s figures come to, cycles
+ * @fault:	a write fault on a fresh page alone, its timing less
+ * @clear:	a 4 KiB clear over the fault probe's 2 MiB
+ * @fault_less_clear: @fault - @clear: the kernel's fault, trap in
+ * @entry_exit:	the profile's fault_entry + fault_exit
+ * @fault_steps: @fault_less_clear - @entry_exit, at least 0: what a
+ *		kernel profile's fault-path keys are left to hold
+ * @zap_page:	a 512-page MADV_DONTNEED call / 512
+ * @slope:	a page more zapped, from 34 to 512 pages
+ * @flush:	a flushing call's fixed cost beyond a call that zaps
+ *		nothing: the 34-page call, less 34 pages at @slope, less
+ *		@call
+ * @call:	MADV_DONTNEED of a page never touched, the call's fixed cost
+ * @syscall_mm:	@call less the system call, at least 0
+ * @release:	uname -r
+ */
+struct host_kernel {
+	double fault, clear, fault_less_clear, entry_exit, fault_steps;
+	double zap_page, slope, flush, call, syscall_mm;
+	char release[sizeof(((struct utsname *)0)->release)];
+};
+
+static void host_kernel_of(struct host_kernel *h)
+{
+	const double *fig = res.kern.fig;
+	struct utsname u;
+
+	h->fault = cycles(fig[CALIB_K_FAULT] - fig[CALIB_K_STORE]);
+	h->clear = CALIB_PAGE / res.clear_window;
+	h->fault_less_clear = cycles(h->fault - h->clear);
+	h->entry_exit = 2 * fault_half();
+	h->fault_steps = cycles(h->fault_less_clear - h->entry_exit);
+	h->zap_page = fig[CALIB_K_ZAP_512] / CALIB_ZAP_PAGES;
+	h->slope = cycles((fig[CALIB_K_ZAP_512] - fig[CALIB_K_ZAP_34]) /
+			  (CALIB_ZAP_PAGES - CALIB_ZAP_FLUSH_PAGES));
+	h->call = fig[CALIB_K_ZAP_1];
+	h->flush = cycles(fig[CALIB_K_ZAP_34] -
+			  CALIB_ZAP_FLUSH_PAGES * h->slope - h->call);
+	h->syscall_mm = cycles(h->call - res.syscall);
+	if (uname(&u))
+		strcpy(u.release, "?");
+	strcpy(h->release, u.release);
+}
+
+/*
+ * The host kernel's work, as comments: the profile has no keys for it;
+ * a kernel profile (vmsim/kernel.h, --kernel-output) has.
+ */
+static void print_host_kernel(FILE *f)
+{
+	const struct calib_kernel *k = &res.kern;
+	struct host_kernel h;
+
+	host_kernel_of(&h);
+	fputs("# The host kernel's work (for a kernel profile, "
+	      "vmsim/kernel.h):\n", f);
+	comment(f, "Linux %s.  One thread on cpu%d, over private anonymous "
+		"4 KiB pages (huge pages advised against): a window of %d "
+		"pages across two 2 MiB page tables whose other pages stay "
+		"faulted, so that no zap empties a table (PT reclaim); the "
+		"median over %d batches of %d rounds, each every measure once.",
+		h.release, res.first, CALIB_ZAP_PAGES, k->batches,
+		k->rounds / (k->batches ? k->batches : 1));
+	comment(f, "A fault, %.0f: a store to a fresh page of the window, "
+		"timed alone between two rdtsc (%.0f), less the same timed "
+		"store to the page once present (%.0f); the mean of a batch's "
+		"faults, which holds the pages a fault now and then moves from "
+		"the buddy lists and to the LRU.", h.fault,
+		k->fig[CALIB_K_FAULT], k->fig[CALIB_K_STORE]);
+	comment(f, "A clear, %.0f: memset() of a 4 KiB page, cycling over 2 "
+		"MiB as the window's faults do (%.3f bytes a cycle): the cache "
+		"the fault's own clear finds.", h.clear, res.clear_window);
+	comment(f, "The fault less the clear, %.0f: the kernel's fault, its "
+		"trap and return in; the fault_entry + fault_exit above, %.0f, "
+		"are the same work measured another way (a loop of faults, the "
+		"clear at the per-core rate).", h.fault_less_clear,
+		h.entry_exit);
+	comment(f, "madvise(MADV_DONTNEED) of %d faulted pages: %.0f a page "
+		"(%.0f a call, whole-TLB flush); of %d: %.0f a call (just "
+		"over the %d-page ceiling of single-page flushes: a whole-TLB "
+		"flush); of 1 page never touched: %.0f a call, no page table "
+		"under it, nothing to zap or flush: the call's fixed cost (%.0f "
+		"beyond syscall).  Every zap follows %d fresh faults elsewhere, "
+		"so that the CPU's LRU batch holds none of its pages and it "
+		"frees all of them.", CALIB_ZAP_PAGES, h.zap_page,
+		k->fig[CALIB_K_ZAP_512], CALIB_ZAP_FLUSH_PAGES,
+		k->fig[CALIB_K_ZAP_34], CALIB_ZAP_FLUSH_PAGES - 1, h.call,
+		h.syscall_mm, CALIB_ZAP_SPILL_PAGES);
+	comment(f, "A page zapped, released and freed: %.0f, the slope from "
+		"%d to %d pages, (%.0f - %.0f) / %d.", h.slope,
+		CALIB_ZAP_FLUSH_PAGES, CALIB_ZAP_PAGES, k->fig[CALIB_K_ZAP_512],
+		k->fig[CALIB_K_ZAP_34], CALIB_ZAP_PAGES - CALIB_ZAP_FLUSH_PAGES);
+	comment(f, "A flush's fixed cost: %.0f, the %d-page call less %d "
+		"pages at the slope less the 1-page call: the whole-TLB flush "
+		"and what a call that frees pages does once (the gather's "
+		"batch page beyond its first few pages, the memcg uncharge, "
+		"the per-CPU list's lock).", h.flush, CALIB_ZAP_FLUSH_PAGES,
+		CALIB_ZAP_FLUSH_PAGES);
+}
+
 static void print_profile(FILE *f)
 {
 	int d;
@@ -726,6 +873,206 @@ static void print_profile(FILE *f)
 	print_prefetch(f);
 	print_kernel(f);
 	print_ipi(f);
+	print_host_kernel(f);
+}
+
+/* ---- the kernel profile (--kernel-output) ------------------------------ */
+
+/* The cycles keys of a kernel profile, by enum vs_kernel_step. */
+static const char *const step_key[VS_KSTEP_NR] = {
+	[VS_KSTEP_FAULT] = "cycles_fault",
+	[VS_KSTEP_ANON] = "cycles_anon",
+	[VS_KSTEP_ALLOC] = "cycles_alloc",
+	[VS_KSTEP_FREE] = "cycles_free",
+	[VS_KSTEP_REFILL] = "cycles_pcp_refill",
+	[VS_KSTEP_DRAIN] = "cycles_pcp_drain",
+	[VS_KSTEP_LRU_ADD] = "cycles_lru_add",
+	[VS_KSTEP_ZAP_PTE] = "cycles_zap_pte",
+	[VS_KSTEP_RELEASE] = "cycles_release",
+	[VS_KSTEP_TLB_LOCAL] = "cycles_tlb_local",
+	[VS_KSTEP_TLB_PAGE] = "cycles_tlb_page",
+	[VS_KSTEP_TLB_IPI] = "cycles_tlb_ipi",
+	[VS_KSTEP_IPI_SEND] = "cycles_ipi_send",
+	[VS_KSTEP_SYSCALL_MM] = "cycles_syscall_mm",
+};
+
+/* The steps a measured sum is spread over, in their ratios; -1 ends. */
+static const int zap_steps[] = {
+	VS_KSTEP_ZAP_PTE, VS_KSTEP_RELEASE, VS_KSTEP_FREE, VS_KSTEP_DRAIN, -1,
+};
+static const int fault_steps[] = {
+	VS_KSTEP_FAULT, VS_KSTEP_ANON, VS_KSTEP_ALLOC, VS_KSTEP_LRU_ADD,
+	VS_KSTEP_REFILL, -1,
+};
+
+/*
+ * The built-in kernel profile to start from: the running kernel's
+ * major.minor where one is built in, else VS_KERNEL_DEFAULT.  Return:
+ * whether it is the running kernel's.
+ */
+static bool base_kernel(struct vs_kernel *k, const char *release)
+{
+	char version[VS_KERNEL_NAME_MAX + 1], err[256];
+	unsigned int major, minor;
+
+	if (sscanf(release, "%u.%u", &major, &minor) == 2) {
+		snprintf(version, sizeof(version), "%u.%u", major, minor);
+		if (!vs_kernel_load(k, version, NULL, 0))
+			return true;
+	}
+	if (vs_kernel_load(k, VS_KERNEL_DEFAULT, err, sizeof(err)))
+		calib_die("bug: the built-in kernel %s does not load: %s",
+			  VS_KERNEL_DEFAULT, err);
+	return false;
+}
+
+/* @k's cycles of @steps scaled to sum to @target, their ratios kept,
+ * each to the whole cycle.  Return: the factor. */
+static double scale_steps(struct vs_kernel *k, const int *steps,
+			  double target)
+{
+	double sum = 0, factor;
+	int i;
+
+	for (i = 0; steps[i] >= 0; i++)
+		sum += k->cycles[steps[i]];
+	factor = sum > 0 ? target / sum : 0;
+	for (i = 0; steps[i] >= 0; i++)
+		k->cycles[steps[i]] = (uint32_t)(k->cycles[steps[i]] * factor +
+						 0.5);
+	return factor;
+}
+
+/* "key = value" of each cycles key of @steps, after a comment saying
+ * what it was in @base and by what it was scaled. */
+static void print_scaled(FILE *f, const struct vs_kernel *k,
+			 const struct vs_kernel *base, const int *steps,
+			 double factor)
+{
+	int i, s;
+
+	for (i = 0; steps[i] >= 0; i++) {
+		s = steps[i];
+		comment(f, "%s: %s's %u x %.3f.", step_key[s], base->name,
+			base->cycles[s], factor);
+		fprintf(f, "%s = %u\n", step_key[s], k->cycles[s]);
+	}
+}
+
+static void print_kernel_profile(FILE *f)
+{
+	struct vs_kernel base, k;
+	struct host_kernel h;
+	double zap_factor, fault_factor;
+	bool own;
+	int s;
+
+	host_kernel_of(&h);
+	own = base_kernel(&base, h.release);
+	k = base;
+	zap_factor = scale_steps(&k, zap_steps, h.slope);
+	fault_factor = scale_steps(&k, fault_steps, h.fault_steps);
+	k.cycles[VS_KSTEP_SYSCALL_MM] = (uint32_t)(h.syscall_mm + 0.5);
+	comment(f, "vmsim kernel profile \"host\": Linux %s as vcpu-calibrate "
+		"%s measured it on cpu%d (docs/man/vcpu-calibrate.1), in the "
+		"cycles of its machine profile (ghz = %.3f).  Batch sizes and "
+		"the cycles not measured are those of the built-in kernel %s, "
+		"%s.", h.release, BENCH_VERSION, res.first, res.ghz, base.name,
+		own ? "the running kernel's version" : "the default: no built-in "
+		"profile has the running kernel's version");
+	fputs("version = host\n", f);
+	comment(f, "Batch sizes: %s's.", base.name);
+	fprintf(f, "pcp_batch = %u\npcp_high = %u\nlru_batch = %u\n"
+		"lru_lock_batch = %u\nvmstat_threshold_max = %u\n"
+		"rss = %s\nrss_threshold = %u\nmemcg = %s\n"
+		"gather_local = %u\ngather_batch = %u\ngather_batches = %u\n"
+		"tlb_single_page_ceiling = %u\ndontneed_drains_lru = %u\n",
+		k.pcp_batch, k.pcp_high, k.lru_batch, k.lru_lock_batch,
+		k.vmstat_threshold_max,
+		k.rss == VS_RSS_PERCPU ? "percpu" : "task-events",
+		k.rss_threshold,
+		k.memcg == VS_MEMCG_DATA ? "memcg_data" : "page_cgroup",
+		k.gather_local, k.gather_batch, k.gather_batches,
+		k.tlb_single_page_ceiling, k.dontneed_drains_lru);
+	comment(f, "The zap path, scaled together to sum to a page zapped, "
+		"released and freed: %.0f, the slope of madvise(MADV_DONTNEED) "
+		"from %d to %d faulted pages (%.0f and %.0f a call), each page "
+		"freed by the zap (none in the CPU's LRU batch).  "
+		"cycles_pcp_drain is charged only for the pages that go back to "
+		"the buddy lists, so the model's zap of a page costs less than "
+		"the slope while the per-CPU list keeps them.", h.slope,
+		CALIB_ZAP_FLUSH_PAGES, CALIB_ZAP_PAGES,
+		res.kern.fig[CALIB_K_ZAP_34], res.kern.fig[CALIB_K_ZAP_512]);
+	print_scaled(f, &k, &base, zap_steps, zap_factor);
+	comment(f, "The fault path, scaled together to sum to %.0f: a write "
+		"fault on a fresh page timed alone, less its clear over 2 MiB "
+		"(%.0f - %.0f = %.0f), less the machine profile's fault_entry + "
+		"fault_exit (%.0f), at least 0.  Counted twice otherwise: "
+		"vcpu-calibrate's fault_entry and fault_exit are a write fault "
+		"less its clear too, so they already hold every one of these "
+		"steps, and the model charges a fault fault_entry + fault_exit "
+		"+ these steps + the clear.  So these keys hold only what the "
+		"two measures of the same work differ by, not the steps' own "
+		"cost; with the host machine profile the charges add up to "
+		"this fault.  With a machine profile whose fault_entry and "
+		"fault_exit are the trap alone, these keys should sum to %.0f "
+		"less those two.", h.fault_steps, h.fault, h.clear,
+		h.fault_less_clear, h.entry_exit, h.fault_less_clear);
+	print_scaled(f, &k, &base, fault_steps, fault_factor);
+	comment(f, "cycles_syscall_mm: madvise(MADV_DONTNEED) of 1 page never "
+		"touched, no page table under it (%.0f a call), less syscall "
+		"(getppid, %.0f).", h.call, res.syscall);
+	fprintf(f, "cycles_syscall_mm = %u\n", k.cycles[VS_KSTEP_SYSCALL_MM]);
+	comment(f, "Not measured, %s's: the TLB flush and the IPI.  For "
+		"comparison, a flushing MADV_DONTNEED's fixed cost here is %.0f "
+		"(the %d-page call less %d pages at the slope less the 1-page "
+		"call): cycles_tlb_local and the gather's batch page.",
+		base.name, h.flush, CALIB_ZAP_FLUSH_PAGES,
+		CALIB_ZAP_FLUSH_PAGES);
+	for (s = VS_KSTEP_TLB_LOCAL; s <= VS_KSTEP_IPI_SEND; s++)
+		fprintf(f, "%s = %u\n", step_key[s], k.cycles[s]);
+}
+
+/* @len bytes of @text to @path (stdout where NULL), or exit 1. */
+static void write_text(const char *path, const char *text, size_t len)
+{
+	FILE *f = path ? fopen(path, "w") : stdout;
+
+	if (!f)
+		calib_die("%s: %s", path, strerror(errno));
+	if (fwrite(text, 1, len, f) != len || fflush(f) || ferror(f) ||
+	    (path && fclose(f)))
+		calib_die("writing %s: %s", path ? path : "stdout",
+			  strerror(errno));
+}
+
+/*
+ * The kernel profile, built in memory, checked with vs_kernel_parse(),
+ * written, then loaded from the file with vs_kernel_load() as every vmsim
+ * program would (a path: "./" before a name without a '/').  A profile
+ * either refuses is a bug here.
+ */
+static void write_kernel_profile(void)
+{
+	char *text = NULL, err[256], path[4096];
+	struct vs_kernel k;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		calib_die("open_memstream: %s", strerror(errno));
+	print_kernel_profile(f);
+	if (fclose(f))
+		calib_die("the kernel profile in memory: %s", strerror(errno));
+	if (vs_kernel_parse(&k, text, err, sizeof(err)))
+		calib_die("bug: vs_kernel_parse() refuses the kernel profile, "
+			  "so it is not written: %s", err);
+	write_text(kernel_output, text, len);
+	free(text);
+	snprintf(path, sizeof(path), "%s%s",
+		 strchr(kernel_output, '/') ? "" : "./", kernel_output);
+	if (vs_kernel_load(&k, path, err, sizeof(err)))
+		calib_die("bug: vs_kernel_load() refuses %s: %s", path, err);
 }
 
 /* ---- options and main -------------------------------------------------- */
@@ -734,16 +1081,19 @@ static void set_option(int key, char *arg)
 {
 	FILE *f;
 
-	if (key != BENCH_OPT_OUTPUT)
+	if (key != BENCH_OPT_OUTPUT && key != BENCH_OPT_KERNEL_OUTPUT)
 		return;
 	/* Opened to append, so that a bad path is said now and an old
 	 * profile stays until the new one is written. */
 	f = fopen(arg, "a");
 	if (!f)
-		bench_usage_error("--output: cannot write '%s': %s", arg,
-				  strerror(errno));
+		bench_usage_error("%s: cannot write '%s': %s",
+				  bench_opt_name(key), arg, strerror(errno));
 	fclose(f);
-	output = arg;
+	if (key == BENCH_OPT_OUTPUT)
+		output = arg;
+	else
+		kernel_output = arg;
 }
 
 static const char about[] =
@@ -752,13 +1102,17 @@ static const char about[] =
 "each pair of CPUs, a line all CPUs add to at once, a cache hit,\n"
 "memory, an RMW, a fence, a PAUSE, an IPI,\n"
 "clear_page bandwidth, the prefetcher, a system call, a page fault,\n"
-"a futex wake-up and a context switch.  Progress goes to stderr, the\n"
+"a futex wake-up and a context switch; and the host kernel's own work\n"
+"on a fault and on MADV_DONTNEED, in comments and, with\n"
+"--kernel-output, as a kernel profile.  Progress goes to stderr, the\n"
 "profile, once vmsim's parser has read it back, to stdout or FILE.\n";
 
 static const struct bench_opt opts[] = {
 	{ BENCH_OPT_DURATION, NULL, NULL },
 	{ BENCH_OPT_OUTPUT, "write the profile to FILE (default stdout)",
 	  NULL },
+	{ BENCH_OPT_KERNEL_OUTPUT, "also write a kernel profile of the host "
+	  "kernel to FILE\n(vmsim/kernel.h)", NULL },
 	{ 0, NULL, NULL },
 };
 
@@ -792,13 +1146,7 @@ static void write_profile(void)
 	if (fclose(f))
 		calib_die("the profile in memory: %s", strerror(errno));
 	check_profile(text);
-	f = output ? fopen(output, "w") : stdout;
-	if (!f)
-		calib_die("%s: %s", output, strerror(errno));
-	if (fwrite(text, 1, len, f) != len || fflush(f) || ferror(f) ||
-	    (output && fclose(f)))
-		calib_die("writing %s: %s", output ? output : "stdout",
-			  strerror(errno));
+	write_text(output, text, len);
 	free(text);
 }
 
@@ -821,6 +1169,9 @@ int main(int argc, char **argv)
 	measure_handoff();
 	measure_ipi();
 	measure_prefetch();
+	measure_host_kernel();
 	write_profile();
+	if (kernel_output)
+		write_kernel_profile();
 	return 0;
 }
