@@ -409,6 +409,8 @@ static void task_body(struct vs_workload_task *t)
 		hooks(w)->task_start(t);
 	t->err = w->cfg.ops->serial ? serial_loop(t) : free_loop(t);
 	t->end_ns = vs_workload_now_ns();
+	if (hooks(w)->task_end)
+		hooks(w)->task_end(t);
 	w->running--;				/* bookkeeping */
 }
 

@@ -171,7 +171,11 @@ struct vs_workload_ops {
 
 /**
  * struct vs_workload_hooks - what a tool sees of a run, each optional
- * @task_start: on the task, before its first pass (name it, pin it)
+ * @task_start: on the task, before its first pass (name it, pin it,
+ *              start its clock)
+ * @task_end: on the task, after its last pass, its @pages and @passes
+ *            final (stop its clock, read its counters); the time it
+ *            takes is not in the measured phase
  * @touch_begin, @touch_end: around each vs_workload_touch()
  * @span: a phase that took [@t0_ns, @t1_ns): "setup", "serial",
  *        "teardown"
@@ -187,6 +191,7 @@ struct vs_workload_ops {
  */
 struct vs_workload_hooks {
 	void (*task_start)(struct vs_workload_task *t);
+	void (*task_end)(struct vs_workload_task *t);
 	void (*touch_begin)(struct vs_workload_task *t);
 	void (*touch_end)(struct vs_workload_task *t);
 	void (*span)(struct vs_workload *w, const char *name, uint64_t t0_ns,

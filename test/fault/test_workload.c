@@ -147,12 +147,21 @@ static const struct vs_workload_ops stripes_ops = {
 };
 
 /* What the hooks saw. */
-static vs_atomic32_t starts, measures_begun, measures_ended, spans;
+static vs_atomic32_t starts, ends, end_passes, end_pages, measures_begun,
+		     measures_ended, spans;
 
 static void h_task_start(struct vs_workload_task *t)
 {
 	(void)t;
 	starts++;			/* a real atomic: no event */
+}
+
+/* A task's counters are final at its end: their sums are the result's. */
+static void h_task_end(struct vs_workload_task *t)
+{
+	ends++;
+	end_passes += (uint32_t)t->passes;
+	end_pages += (uint32_t)t->pages;
 }
 
 static void h_measure(struct vs_workload *w, bool end)
@@ -175,13 +184,15 @@ static void h_span(struct vs_workload *w, const char *name, uint64_t t0,
 
 static const struct vs_workload_hooks test_hooks = {
 	.task_start = h_task_start,
+	.task_end = h_task_end,
 	.measure = h_measure,
 	.span = h_span,
 };
 
 static void hooks_reset(void)
 {
-	starts = measures_begun = measures_ended = spans = 0;
+	starts = ends = end_passes = end_pages = 0;
+	measures_begun = measures_ended = spans = 0;
 }
 
 START_TEST(test_own_workload)
@@ -208,6 +219,9 @@ START_TEST(test_own_workload)
 	ck_assert_uint_eq(r.st.faults, r.faults);
 	ck_assert_uint_gt(r.ns, 0);
 	ck_assert_uint_eq(starts, NR_TASKS);
+	ck_assert_uint_eq(ends, NR_TASKS);
+	ck_assert_uint_eq(end_passes, r.passes);
+	ck_assert_uint_eq(end_pages, r.pages);
 	ck_assert_uint_eq(measures_begun, 1);
 	ck_assert_uint_eq(measures_ended, 1);
 	/* setup, teardown and each serial phase */
@@ -231,6 +245,31 @@ START_TEST(test_one_pass)
 	ck_assert_uint_eq(st.serials, 1);
 	ck_assert_uint_eq(r.passes, NR_TASKS);
 	ck_assert_uint_eq(r.faults, STRIPES * NR_TASKS);
+}
+END_TEST
+
+/* Without a serial phase each task leaves on its own: the hooks see
+ * every task start and end, and the ends' counters add up. */
+START_TEST(test_free_hooks)
+{
+	struct vs_workload_ops ops = stripes_ops;
+	struct vs_workload_config c = {
+		.ops = &ops, .nr_tasks = NR_TASKS,
+		.strategy = VS_FAULT_PERVMA, .hooks = &test_hooks,
+	};
+	struct vs_workload_result r;
+
+	ops.serial = NULL;
+	vs_thread_attach();
+	hooks_reset();
+	ck_assert_int_eq(vs_workload_run(&c, &r), 0);
+	ck_assert_uint_eq(r.passes, NR_TASKS);
+	ck_assert_uint_eq(r.pages, STRIPES * NR_TASKS);
+	ck_assert_uint_eq(starts, NR_TASKS);
+	ck_assert_uint_eq(ends, NR_TASKS);
+	ck_assert_uint_eq(end_passes, r.passes);
+	ck_assert_uint_eq(end_pages, r.pages);
+	ck_assert_uint_eq(measures_ended, 1);
 }
 END_TEST
 
@@ -404,7 +443,8 @@ Suite *workload_suite(void)
 	tc = vs_test_tcase(s, "barrier");
 	vs_test_add(tc, test_barrier_orders, test_barrier_bad);
 	tc = vs_test_tcase(s, "own");
-	vs_test_add(tc, test_own_workload, test_one_pass, test_pass_error);
+	vs_test_add(tc, test_own_workload, test_one_pass, test_free_hooks,
+		    test_pass_error);
 	tc = vs_test_tcase(s, "builtin");
 	vs_test_add_loop(tc, 8, test_builtin);
 	vs_test_add_loop(tc, 4, test_builtin_uffd, test_builtin_host);

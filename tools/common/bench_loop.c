@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/common/bench_loop.c - the multi-fault loop's measurements and
- * rows, for faultbench and uffd-floor.  bench_loop.h documents each
- * function that is not static here.
+ * tools/common/bench_loop.c - the hooks of faultbench's and uffd-floor's
+ * runs of vmsim/workload.h, and their rows over rounds.  bench_loop.h
+ * documents each function that is not static here.
  */
 #include <stdint.h>
 
@@ -22,37 +22,85 @@ size_t bench_pool_pages(unsigned int nr)
 
 /* ---- one measurement -------------------------------------------------- */
 
-int bench_loop_begin(struct bench_loop_worker *l)
+/* What a measurement's hooks find in their arg. */
+struct loop_run {
+	char *task;
+	size_t size;
+	void (*task_end)(struct vs_workload_task *t);
+};
+
+static struct bench_loop_task *record(struct vs_workload_task *t)
 {
-	l->b.err = bench_wait_go();
-	if (!l->b.err)
-		l->t0 = uv_hrtime();
-	return l->b.err;
+	return t->priv;
 }
 
-int bench_loop_measure(void *w, size_t size, unsigned int nr,
-		       void *(*fn)(void *))
+/* On the task, before its first pass: its record, then its clock. */
+static void loop_task_start(struct vs_workload_task *t)
 {
-	int err = bench_start(w, size, nr, fn);
+	const struct loop_run *r = t->w->cfg.hooks->arg;
 
-	if (err)
-		return err;
-	vs_rcu_thread_offline();
-	bench_run(bench_std.duration_ms);
-	err = bench_join(w, size, nr);
-	vs_rcu_thread_online();
+	t->priv = r->task + t->id * r->size;
+	record(t)->t0 = uv_hrtime();
+}
+
+/* On the task, after its last pass: its clock first. */
+static void loop_task_end(struct vs_workload_task *t)
+{
+	const struct loop_run *r = t->w->cfg.hooks->arg;
+	struct bench_loop_task *l = record(t);
+
+	l->t1 = uv_hrtime();
+	l->pages = (uint64_t)t->pages;
+	l->passes = t->passes;
+	if (r->task_end)
+		r->task_end(t);
+}
+
+/*
+ * The main thread, about every 100 ms: run the libuv loop's ready
+ * callbacks, without waiting.  A SIGINT since the last look raises
+ * bench_stop (bench.c), which the runner reads after every pass.
+ */
+static void loop_tick(struct vs_workload *w, uint64_t elapsed_ns,
+		      unsigned long pages)
+{
+	(void)w;
+	(void)elapsed_ns;
+	(void)pages;
+	uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+}
+
+int bench_loop_measure(struct vs_workload_config *c, void *task, size_t size,
+		       void (*task_end)(struct vs_workload_task *t),
+		       struct vs_workload_result *res)
+{
+	struct loop_run r = { task, size, task_end };
+	const struct vs_workload_hooks hooks = {
+		.task_start = loop_task_start,
+		.task_end = loop_task_end,
+		.tick = loop_tick,
+		.arg = &r,
+	};
+	int err;
+
+	vs_write_once(&bench_stop, 0);
+	c->duration_ns = (uint64_t)bench_std.duration_ms * 1000000ULL;
+	c->stop = &bench_stop;
+	c->hooks = &hooks;
+	err = vs_workload_run(c, res);
+	c->hooks = NULL;		/* they were this frame's */
 	return err;
 }
 
-void bench_loop_summarise(const void *w, size_t size, unsigned int nr,
+void bench_loop_summarise(const void *task, size_t size, unsigned int nr,
 			  const uint64_t *faults, struct bench_loop_sample *s)
 {
 	uint64_t ns = 0, pages = 0, start = UINT64_MAX, end = 0, n;
-	const struct bench_loop_worker *l;
+	const struct bench_loop_task *l;
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
-		l = (const void *)((const char *)w + i * size);
+		l = (const void *)((const char *)task + i * size);
 		ns += l->t1 - l->t0;
 		pages += l->pages;
 		start = l->t0 < start ? l->t0 : start;

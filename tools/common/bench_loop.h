@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/common/bench_loop.h - what faultbench and uffd-floor share: the
- * multi-fault loop over one 2 MiB slice per faulting thread, timed on
- * each thread, and its rows measured over rounds.
+ * tools/common/bench_loop.h - what faultbench and uffd-floor add to a
+ * run of the library's fault loop (vmsim/workload.h): one 2 MiB slice
+ * per faulting task, each task's own clock, and their rows measured
+ * over rounds.
  *
- * A faulting thread writes every page of its slice, zaps the slice and
- * goes round again until bench_stop.  A measurement gives faults/s over
- * the wall time, from the first thread's start to the last one's end,
- * and ns per fault per thread: the threads' summed loop times over the
+ * The loop is vs_workload_run()'s; a tool gives it a workload of its
+ * own (struct vs_workload_ops) whose pass writes every page of the
+ * task's slice and zaps it, with no serial phase: each task goes round
+ * alone until --duration is over.  A measurement gives faults/s over
+ * the wall time, from the first task's start to the last one's end,
+ * and ns per fault per task: the tasks' summed loop times over the
  * faults, the zaps included.  A tool lists its rows, one per thing it
  * measures, and bench_loop_run() measures each once a round, --repeat
  * rounds, interleaved; a row then has its median and range over the
  * rounds and the sample of its median round:
  *
+ *   struct task { struct bench_loop_task l; ... };	(t->priv)
  *   struct row { struct bench_loop_row loop; int strategy; ... };
  *   struct sample { struct bench_loop_sample loop; ... };
+ *
+ *   ret = bench_loop_measure(&cfg, tasks, sizeof(tasks[0]), NULL, &res);
+ *   bench_loop_summarise(tasks, sizeof(tasks[0]), nr, NULL, &s->loop);
  *
  *   struct bench_loop_rows t = { .row = rows, .size = sizeof(rows[0]),
  *				 .nr = nr_rows };
@@ -22,8 +29,7 @@
  *   ... rows[i].loop.faults_per_s.med ...
  *   bench_loop_free(&t);
  *
- * Main thread only, but bench_loop_begin() and the workers' fields,
- * which are the workers'.
+ * Main thread only, but the tasks' records, which are the tasks'.
  */
 #ifndef VS_TOOLS_BENCH_LOOP_H
 #define VS_TOOLS_BENCH_LOOP_H
@@ -45,22 +51,23 @@ size_t bench_pool_pages(unsigned int nr);
 /* ---- one measurement -------------------------------------------------- */
 
 /*
- * struct bench_loop_worker - the first member of a tool's worker
- * @b:		the timed run's (bench.h), first
- * @pages:	pages the thread wrote to, one fault each
+ * struct bench_loop_task - the first member of a tool's record of a
+ * task, which the task's priv points at from its start on
  * @t0, @t1:	uv_hrtime() around its loop
+ * @pages:	pages it touched (vs_workload_touch()), one fault each
+ * @passes:	passes it finished
  */
-struct bench_loop_worker {
-	struct bench_worker b;
-	uint64_t pages;
+struct bench_loop_task {
 	uint64_t t0, t1;
+	uint64_t pages;
+	uint64_t passes;
 };
 
 /*
  * struct bench_loop_sample - the first member of a tool's sample
- * @faults_per_s: all faulting threads, over the wall time
- * @ns_per_fault: the threads' summed loop times over the faults
- * @pages:	pages written to, summed over the threads
+ * @faults_per_s: all faulting tasks, over the wall time
+ * @ns_per_fault: the tasks' summed loop times over the faults
+ * @pages:	pages written to, summed over the tasks
  */
 struct bench_loop_sample {
 	double faults_per_s;
@@ -69,36 +76,36 @@ struct bench_loop_sample {
 };
 
 /**
- * bench_loop_begin - a worker's start: bench_wait_go(), then the clock
- * @l:		the worker's bench_loop_worker
+ * bench_loop_measure - one measurement: vs_workload_run() of @c for
+ * --duration, until then or SIGINT
+ * @c:		the run; its duration, stop flag and hooks are set here
+ * @task:	@c->nr_tasks records of @size bytes, each beginning with a
+ *		struct bench_loop_task, zeroed: task i's priv points at
+ *		the i-th from its start on, and its figures land there
+ * @task_end:	on each task after its last pass, once its record is
+ *		filled in (read the thread's own counters), or NULL
+ * @res:	receives what the run counted
  *
- * Context: the worker's thread, first thing.
- * Return: 0, or the error of bench_wait_go() (in @l->b.err too): then
- * the worker leaves at once.
+ * The hooks time each task on its own thread and, about every 100 ms,
+ * poll the libuv loop of bench_control_init(), whose SIGINT watcher
+ * raises bench_stop (bench_interrupted): the run ends at the end of a
+ * pass.  The runner keeps the main thread offline for RCU while the
+ * tasks run.
+ * Context: the main thread, attached (vs_thread_attach()), after
+ * bench_control_init().
+ * Return: as vs_workload_run().
  */
-int bench_loop_begin(struct bench_loop_worker *l);
+int bench_loop_measure(struct vs_workload_config *c, void *task, size_t size,
+		       void (*task_end)(struct vs_workload_task *t),
+		       struct vs_workload_result *res);
 
 /**
- * bench_loop_measure - one measurement of @nr workers: bench_start(),
- * bench_run() for --duration, bench_join()
- * @w, @size, @fn: as bench_start()'s; each worker begins with a struct
- *		bench_loop_worker
- *
- * The main thread is offline for RCU while it waits: under qsbr it would
- * hold up the grace periods of the workers (a writer's, those that free
- * VMAs).
- * Context: the main thread, attached (vs_thread_attach()).
- * Return: as bench_start(), or as bench_join().
- */
-int bench_loop_measure(void *w, size_t size, unsigned int nr,
-		       void *(*fn)(void *));
-
-/**
- * bench_loop_summarise - @s from the faulting workers @w[0..@nr)
+ * bench_loop_summarise - @s from the faulting tasks' records
+ * @task[0..@nr)
  * @faults:	the faults counted over the measurement, or NULL: one a
  *		page written to
  */
-void bench_loop_summarise(const void *w, size_t size, unsigned int nr,
+void bench_loop_summarise(const void *task, size_t size, unsigned int nr,
 			  const uint64_t *faults, struct bench_loop_sample *s);
 
 /* ---- rows over rounds ------------------------------------------------- */

@@ -7,12 +7,13 @@
  * A measurement maps T 2 MiB slices of anonymous private memory, one
  * per faulting thread: each its own VMA, 2 MiB apart (will-it-scale's
  * page_fault1 shape), or with --mapping shared one VMA holding them all
- * (Kamezawa's multi-fault shape), and starts the T threads (and with --writer
- * mmap one more thread that maps and unmaps a page far away, in a
- * loop) together.  Each faulting thread writes one byte per page of its
- * slice (vs_access(), one fault per page), zaps the slice with
- * MADV_DONTNEED, and goes round again until a libuv timer on the main
- * thread raises the stop flag.  Faults are what vs_fault_stats counts.
+ * (Kamezawa's multi-fault shape), and runs the loop of vmsim/workload.h
+ * (vs_workload_run()) on T tasks (and with --writer mmap one more, which
+ * maps and unmaps a page far away, in a loop), started together.  Each
+ * faulting task writes one byte per page of its slice (one fault per
+ * page), zaps the slice with MADV_DONTNEED, and goes round again until
+ * --duration is over; no barrier, each on its own.  Faults are what
+ * vs_fault_stats counts.
  * Every row is measured once a round, --repeat rounds, so that drift
  * hits every row alike; a row reports the median over the rounds and a
  * target the median of its per-round ratios.
@@ -58,7 +59,20 @@ static struct {
 	const char *kernel;	/* --kernel; NULL: vmsim's default */
 } opt;
 
-/* ---- the timed loops ------------------------------------------------ */
+/* ---- the workload: each task its own slice, no barrier --------------- */
+
+/*
+ * faultbench's loop, as a workload of vmsim/workload.h that
+ * vs_workload_run() runs: faulting task i writes one byte to every page
+ * of slice i (one fault each: MADV_DONTNEED left no PTE) and zaps the
+ * slice itself, with no barrier and no serial phase, until --duration
+ * is over.  That is page_fault1's shape, not Kamezawa's: the built-in
+ * "multi-fault" has task 0 zap every slice between passes, all tasks
+ * waiting at a barrier, which would put the zaps outside the faulting
+ * tasks' time.  Here the zap is part of a pass; page_fault1 counts its
+ * munmap the same way.  With --writer mmap, task T (after the T
+ * faulting tasks) maps and unmaps a page far away, a pair a pass.
+ */
 
 /* The start of slice @i. */
 static unsigned long slice_base(unsigned int i)
@@ -67,77 +81,47 @@ static unsigned long slice_base(unsigned int i)
 					       2 * BENCH_SLICE_BYTES);
 }
 
-struct worker {
-	struct bench_loop_worker l;	/* first; its pages: faulting threads */
-	struct vs_mm *mm;
-	unsigned long base;	/* the slice; unused by the writer */
+/*
+ * struct task - a task's record (its priv, bench_loop_measure())
+ * @l:		first: its clock, pages and passes
+ * @writer:	the writer, not a faulting task
+ * @host:	the host's work in the steady state, on its thread
+ * @host_ops:	faults or pairs that @host covers
+ */
+struct task {
+	struct bench_loop_task l;
 	bool writer;
-	/* results */
-	uint64_t ops;		/* mmap+munmap pairs (the writer) */
-	struct bench_host host;	/* the host's work in the steady state */
-	uint64_t host_ops;	/* faults or pairs that @host covers */
+	struct bench_host host;
+	uint64_t host_ops;
 	bool host_on;
 };
 
 /*
- * One round of the multi-fault loop: a write to every page of the slice
- * (each a fault: MADV_DONTNEED left no PTE), then the zap.  The zap is
- * part of the round's time; page_fault1 counts it the same way.
- * Return: 0 or a negative errno.
- */
-static int fault_round(struct vs_mm *mm, unsigned long base)
-{
-	unsigned long a;
-	int err;
-
-	for (a = base; a < base + BENCH_SLICE_BYTES; a += VS_PAGE_SIZE) {
-		err = vs_access(mm, a, 1, 1);
-		if (err)
-			return err;
-	}
-	return vs_madvise(mm, base, BENCH_SLICE_BYTES, VS_MADV_DONTNEED);
-}
-
-/*
- * The host's work is counted from the second round of a faulting
- * thread on (its first round takes page frames of the pool that the
- * host has not yet given the process) and from the writer's 1000th
- * pair on (its object caches grow at first): the steady state.
+ * The host's work is counted from the second pass of a faulting task on
+ * (its first takes page frames of the pool that the host has not yet
+ * given the process) and from the writer's 1000th pair on (its object
+ * caches grow at first): the steady state.
  */
 #define HOST_WARM_FAULTS BENCH_SLICE_PAGES
 #define HOST_WARM_PAIRS 1000
 
-static void host_begin(struct worker *w, uint64_t ops)
+static void host_begin(struct task *k, uint64_t ops)
 {
-	bench_host_begin(&w->host);
-	w->host_ops = ops;
-	w->host_on = true;
+	bench_host_begin(&k->host);
+	k->host_ops = ops;
+	k->host_on = true;
 }
 
-static void host_end(struct worker *w, uint64_t ops)
+/* On the task after its last pass (bench_loop_measure()'s task_end). */
+static void host_end(struct vs_workload_task *t)
 {
-	if (!w->host_on)
+	struct task *k = t->priv;
+
+	if (!k->host_on)
 		return;
-	bench_host_end(&w->host);
-	w->host_ops = ops - w->host_ops;
-	w->host_on = false;
-}
-
-static void loop_fault(struct worker *w)
-{
-	uint64_t pages = 0;
-
-	do {
-		w->l.b.err = fault_round(w->mm, w->base);
-		if (w->l.b.err)
-			break;
-		pages += BENCH_SLICE_PAGES;
-		if (pages == HOST_WARM_FAULTS)
-			host_begin(w, pages);
-		bench_quiescent();
-	} while (!vs_read_once(&bench_stop));
-	w->l.pages = pages;
-	host_end(w, pages);
+	bench_host_end(&k->host);
+	k->host_ops = (k->writer ? k->l.passes : k->l.pages) - k->host_ops;
+	k->host_on = false;
 }
 
 /* One mmap+munmap of one anonymous page at WRITER_ADDR: the mmap_lock
@@ -154,37 +138,87 @@ static int writer_pair(struct vs_mm *mm)
 	return vs_munmap(mm, (unsigned long)a, VS_PAGE_SIZE);
 }
 
-/* @n pairs, or until bench_stop when @n is 0; w->ops counts them. */
-static void loop_writer_n(struct worker *w, uint64_t n)
+static int fb_pass(struct vs_workload_task *t)
 {
-	uint64_t ops = 0;
+	struct task *k = t->priv;
+	unsigned long base = slice_base(t->id);
+	int err;
 
-	do {
-		w->l.b.err = writer_pair(w->mm);
-		if (w->l.b.err)
-			break;
-		ops++;
-		if (!n && ops == HOST_WARM_PAIRS)
-			host_begin(w, ops);
-		bench_quiescent();
-	} while (n ? ops < n : !vs_read_once(&bench_stop));
-	w->ops = ops;
-	host_end(w, ops);
+	if (k->writer) {
+		err = writer_pair(t->mm);
+		if (!err && t->passes + 1 == HOST_WARM_PAIRS)
+			host_begin(k, HOST_WARM_PAIRS);
+		return err;
+	}
+	err = vs_workload_touch_range(t, base, BENCH_SLICE_BYTES);
+	if (!err)
+		err = vs_workload_zap(t->w, t->mm, base, BENCH_SLICE_BYTES);
+	if (!err && !t->passes)
+		host_begin(k, HOST_WARM_FAULTS);
+	return err;
 }
 
-static void *worker_main(void *arg)
+/*
+ * map_slices - @nr slices at BENCH_BASE in @mm, then one warm-up round
+ * over them (a write to every page, the zap), which allocates the PTE
+ * pages and the anon_vma, so that the timed passes see the steady
+ * state.
+ * Return: 0, or a negative errno and in *@what the step that failed.
+ */
+static int map_slices(struct vs_mm *mm, unsigned int nr, const char **what)
 {
-	struct worker *w = arg;
+	unsigned long a, base;
+	unsigned int i;
+	long ret;
+	int err = 0;
 
-	if (bench_loop_begin(&w->l))
-		return NULL;
-	if (w->writer)
-		loop_writer_n(w, 0);
-	else
-		loop_fault(w);
-	w->l.t1 = uv_hrtime();
-	return NULL;
+	*what = "vs_mmap";
+	for (i = 0; i < (opt.shared ? 1 : nr) && !err; i++) {
+		ret = vs_mmap(mm, slice_base(i), (opt.shared ? nr : 1) *
+			      BENCH_SLICE_BYTES, VS_PROT_READ | VS_PROT_WRITE,
+			      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
+			      NULL, 0);
+		err = ret < 0 ? (int)ret : 0;
+	}
+	*what = "warm-up round";
+	for (i = 0; i < nr && !err; i++) {
+		base = slice_base(i);
+		for (a = base; a < base + BENCH_SLICE_BYTES && !err;
+		     a += VS_PAGE_SIZE)
+			err = vs_access(mm, a, 1, 1);
+		if (!err)
+			err = vs_madvise(mm, base, BENCH_SLICE_BYTES,
+					 VS_MADV_DONTNEED);
+	}
+	return err;
 }
+
+/* The measurement under way: what fb_setup() maps. */
+static struct {
+	unsigned int nr;	/* faulting tasks */
+} cur;
+
+/* The runner made the mm (lock kind, strategy, pool); map the slices. */
+static int fb_setup(struct vs_workload *w)
+{
+	const char *what;
+	int err = map_slices(w->mm, cur.nr, &what);
+
+	if (err)
+		fprintf(stderr, "faultbench: %s %s: %s: %s\n",
+			w->cfg.mm.lock_kind,
+			vs_fault_strategy_name(w->cfg.strategy), what,
+			vs_strerror(err));
+	return err;
+}
+
+static const struct vs_workload_ops faultbench_ops = {
+	.name = "faultbench",
+	.about = "write every page of your own slice, zap it; no barrier",
+	.bytes = BENCH_SLICE_BYTES,
+	.setup = fb_setup,
+	.pass = fb_pass,
+};
 
 /* ---- one measurement ------------------------------------------------- */
 
@@ -209,124 +243,71 @@ static unsigned long spf_abort_total(const struct vs_fault_stats *st)
 }
 
 /*
- * The faulting threads are w[0..@nr), the writer (if any) w[@nr]; the
+ * The faulting tasks are k[0..@nr), the writer (if any) k[@nr]; the
  * faults are the model's count (bench_loop_summarise()).
  */
-static void summarise(const struct worker *w, unsigned int nr,
+static void summarise(const struct task *k, unsigned int nr,
 		      bool writer, struct sample *s)
 {
 	uint64_t faults = s->st.faults, lo = UINT64_MAX, hi = 0;
 	unsigned int i;
 
-	bench_loop_summarise(w, sizeof(*w), nr, &faults, &s->loop);
+	bench_loop_summarise(k, sizeof(*k), nr, &faults, &s->loop);
 	for (i = 0; i < nr; i++) {
-		lo = w[i].l.pages < lo ? w[i].l.pages : lo;
-		hi = w[i].l.pages > hi ? w[i].l.pages : hi;
+		lo = k[i].l.pages < lo ? k[i].l.pages : lo;
+		hi = k[i].l.pages > hi ? k[i].l.pages : hi;
 	}
 	s->fairness = hi ? (double)lo / (double)hi : 0;
 	s->host = (struct bench_host){ 0 };
 	s->host_ops = 0;
 	for (i = 0; i < nr + writer; i++) {
-		bench_host_add(&s->host, &w[i].host);
-		s->host_ops += w[i].host_ops;
+		bench_host_add(&s->host, &k[i].host);
+		s->host_ops += k[i].host_ops;
 	}
-	s->writer_ops = writer ? w[nr].ops : 0;
-	s->writer_ops_per_s = writer ? (double)w[nr].ops * 1e9 /
-				       (double)(w[nr].l.t1 - w[nr].l.t0) : 0;
+	s->writer_ops = writer ? k[nr].l.passes : 0;
+	s->writer_ops_per_s = writer ? (double)k[nr].l.passes * 1e9 /
+				       (double)(k[nr].l.t1 - k[nr].l.t0) : 0;
 }
 
 /*
- * mm_setup - an mm for one measurement: mmap_lock of kind @lock, fault
- * strategy @strategy, @nr slices mapped at BENCH_BASE.  One warm-up
- * round over the whole mapping allocates its PTE pages and its
- * anon_vma, so that the timed rounds see the steady state.
- * Return: 0 and *@mmp, or a negative errno (reported).
- */
-static int mm_setup(const char *lock, int strategy, unsigned int nr,
-		    struct vs_mm **mmp)
-{
-	struct vs_mm_options o = {
-		.lock_kind = lock,
-		.pool_pages = bench_pool_pages(nr),
-		.kernel = opt.kernel,
-	};
-	const char *what = "vs_mm_create";
-	struct vs_mm *mm;
-	unsigned int i;
-	long ret;
-	int err;
-
-	err = vs_mm_create(&mm, &o);
-	if (err)
-		goto fail;
-	what = "vs_mm_set_fault_strategy";
-	err = vs_mm_set_fault_strategy(mm, strategy);
-	if (err)
-		goto destroy;
-	what = "vs_mmap";
-	for (i = 0; i < (opt.shared ? 1 : nr) && !err; i++) {
-		ret = vs_mmap(mm, slice_base(i), (opt.shared ? nr : 1) *
-			      BENCH_SLICE_BYTES, VS_PROT_READ | VS_PROT_WRITE,
-			      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
-			      NULL, 0);
-		err = ret < 0 ? (int)ret : 0;
-	}
-	if (err)
-		goto destroy;
-	what = "warm-up round";
-	for (i = 0; i < nr && !err; i++)
-		err = fault_round(mm, slice_base(i));
-	if (err)
-		goto destroy;
-	*mmp = mm;
-	return 0;
-destroy:
-	vs_mm_destroy(mm);
-fail:
-	fprintf(stderr, "faultbench: %s %s: %s: %s\n", lock,
-		vs_fault_strategy_name(strategy), what, vs_strerror(err));
-	return err;
-}
-
-/*
- * measure - run @nr faulting threads (and the @writer) on a fresh mm of
- * @lock and @strategy for --duration.
+ * measure - run @nr faulting tasks (and the @writer) on a fresh mm of
+ * @lock and @strategy for --duration: vs_workload_run() of
+ * faultbench_ops.  No fault of the setup is counted, none after the
+ * tasks left.
  * Return: 0 with *@s filled in, or a negative errno.
  */
 static int measure(const char *lock, int strategy, unsigned int nr,
 		   enum writer writer, struct sample *s)
 {
-	unsigned int i, nthr = nr + (writer == W_MMAP);
-	struct vs_fault_stats before, after;
-	struct worker *w;
-	struct vs_mm *mm;
-	int err, e;
+	unsigned int i, ntask = nr + (writer == W_MMAP);
+	struct vs_workload_config c = {
+		.ops = &faultbench_ops,
+		.nr_tasks = ntask,
+		.mode = VS_WORKLOAD_THREADS,
+		.backing = VS_WORKLOAD_MODEL,
+		.strategy = strategy,
+		.mm = {
+			.lock_kind = lock,
+			.pool_pages = bench_pool_pages(nr),
+			.kernel = opt.kernel,
+		},
+	};
+	struct vs_workload_result res;
+	struct task *k;
+	int err;
 
-	err = mm_setup(lock, strategy, nr, &mm);
-	if (err)
-		return err;
-	w = calloc(nthr, sizeof(*w));
-	if (!w) {
-		err = -ENOMEM;
-		goto out_mm;
+	k = calloc(ntask, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	for (i = 0; i < ntask; i++)
+		k[i].writer = i == nr;
+	cur.nr = nr;
+	err = bench_loop_measure(&c, k, sizeof(*k), host_end, &res);
+	if (!err) {
+		s->st = res.st;
+		summarise(k, nr, writer == W_MMAP, s);
 	}
-	for (i = 0; i < nthr; i++) {
-		w[i].mm = mm;
-		w[i].base = slice_base(i);
-		w[i].writer = i == nr;
-	}
-	/* No fault before the workers are released, none after the join. */
-	vs_fault_stats_get(&before);
-	err = bench_loop_measure(w, sizeof(*w), nthr, worker_main);
-	vs_fault_stats_get(&after);
-	vs_fault_stats_sub(&after, &before, &s->st);
-	if (!err)
-		summarise(w, nr, writer == W_MMAP, s);
-	free(w);
-out_mm:
-	e = vs_mm_destroy(mm);
-	if (!err)
-		err = e;
+	free(k);
 	return err;
 }
 
@@ -806,6 +787,50 @@ static double host_pair_ns(void)
 }
 
 /*
+ * hold_mm - the writer's mm for print_writer_hold(): mmap_lock of the
+ * first --lock kind, the locked strategy, one slice mapped and warm, as
+ * a measurement's (no loop runs on it: the writer alone, on this
+ * thread).
+ * Return: 0 and *@mmp, or a negative errno (reported).
+ */
+static int hold_mm(struct vs_mm **mmp)
+{
+	struct vs_mm_options o = {
+		.lock_kind = opt.lock[0],
+		.pool_pages = bench_pool_pages(1),
+		.kernel = opt.kernel,
+	};
+	const char *what = "vs_mm_create";
+	int err = vs_mm_create(mmp, &o);
+
+	if (err)
+		goto fail;
+	what = "vs_mm_set_fault_strategy";
+	err = vs_mm_set_fault_strategy(*mmp, VS_FAULT_LOCKED);
+	if (!err)
+		err = map_slices(*mmp, 1, &what);
+	if (!err)
+		return 0;
+	vs_mm_destroy(*mmp);
+fail:
+	fprintf(stderr, "faultbench: %s locked: %s: %s\n", opt.lock[0], what,
+		vs_strerror(err));
+	return err;
+}
+
+/* @n writer pairs on @mm.  Return: 0 or a negative errno. */
+static int writer_pairs(struct vs_mm *mm, unsigned int n)
+{
+	int err = 0;
+
+	while (n-- && !err) {
+		err = writer_pair(mm);
+		bench_quiescent();
+	}
+	return err;
+}
+
+/*
  * print_writer_hold - how long the writer holds mmap_lock for write per
  * model mmap or munmap (lockstat, the writer alone on a warm mm of the
  * first --lock kind), beside the host kernel's whole mmap+munmap pair,
@@ -815,24 +840,23 @@ static double host_pair_ns(void)
 static int print_writer_hold(void)
 {
 	const struct vs_lock_class *class = vs_lock_class_get("mmap_lock");
-	struct worker w = { .writer = true };
+	struct vs_mm *mm = NULL;
 	struct vs_lockstat ls;
 	double hold, host;
 	int err;
 
-	err = mm_setup(opt.lock[0], VS_FAULT_LOCKED, 1, &w.mm);
+	err = hold_mm(&mm);
 	if (err)
 		return err;
-	vs_write_once(&bench_stop, 0);
-	for (err = 0; err < HOLD_PAIRS / 100 && !w.l.b.err; err++)
-		loop_writer_n(&w, 100); /* warm the caches */
+	err = writer_pairs(mm, HOLD_PAIRS);	/* warm the caches */
 	vs_lockstat_reset();
 	vs_lockstat_enable(1);
-	loop_writer_n(&w, HOLD_PAIRS);
+	if (!err)
+		err = writer_pairs(mm, HOLD_PAIRS);
 	vs_lockstat_enable(0);
-	err = w.l.b.err ? w.l.b.err :
-			  vs_lockstat_read(class, VS_LOCK_WRITE, &ls);
-	(void)vs_mm_destroy(w.mm);
+	if (!err)
+		err = vs_lockstat_read(class, VS_LOCK_WRITE, &ls);
+	(void)vs_mm_destroy(mm);
 	if (err || !ls.holdtime_nr) {
 		fprintf(stderr, "faultbench: writer hold: %s\n",
 			vs_strerror(err ? err : -ENODATA));

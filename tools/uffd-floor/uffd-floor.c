@@ -3,10 +3,11 @@
  * uffd-floor - what vmsim's userfaultfd backing (vmsim/uffd.h) costs
  * over the smallest correct userfaultfd handler, in the multi-fault loop.
  *
- * Both run the same loop on real memory: each faulting thread stores
- * one byte to every page of its own 2 MiB slice (one userfault per
- * page), zaps the slice with MADV_DONTNEED, and goes round again until
- * the stop flag is up.  The floor resolves each fault with one
+ * Both run the same loop on real memory, the library's
+ * (vs_workload_run() of vmsim/workload.h): each faulting task stores one
+ * byte to every page of its own 2 MiB slice (one userfault per page),
+ * zaps the slice with MADV_DONTNEED, and goes round again until
+ * --duration is over.  The floor resolves each fault with one
  * UFFDIO_COPY of a zero page and nothing else: from the faulting
  * thread's SIGBUS handler (sigbus mode) or from one handler thread that
  * poll()s and read()s the uffd (threads mode).  vmsim resolves it in
@@ -311,173 +312,157 @@ static int floor_sigaction(void)
 	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
 }
 
-/* ---- a region of either implementation ------------------------------ */
+/* ---- the workload: each task its own slice, no barrier -------------- */
 
-struct region {
+/*
+ * uffd-floor's loop, as a workload of vmsim/workload.h that
+ * vs_workload_run() runs, the same for both implementations: faulting
+ * task i stores one byte to every page of slice i (one userfault each:
+ * the zap left no page) and zaps the slice itself, with no barrier and
+ * no serial phase (faultbench's loop; not the built-in "multi-fault",
+ * where task 0 zaps every slice between passes).  The zap is part of a
+ * pass.  The floor runs on the host backing (a store and madvise(2) on
+ * real memory: its own region, which its handler serves); vmsim on the
+ * userfaultfd backing, whose region vs_workload_run() makes (one
+ * handler thread in threads mode, as the floor) and whose zap goes
+ * through the model (vs_madvise()), which mirrors it onto real memory.
+ */
+
+/* The measurement under way: the callbacks' (one at a time). */
+static struct {
 	enum impl impl;
-	struct vs_uffd *u;	/* vmsim */
-	struct vs_mm *mm;	/* vs_uffd_mm(u) */
+	int mode;
+	unsigned int nr;	/* faulting tasks, a slice each */
 	unsigned long base;	/* slice i at base + i * BENCH_SLICE_BYTES */
-};
+} cur;
 
-/*
- * vmsim_setup - a vs_uffd region of @mode for @nr slices (one handler
- * thread in threads mode, as the floor), and one private anonymous VMA
- * over the slices from a 2 MiB boundary.
- * Return: 0, or a negative errno and the name of the step.
- */
-static int vmsim_setup(int mode, unsigned int nr, struct region *rg,
-		       const char **what)
+/* The slices, and one more to align them. */
+static size_t uf_footprint(const struct vs_workload *w, size_t *pages)
 {
-	struct vs_uffd_options o = {
-		.size = (nr + 1) * BENCH_SLICE_BYTES,
-		.mode = mode,
-		.nr_threads = mode == VS_UFFD_THREADS ? 1 : 0,
-		.strategy = opt.strategy,
-		.mm.pool_pages = bench_pool_pages(nr),
-		.mm.kernel = opt.kernel,
-	};
-	long a;
-	int err;
-
-	*what = "vs_uffd_create";
-	err = vs_uffd_create(&rg->u, &o);
-	if (err)
-		return err;
-	rg->mm = vs_uffd_mm(rg->u);
-	rg->base = slice_align((unsigned long)vs_uffd_base(rg->u));
-	*what = "vs_mmap";
-	a = vs_mmap(rg->mm, rg->base, nr * BENCH_SLICE_BYTES,
-		    VS_PROT_READ | VS_PROT_WRITE,
-		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
-	return a < 0 ? (int)a : 0;
-}
-
-/* Zap a slice: through the model, which mirrors it onto real memory, or
- * on real memory alone.  Return: 0 or a negative errno. */
-static int zap(const struct region *rg, unsigned long a)
-{
-	if (rg->mm)
-		return vs_madvise(rg->mm, a, BENCH_SLICE_BYTES,
-				  VS_MADV_DONTNEED);
-	return madvise((void *)a, BENCH_SLICE_BYTES, MADV_DONTNEED) ? -errno
-								    : 0;
+	*pages = w->cfg.nr_tasks * BENCH_SLICE_PAGES;
+	return (w->cfg.nr_tasks + 1) * BENCH_SLICE_BYTES;
 }
 
 /*
- * One round of the loop: a real store to every page of the slice (each
- * a userfault: the zap left no page), then the zap, which is part of
- * the round's time as in faultbench.  Return: 0 or a negative errno.
+ * vmsim_map - one private anonymous VMA of @nr slices from a 2 MiB
+ * boundary in the run's region: a slice more is mapped, and what lies
+ * outside the slices unmapped again.
+ * Return: 0 and *@base, or a negative errno.
  */
-static int fault_round(const struct region *rg, unsigned long base)
+static int vmsim_map(struct vs_workload *w, unsigned int nr,
+		     unsigned long *base)
 {
-	unsigned long a;
+	size_t len = nr * BENCH_SLICE_BYTES;
+	long a = vs_workload_mmap(w, w->mm, len + BENCH_SLICE_BYTES, false);
+	int err = 0;
 
-	for (a = base; a < base + BENCH_SLICE_BYTES; a += VS_PAGE_SIZE)
-		*(volatile char *)a = 1;
-	return zap(rg, base);
-}
-
-/* Return: 0, or the error of vs_uffd_destroy(). */
-static int region_teardown(struct region *rg)
-{
-	if (rg->impl == I_FLOOR) {
-		floor_teardown();
-		return 0;
-	}
-	return rg->u ? vs_uffd_destroy(rg->u) : 0;
-}
-
-/*
- * region_setup - a region of @impl and @mode for @nr slices, warmed up:
- * one round over every slice, by the main thread, so that the timed
- * rounds find the model's page tables and anon_vma in place.
- * Return: 0, or a negative errno (reported).
- */
-static int region_setup(enum impl impl, int mode, unsigned int nr,
-			struct region *rg)
-{
-	const char *what;
-	unsigned int i;
-	int err;
-
-	memset(rg, 0, sizeof(*rg));
-	rg->impl = impl;
-	if (impl == I_FLOOR)
-		err = floor_setup(mode, nr, &rg->base, &what);
-	else
-		err = vmsim_setup(mode, nr, rg, &what);
-	what = err ? what : "warm-up round";
-	for (i = 0; i < nr && !err; i++)
-		err = fault_round(rg, rg->base + i * BENCH_SLICE_BYTES);
+	if (a < 0)
+		return (int)a;
+	*base = slice_align((unsigned long)a);
+	if (*base > (unsigned long)a)
+		err = vs_workload_munmap(w, w->mm, (unsigned long)a,
+					 *base - (unsigned long)a);
 	if (!err)
-		return 0;
-	fprintf(stderr, "uffd-floor: %s %s: %s: %s\n", impl_name[impl],
-		vs_uffd_mode_name(mode), what, vs_strerror(err));
-	region_teardown(rg);
+		err = vs_workload_munmap(w, w->mm, *base + len,
+					 (unsigned long)a + BENCH_SLICE_BYTES -
+					 *base);
 	return err;
 }
 
-/* ---- one measurement ------------------------------------------------- */
-
-struct worker {
-	struct bench_loop_worker l;	/* first; its pages: one fault each */
-	const struct region *rg;
-	unsigned long base;	/* the slice */
-};
-
-static void *worker_main(void *arg)
+/*
+ * The region of cur.impl, warmed up: one round over every slice, by the
+ * calling thread, so that the timed passes find the model's page
+ * tables and anon_vma in place.  A failure is reported.
+ */
+static int uf_setup(struct vs_workload *w)
 {
-	struct worker *w = arg;
-	uint64_t pages = 0;
+	const char *what = "vs_mmap";
+	unsigned long a, s;
+	unsigned int i;
+	int err;
 
-	/* Attaches the thread: vmsim's sigbus mode needs it. */
-	if (bench_loop_begin(&w->l))
-		return NULL;
-	do {
-		w->l.b.err = fault_round(w->rg, w->base);
-		if (w->l.b.err)
-			break;
-		pages += BENCH_SLICE_PAGES;
-		bench_quiescent();
-	} while (!vs_read_once(&bench_stop));
-	w->l.t1 = uv_hrtime();
-	w->l.pages = pages;
-	return NULL;
+	if (cur.impl == I_FLOOR)
+		err = floor_setup(cur.mode, cur.nr, &cur.base, &what);
+	else
+		err = vmsim_map(w, cur.nr, &cur.base);
+	what = err ? what : "warm-up round";
+	for (i = 0; i < cur.nr && !err; i++) {
+		s = cur.base + i * BENCH_SLICE_BYTES;
+		for (a = s; a < s + BENCH_SLICE_BYTES; a += VS_PAGE_SIZE)
+			*(volatile char *)a = 1;
+		err = vs_workload_zap(w, w->mm, s, BENCH_SLICE_BYTES);
+	}
+	if (err)
+		fprintf(stderr, "uffd-floor: %s %s: %s: %s\n",
+			impl_name[cur.impl], vs_uffd_mode_name(cur.mode), what,
+			vs_strerror(err));
+	return err;
 }
 
+static int uf_pass(struct vs_workload_task *t)
+{
+	unsigned long s = cur.base + t->id * BENCH_SLICE_BYTES;
+	int err = vs_workload_touch_range(t, s, BENCH_SLICE_BYTES);
+
+	return err ? err : vs_workload_zap(t->w, t->mm, s, BENCH_SLICE_BYTES);
+}
+
+/* The floor's region is the tool's; vmsim's goes with the run. */
+static void uf_teardown(struct vs_workload *w)
+{
+	(void)w;
+	if (cur.impl == I_FLOOR)
+		floor_teardown();
+}
+
+static const struct vs_workload_ops uffd_floor_ops = {
+	.name = "uffd-floor",
+	.about = "store to every page of your own slice, zap it; no barrier",
+	.bytes = BENCH_SLICE_BYTES,
+	.footprint = uf_footprint,
+	.setup = uf_setup,
+	.pass = uf_pass,
+	.teardown = uf_teardown,
+};
+
+/* ---- one measurement ------------------------------------------------- */
+
 /*
- * measure - @nr faulting threads on a fresh region of @impl and @mode
- * for --duration.
+ * measure - @nr faulting tasks on a fresh region of @impl and @mode for
+ * --duration.
  * Return: 0 with *@s filled in, or a negative errno.
  */
 static int measure(enum impl impl, int mode, unsigned int nr,
 		   struct bench_loop_sample *s)
 {
-	struct region rg;
-	struct worker *w;
-	unsigned int i;
-	int err, e;
+	struct vs_workload_config c = {
+		.ops = &uffd_floor_ops,
+		.nr_tasks = nr,
+		.mode = VS_WORKLOAD_THREADS,
+		.backing = impl == I_FLOOR ? VS_WORKLOAD_HOST :
+					     VS_WORKLOAD_UFFD,
+		.strategy = opt.strategy,
+		.uffd_mode = mode,
+		.mm = {
+			.pool_pages = bench_pool_pages(nr),
+			.kernel = opt.kernel,
+		},
+	};
+	struct vs_workload_result res;
+	struct bench_loop_task *k;
+	int err;
 
-	err = region_setup(impl, mode, nr, &rg);
-	if (err)
-		return err;
-	w = calloc(nr, sizeof(*w));
-	if (!w) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nr; i++) {
-		w[i].rg = &rg;
-		w[i].base = rg.base + i * BENCH_SLICE_BYTES;
-	}
-	err = bench_loop_measure(w, sizeof(*w), nr, worker_main);
+	k = calloc(nr, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	cur.impl = impl;
+	cur.mode = mode;
+	cur.nr = nr;
+	err = bench_loop_measure(&c, k, sizeof(*k), NULL, &res);
 	if (!err)
-		bench_loop_summarise(w, sizeof(*w), nr, NULL, s);
-out:
-	free(w);
-	e = region_teardown(&rg);
-	return err ? err : e;
+		bench_loop_summarise(k, sizeof(*k), nr, NULL, s);
+	free(k);
+	return err;
 }
 
 /* ---- rows: per mode and thread count, the floor then vmsim ---------- */
