@@ -245,6 +245,10 @@ uint32_t vs__pcp_alloc(struct vs_page_pool *pool, unsigned int node)
 	struct zone *z = &pool->zone[node];
 	uint32_t pfn = PFN_NONE;
 
+	/* An empty zone is passed over without its lock: the kernel's
+	 * zone_watermark_fast() reads the free count first. */
+	if (!vs_read_once(&pcp->count) && !vs_read_once(&z->nr_free))
+		return PFN_NONE;
 	vs__slot_lock(&pcp->lock);
 	if (pcp->list.first != PFN_NONE ||
 	    pcp_refill(pool, z, pcp, node, pool->kernel.pcp_batch)) {
@@ -275,7 +279,8 @@ void vs__pcp_free(struct vs_page_pool *pool, struct vs_page **pages,
 		}
 		vs__plist_add(pool, &pcp->list, pfn_of(pool, pages[i]));
 		vs_write_once(&pcp->count, vs_read_once(&pcp->count) + 1);
-		if ((uint32_t)vs_read_once(&pcp->count) > pool->kernel.pcp_high)
+		if ((uint32_t)vs_read_once(&pcp->count) >
+		    pool->zone[node].pcp_high)
 			pcp_drain(pool, &pool->zone[node], pcp, node,
 				  pool->kernel.pcp_batch);
 	}
@@ -336,12 +341,11 @@ static uint32_t zone_take(struct vs_page_pool *pool, unsigned int node)
 }
 
 /*
- * A page when this slot's list and its zone are empty: every list is
- * drained into its zone and the zones are tried, the local one first
- * (the kernel falls back to other nodes' zones, then drains).  A refill
- * that ran after drain_all() looked at its list holds what the zones
- * lack: drain again while the lists hold pages, so that they never
- * cause an OOM.
+ * A page when this slot's lists and every zone are empty: every list is
+ * drained into its zone and the zones are tried again, the local one
+ * first (the kernel's slow path drains them).  A refill that ran after
+ * drain_all() looked at its list holds what the zones lack: drain again
+ * while the lists hold pages, so that they never cause an OOM.
  */
 uint32_t vs__alloc_slow(struct vs_page_pool *pool, unsigned int node)
 {

@@ -38,6 +38,7 @@ static const struct key keys[] = {
 	{ "version", K_NAME, 0 },
 	U("pcp_batch", pcp_batch),
 	U("pcp_high", pcp_high),
+	U("pcp_high_fraction", pcp_high_fraction),
 	U("lru_batch", lru_batch),
 	U("lru_lock_batch", lru_lock_batch),
 	U("vmstat_threshold_max", vmstat_threshold_max),

@@ -84,6 +84,21 @@ fail:
 	return -ENOMEM;
 }
 
+/* The most a slot's list of a zone of @span pages keeps, its node
+ * having @cpus CPUs (zone_highsize()). */
+static uint32_t zone_pcp_high(const struct vs_kernel *k, size_t span,
+			      unsigned int cpus)
+{
+	size_t high;
+
+	if (!k->pcp_high_fraction)
+		return k->pcp_high;
+	high = span / k->pcp_high_fraction / (cpus ? cpus : 1);
+	if (high < 4 * (size_t)k->pcp_batch)
+		high = 4 * (size_t)k->pcp_batch;
+	return high < k->pcp_high ? (uint32_t)high : k->pcp_high;
+}
+
 /* Split pfns 1..nr_pages among the nodes, a zone each. */
 static void pool_zones(struct vs_page_pool *pool)
 {
@@ -104,6 +119,8 @@ static void pool_zones(struct vs_page_pool *pool)
 			      (uint32_t)span);
 		pool->zone[i].threshold =
 			vs_kernel_vmstat_threshold(&pool->kernel, cpus, span);
+		pool->zone[i].pcp_high = zone_pcp_high(&pool->kernel, span,
+						       cpus / nodes);
 		vs_atomic_init(&pool->zone[i].vm_stat[VS_NR_FREE_PAGES],
 			       (long)span);
 		base += span;
@@ -181,7 +198,7 @@ int vs_page_pool_destroy(struct vs_page_pool *pool)
 
 struct vs_page *vs_alloc_page(struct vs_page_pool *pool)
 {
-	unsigned int node = this_node(pool);
+	unsigned int node = this_node(pool), i;
 	struct vs_page *page;
 	uint32_t pfn;
 
@@ -189,6 +206,10 @@ struct vs_page *vs_alloc_page(struct vs_page_pool *pool)
 		return NULL;
 	KCHARGE(pool, VS_KSTEP_ALLOC, 1);
 	pfn = vs__pcp_alloc(pool, node);
+	/* The local zone is dry: the others', through this slot's lists
+	 * for them, as the kernel's zonelist falls back node by node. */
+	for (i = 1; pfn == PFN_NONE && i < pool->nr_nodes; i++)
+		pfn = vs__pcp_alloc(pool, (node + i) % pool->nr_nodes);
 	if (vs_unlikely(pfn == PFN_NONE)) {
 		pfn = vs__alloc_slow(pool, node);
 		if (pfn == PFN_NONE)

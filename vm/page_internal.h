@@ -44,6 +44,7 @@ struct plist {
  * @lru: the LRU list, newest first
  * @vm_stat: the zone's counters, folded from the slots' diffs
  * @threshold: the slots' diff threshold (calculate_normal_threshold)
+ * @pcp_high: the most a slot's list of this zone keeps
  */
 struct zone {
 	VS_CACHELINE_ALIGNED vs_spinlock_t lock;
@@ -56,6 +57,7 @@ struct zone {
 
 	VS_CACHELINE_ALIGNED vs_atomic_long_t vm_stat[VS_NR_VMSTAT];
 	uint32_t threshold;
+	uint32_t pcp_high;
 };
 
 /*

@@ -99,6 +99,10 @@ enum vs_kernel_memcg {
  * @pcp_batch: pages a per-CPU list takes from or gives back to the buddy
  *	lists at once (key "pcp_batch")
  * @pcp_high: the most pages a per-CPU list keeps (key "pcp_high")
+ * @pcp_high_fraction: 0, or the share of a zone that its CPUs' lists
+ *	may hold together: a list keeps at most zone / fraction / CPUs of
+ *	the node, and at least 4 x pcp_batch (6.18's zone_highsize() with
+ *	MIN_PERCPU_PAGELIST_HIGH_FRACTION; key "pcp_high_fraction")
  * @lru_batch: pages a CPU gathers before adding them to the LRU (key
  *	"lru_batch": a pagevec or folio_batch)
  * @lru_lock_batch: pages release_pages() frees under one hold of the LRU
@@ -128,6 +132,7 @@ struct vs_kernel {
 	char name[VS_KERNEL_NAME_MAX + 1];
 	uint32_t pcp_batch;
 	uint32_t pcp_high;
+	uint32_t pcp_high_fraction;
 	uint32_t lru_batch;
 	uint32_t lru_lock_batch;
 	uint32_t vmstat_threshold_max;

@@ -982,12 +982,14 @@ static void print_kernel_profile(FILE *f)
 		"profile has the running kernel's version");
 	fputs("version = host\n", f);
 	comment(f, "Batch sizes: %s's.", base.name);
-	fprintf(f, "pcp_batch = %u\npcp_high = %u\nlru_batch = %u\n"
-		"lru_lock_batch = %u\nvmstat_threshold_max = %u\n"
+	fprintf(f, "pcp_batch = %u\npcp_high = %u\npcp_high_fraction = %u\n"
+		"lru_batch = %u\nlru_lock_batch = %u\n"
+		"vmstat_threshold_max = %u\n"
 		"rss = %s\nrss_threshold = %u\nmemcg = %s\n"
 		"gather_local = %u\ngather_batch = %u\ngather_batches = %u\n"
 		"tlb_single_page_ceiling = %u\ndontneed_drains_lru = %u\n",
-		k.pcp_batch, k.pcp_high, k.lru_batch, k.lru_lock_batch,
+		k.pcp_batch, k.pcp_high, k.pcp_high_fraction, k.lru_batch,
+		k.lru_lock_batch,
 		k.vmstat_threshold_max,
 		k.rss == VS_RSS_PERCPU ? "percpu" : "task-events",
 		k.rss_threshold,
