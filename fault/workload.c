@@ -380,7 +380,10 @@ static int serial_loop(struct vs_workload_task *t)
 		if (t->id == 0 && !err)
 			err = serial_step(w);
 		if (err) {
-			w->end_ns = vs_workload_now_ns();
+			/* The end is task 0's to write: another task's
+			 * error only makes every task leave. */
+			if (t->id == 0)
+				w->end_ns = vs_workload_now_ns();
 			vs_write_once(&w->leave, 1);
 		}
 		vs_workload_barrier_wait(&w->bar);

@@ -156,7 +156,10 @@ static void span(struct vs_workload *w, const char *name, uint64_t t0,
 	const struct mf_config *cfg = ctx.cfg;
 	char buf[96];
 
-	ctx.w = w;
+	/* Written once, at the setup span, before the writer thread starts
+	 * and reads it; after that only read. */
+	if (ctx.w != w)
+		ctx.w = w;
 	if (!strcmp(name, "setup")) {
 		snprintf(buf, sizeof(buf), "setup: mmap, %s %s %u threads",
 			 cfg->backing == MF_NATIVE ? "native" :
