@@ -330,6 +330,8 @@ uint32_t vs_kernel_vmstat_threshold(const struct vs_kernel *k,
 	size_t mem = zone_pages >> (27 - 12);
 	uint32_t t = 2 * fls_u(cpus ? cpus : 1) * (1 + fls_u(mem));
 
+	if (!k)
+		return 1;
 	if (t > k->vmstat_threshold_max)
 		t = k->vmstat_threshold_max;
 	return t ? t : 1;

@@ -57,8 +57,11 @@ static void batch_drain(struct vs_page_pool *pool, struct lru_batch *b)
 
 void vs_lru_add(struct vs_page_pool *pool, struct vs_page *page)
 {
-	struct lru_batch *b = this_batch(pool);
+	struct lru_batch *b;
 
+	if (!pool || !page)
+		return;
+	b = this_batch(pool);
 	vs_get_page(page);
 	vs__slot_lock(&b->lock);
 	b->pfn[b->nr++] = pfn_of(pool, page);
@@ -69,8 +72,11 @@ void vs_lru_add(struct vs_page_pool *pool, struct vs_page *page)
 
 void vs_lru_drain(struct vs_page_pool *pool)
 {
-	struct lru_batch *b = this_batch(pool);
+	struct lru_batch *b;
 
+	if (!pool)
+		return;
+	b = this_batch(pool);
 	vs__slot_lock(&b->lock);
 	if (b->nr)
 		batch_drain(pool, b);
@@ -82,7 +88,7 @@ void vs_lru_drain_all(struct vs_page_pool *pool)
 	struct lru_batch *b;
 	size_t i;
 
-	for (i = 0; i < VS_SLOT_ARRAY; i++) {
+	for (i = 0; pool && i < VS_SLOT_ARRAY; i++) {
 		b = &pool->lru[i];
 		if (!b->nr)
 			continue;
@@ -110,6 +116,8 @@ void vs_memcg_charge(struct vs_page_pool *pool, struct vs_page *page)
 {
 	struct vs_page_cgroup *pc;
 
+	if (!pool || !page)
+		return;
 	if (!pool->page_cgroup) {
 		vs_write_once(&page->memcg_data, ROOT_MEMCG);
 		return;

@@ -316,5 +316,5 @@ size_t vs_page_pool_free_pages(struct vs_page_pool *pool)
 
 const struct vs_kernel *vs_page_pool_kernel(struct vs_page_pool *pool)
 {
-	return &pool->kernel;
+	return pool ? &pool->kernel : NULL;
 }

@@ -69,6 +69,8 @@ long vs_page_pool_stat(struct vs_page_pool *pool, int item, int exact)
 
 void vs_page_add_rmap(struct vs_page_pool *pool, struct vs_page *page)
 {
+	if (!pool || !page)
+		return;
 	if (vs_fetch_add(&page->mapcount, 1) == 0 &&
 	    vs_page_test_flags(page, VS_PG_ANON))
 		vs__vmstat_mod(pool, page->node, VS_NR_ANON_MAPPED, 1);
@@ -76,6 +78,8 @@ void vs_page_add_rmap(struct vs_page_pool *pool, struct vs_page *page)
 
 void vs_page_remove_rmap(struct vs_page_pool *pool, struct vs_page *page)
 {
+	if (!pool || !page)
+		return;
 	if (vs_fetch_sub(&page->mapcount, 1) == 1 &&
 	    vs_page_test_flags(page, VS_PG_ANON))
 		vs__vmstat_mod(pool, page->node, VS_NR_ANON_MAPPED, -1);

@@ -147,9 +147,11 @@ struct vs_kernel {
 	uint32_t cycles[VS_KSTEP_NR];
 };
 
-/* The largest batch sizes a profile may set: vm/ sizes arrays by them. */
+/** VS_KERNEL_LRU_BATCH_MAX - the largest lru_batch a profile may set */
 #define VS_KERNEL_LRU_BATCH_MAX 64
+/** VS_KERNEL_GATHER_LOCAL_MAX - the largest gather_local */
 #define VS_KERNEL_GATHER_LOCAL_MAX 64
+/** VS_KERNEL_GATHER_BATCHES_MAX - the largest gather_batches */
 #define VS_KERNEL_GATHER_BATCHES_MAX 32
 
 /**

@@ -67,6 +67,7 @@
  *           its own lock; NULL when the page is allocated.  Public.
  * @memcg_data: the memory cgroup that owns the page (kernels that keep
  *           it in struct page; 0: none).  Private.
+ * @pad_: fills the line.  Private.
  */
 struct vs_page {
 	VS_CACHELINE_ALIGNED vs_atomic32_t refcount;
@@ -410,6 +411,7 @@ VS_EXTERN void vs_release_pages(struct vs_page_pool *pool,
  * @page: the page, whose reference the caller holds; the batch takes
  *	one more until it drains
  *
+ * A NULL @pool or @page does nothing.
  * Context: any thread, no pool lock held.
  */
 VS_EXTERN void vs_lru_add(struct vs_page_pool *pool, struct vs_page *page);
@@ -451,7 +453,8 @@ VS_EXTERN void vs_memcg_charge(struct vs_page_pool *pool,
  * @pool: the pool
  *
  * Context: any.
- * Return: the profile; constant while the pool lives.
+ * Return: the profile, constant while the pool lives; NULL for a NULL
+ * @pool.
  */
 VS_EXTERN const struct vs_kernel *vs_page_pool_kernel(
 	struct vs_page_pool *pool);

@@ -235,6 +235,7 @@ struct vs_workload_config {
 	const struct vs_workload_hooks *hooks;
 };
 
+/** VS_WORKLOAD_MAX_TASKS - the most tasks a run has */
 #define VS_WORKLOAD_MAX_TASKS 256
 
 /**
@@ -264,6 +265,17 @@ struct vs_workload_result {
  * @priv: the workload's
  * @file: the file of vs_workload_file_create(), or NULL (read-only)
  * @fd: the host's file (a memfd) on the host backing, or -1 (read-only)
+ * @uffd: private: the uffd region on the uffd backing
+ * @start: private: the barrier the tasks start at
+ * @bar: private: the passes' barrier, on a cache line of its own
+ * @leave: private: set when the tasks leave, on a line of its own
+ * @t0_ns: private: the measured phase's start
+ * @deadline_ns: private: its deadline
+ * @end_ns: private: its end, task 0's to write
+ * @running: private: tasks not yet ended (vCPUs)
+ * @st0: private: the fault counters at the start
+ * @minflt0: private: the host's minor faults at the start
+ * @res: private: where the result goes
  */
 struct vs_workload {
 	struct vs_workload_config cfg;
@@ -315,6 +327,11 @@ VS_EXTERN int vs_workload_touch(struct vs_workload_task *t,
 /**
  * vs_workload_touch_range - vs_workload_touch() each page of
  * [@addr, @addr + @len), in order
+ * @t: the task
+ * @addr: the first byte
+ * @len: bytes
+ *
+ * Context: as vs_workload_touch().
  * Return: as vs_workload_touch(), stopping at the first error.
  */
 VS_EXTERN int vs_workload_touch_range(struct vs_workload_task *t,
@@ -369,6 +386,7 @@ VS_EXTERN int vs_workload_file_create(struct vs_workload *w, size_t size);
  * vs_workload_now_ns - the run's clock: CLOCK_MONOTONIC, or the calling
  * vCPU's virtual time in libvmsim-vcpu
  * Context: any.
+ * Return: the time, in nanoseconds.
  */
 VS_EXTERN uint64_t vs_workload_now_ns(void);
 
@@ -388,11 +406,22 @@ VS_EXTERN const struct vs_workload_ops *vs_workload_find(const char *name);
 VS_EXTERN const struct vs_workload_ops *vs_workload_builtin(int i);
 
 /**
- * vs_workload_mode_name, vs_workload_mode_parse - "threads",
- * "processes"
- * Return: the name or NULL; the mode or -EINVAL.
+ * vs_workload_mode_name - "threads" or "processes"
+ * @mode: an enum vs_workload_mode
+ *
+ * Context: any.
+ * Return: the name, or NULL for a mode out of range.
  */
 VS_EXTERN const char *vs_workload_mode_name(int mode);
+
+/**
+ * vs_workload_mode_parse - the mode named @name
+ * @name: "threads" or "processes"
+ *
+ * Context: any.
+ * Return: the enum vs_workload_mode, or -EINVAL for NULL or another
+ * name.
+ */
 VS_EXTERN int vs_workload_mode_parse(const char *name);
 
 #endif /* VMSIM_WORKLOAD_H */

@@ -171,6 +171,17 @@ START_TEST(lifecycle_pcp_batches)
 	ck_assert_int_le(vs_page_pool_stat(pool, VS_NR_FREE_PAGES, 0), 1024);
 	ck_assert_int_eq(vs_page_pool_stat(pool, VS_NR_VMSTAT, 0), -EINVAL);
 	ck_assert_int_eq(vs_page_pool_stat(NULL, VS_NR_LRU, 0), -EINVAL);
+	/* NULL does nothing, and says so where a result is returned. */
+	vs_lru_add(NULL, p[0]);
+	vs_lru_add(pool, NULL);
+	vs_lru_drain(NULL);
+	vs_lru_drain_all(NULL);
+	vs_memcg_charge(NULL, NULL);
+	vs_page_add_rmap(NULL, NULL);
+	vs_page_remove_rmap(pool, NULL);
+	vs_release_pages(NULL, NULL, 3);
+	ck_assert_ptr_null(vs_page_pool_kernel(NULL));
+	ck_assert_uint_eq(vs_kernel_vmstat_threshold(NULL, 2, 1), 1);
 	ck_assert_int_eq(vs_page_pool_destroy(pool), 0);
 }
 END_TEST
