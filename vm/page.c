@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <vmsim/vcpu_annotate.h>
 
@@ -99,6 +100,22 @@ static uint32_t zone_pcp_high(const struct vs_kernel *k, size_t span,
 	return high < k->pcp_high ? (uint32_t)high : k->pcp_high;
 }
 
+/*
+ * The size of the zone the kernel would have, for its per-CPU lists'
+ * high and its vmstat threshold: on host threads the host's memory, a
+ * node's share of it (the pool is a slice of the host's memory); on
+ * vCPUs, whose profiles give no memory size, the pool's zone of @span
+ * pages.
+ */
+static size_t zone_size(size_t span, unsigned int nodes)
+{
+	long phys = sysconf(_SC_PHYS_PAGES);
+
+	if (vs_vcpu_node() >= 0 || phys <= 0)
+		return span;
+	return (size_t)phys / nodes;
+}
+
 /* Split pfns 1..nr_pages among the nodes, a zone each. */
 static void pool_zones(struct vs_page_pool *pool)
 {
@@ -117,10 +134,10 @@ static void pool_zones(struct vs_page_pool *pool)
 			pool->pages[p].node = (uint16_t)i;
 		vs__zone_init(pool, &pool->zone[i], (uint32_t)base,
 			      (uint32_t)span);
-		pool->zone[i].threshold =
-			vs_kernel_vmstat_threshold(&pool->kernel, cpus, span);
-		pool->zone[i].pcp_high = zone_pcp_high(&pool->kernel, span,
-						       cpus / nodes);
+		pool->zone[i].threshold = vs_kernel_vmstat_threshold(
+			&pool->kernel, cpus, zone_size(span, nodes));
+		pool->zone[i].pcp_high = zone_pcp_high(&pool->kernel,
+			zone_size(span, nodes), cpus / nodes);
 		vs_atomic_init(&pool->zone[i].vm_stat[VS_NR_FREE_PAGES],
 			       (long)span);
 		base += span;
