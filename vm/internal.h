@@ -58,7 +58,6 @@ struct vs__mm_shared {
  * struct vs_mmu_gather - the pages a zap cleared, until the TLB flush
  * (vm/tlb.c)
  */
-#define VS_GATHER_BATCHES_MAX VS_KERNEL_GATHER_BATCHES_MAX
 struct vs_mmu_gather {
 	struct vs_mm *mm;
 	const struct vs_kernel *k;
@@ -66,7 +65,7 @@ struct vs_mmu_gather {
 	int need_flush;
 	unsigned int nr_local, nr_batches, used, nr_last;
 	struct vs_page *local[VS_KERNEL_GATHER_LOCAL_MAX];
-	struct vs_page *batch[VS_GATHER_BATCHES_MAX];
+	struct vs_page *batch[VS_KERNEL_GATHER_BATCHES_MAX];
 };
 
 /* struct vs__pool_ref - a page pool shared by an mm and its children. */

@@ -120,7 +120,7 @@ static size_t zone_size(size_t span, unsigned int nodes)
 static void pool_zones(struct vs_page_pool *pool)
 {
 	unsigned int nodes = vs_vcpu_nr_nodes(), i, cpus = vs_vcpu_nr_cpus();
-	size_t per, base = 1, span, p;
+	size_t per, base = 1, span, size, p;
 
 	if (nodes > VS_MAX_NODES)
 		nodes = VS_MAX_NODES;
@@ -134,10 +134,11 @@ static void pool_zones(struct vs_page_pool *pool)
 			pool->pages[p].node = (uint16_t)i;
 		vs__zone_init(pool, &pool->zone[i], (uint32_t)base,
 			      (uint32_t)span);
-		pool->zone[i].threshold = vs_kernel_vmstat_threshold(
-			&pool->kernel, cpus, zone_size(span, nodes));
-		pool->zone[i].pcp_high = zone_pcp_high(&pool->kernel,
-			zone_size(span, nodes), cpus / nodes);
+		size = zone_size(span, nodes);
+		pool->zone[i].threshold =
+			vs_kernel_vmstat_threshold(&pool->kernel, cpus, size);
+		pool->zone[i].pcp_high =
+			zone_pcp_high(&pool->kernel, size, cpus / nodes);
 		vs_atomic_init(&pool->zone[i].vm_stat[VS_NR_FREE_PAGES],
 			       (long)span);
 		base += span;
