@@ -22,34 +22,49 @@
 #define LINE_MAX_LEN 256
 #define VALUE_MAX 100000000u	/* the most any key takes */
 
-enum kind { K_NAME, K_UINT, K_RSS, K_MEMCG };
+enum kind { K_NAME, K_UINT, K_WORD };
 
+/* A K_WORD key takes one of @words (at most 3), stored as its index. */
 struct key {
 	const char *name;
 	enum kind kind;
 	size_t off;
+	const char *words[3];
 };
 
-#define U(k, f) { k, K_UINT, offsetof(struct vs_kernel, f) }
+#define U(k, f) { k, K_UINT, offsetof(struct vs_kernel, f), { 0 } }
+#define W(k, f, ...) { k, K_WORD, offsetof(struct vs_kernel, f), \
+			{ __VA_ARGS__ } }
+#define M(k, f) U(k, mech.f)
+#define MW(k, f, ...) W(k, mech.f, __VA_ARGS__)
 #define C(k, step) { k, K_UINT, offsetof(struct vs_kernel, cycles) + \
-			 (step) * sizeof(uint32_t) }
+			 (step) * sizeof(uint32_t), { 0 } }
 
 static const struct key keys[] = {
-	{ "version", K_NAME, 0 },
+	{ "version", K_NAME, 0, { 0 } },
 	U("pcp_batch", pcp_batch),
 	U("pcp_high", pcp_high),
 	U("pcp_high_fraction", pcp_high_fraction),
 	U("lru_batch", lru_batch),
 	U("lru_lock_batch", lru_lock_batch),
 	U("vmstat_threshold_max", vmstat_threshold_max),
-	{ "rss", K_RSS, offsetof(struct vs_kernel, rss) },
+	W("rss", rss, "task-events", "percpu"),
 	U("rss_threshold", rss_threshold),
-	{ "memcg", K_MEMCG, offsetof(struct vs_kernel, memcg) },
+	W("memcg", memcg, "page_cgroup", "memcg_data"),
 	U("gather_local", gather_local),
 	U("gather_batch", gather_batch),
 	U("gather_batches", gather_batches),
 	U("tlb_single_page_ceiling", tlb_single_page_ceiling),
 	U("dontneed_drains_lru", dontneed_drains_lru),
+	MW("vma_lock", vma_lock, "none", "rwsem", "refcnt"),
+	MW("vma_cache", vma_typesafe, "rcu", "typesafe"),
+	MW("mm_lock_seq", mm_lock_seqcount, "counter", "seqcount"),
+	MW("dontneed_lock", dontneed_vma_lock, "mmap", "vma"),
+	M("munmap_downgrade", munmap_downgrade),
+	M("pt_reclaim", pt_reclaim),
+	MW("anon_prepare", anon_prepare_trylock, "retry", "trylock"),
+	M("fork_lock_all", fork_lock_all),
+	MW("cow_reuse", cow_refcount, "mapcount", "refcount"),
 	C("cycles_fault", VS_KSTEP_FAULT),
 	C("cycles_anon", VS_KSTEP_ANON),
 	C("cycles_alloc", VS_KSTEP_ALLOC),
@@ -96,17 +111,6 @@ static int parse_uint(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int parse_word(const char *s, const char *a, const char *b, int *out)
-{
-	if (!strcmp(s, a))
-		*out = 0;
-	else if (!strcmp(s, b))
-		*out = 1;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static int valid_name(const char *s)
 {
 	size_t n = strspn(s, "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -129,19 +133,23 @@ static int set_value(struct vs_kernel *k, const struct key *key,
 		return 0;
 	case K_UINT:
 		return parse_uint(v, (uint32_t *)(void *)base);
-	case K_RSS:
-		if (parse_word(v, "task-events", "percpu", &w))
-			return -EINVAL;
-		k->rss = w ? VS_RSS_PERCPU : VS_RSS_TASK_EVENTS;
-		return 0;
-	case K_MEMCG:
+	case K_WORD:
 	default:
-		if (parse_word(v, "page_cgroup", "memcg_data", &w))
-			return -EINVAL;
-		k->memcg = w ? VS_MEMCG_DATA : VS_MEMCG_PAGE_CGROUP;
-		return 0;
+		for (w = 0; w < 3 && key->words[w]; w++)
+			if (!strcmp(v, key->words[w])) {
+				/* Every K_WORD field is an enum or a
+				 * uint32_t: the same size, checked below. */
+				*(uint32_t *)(void *)base = (uint32_t)w;
+				return 0;
+			}
+		return -EINVAL;
 	}
 }
+
+_Static_assert(sizeof(enum vs_kernel_rss) == sizeof(uint32_t) &&
+	       sizeof(enum vs_kernel_memcg) == sizeof(uint32_t) &&
+	       sizeof(enum vs_kernel_vma_lock) == sizeof(uint32_t),
+	       "K_WORD stores a uint32_t");
 
 static char *trim(char *s)
 {
@@ -194,6 +202,26 @@ static int parse_line(struct vs_kernel *k, char *line, int lineno,
 	return 0;
 }
 
+/* The mechanisms that need another: those run under a per-VMA lock. */
+static int check_mech(const struct vs_kernel_mech *m, char *err,
+		      size_t errlen)
+{
+	if (m->munmap_downgrade > 1 || m->pt_reclaim > 1 ||
+	    m->fork_lock_all > 1) {
+		set_err(err, errlen, "munmap_downgrade, pt_reclaim, "
+			"fork_lock_all: 0 or 1");
+		return -EINVAL;
+	}
+	if (m->vma_lock == VS_VMA_LOCK_NONE &&
+	    (m->dontneed_vma_lock || m->anon_prepare_trylock ||
+	     m->vma_typesafe)) {
+		set_err(err, errlen, "dontneed_lock = vma, anon_prepare = "
+			"trylock and vma_cache = typesafe need a vma_lock");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Every key set, and the sizes within what vm/ can hold. */
 static int check(const struct vs_kernel *k, const unsigned char *seen,
 		 char *err, size_t errlen)
@@ -228,7 +256,7 @@ static int check(const struct vs_kernel *k, const unsigned char *seen,
 			VS_KERNEL_GATHER_BATCHES_MAX);
 		return -EINVAL;
 	}
-	return 0;
+	return check_mech(&k->mech, err, errlen);
 }
 
 int vs_kernel_parse(struct vs_kernel *k, const char *text, char *err,

@@ -458,6 +458,7 @@ int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
 	vs_fetch_add_relaxed(&pool_ref->refs, 1);
 	mm->pool_ref = pool_ref;
 	mm->pool = pool_ref->pool;
+	mm->mech = vs_page_pool_kernel(mm->pool)->mech;
 	mm->shared->rss_batch = rss_batch(mm->pool);
 	mm->start = start;
 	mm->end = end;

@@ -6,11 +6,15 @@
  * A kernel profile is a text file, profiles/linux-VERSION.kernel, in the
  * format of the machine profiles (vmsim/vcpu_profile.h): one
  * "key = value" a line, '#' comments.  The shipped ones (6.18, the
- * default, and 3.18) are built into the library, so a name needs no
+ * default, 6.4 and 3.18) are built into the library, so a name needs no
  * file at run time; an argument with a '/' is read as a path.
  * vs_mm_options.kernel picks one for an mm and its page pool; so do the
  * tools' --kernel and, in tests, $VMSIM_KERNEL.  docs/vcpu.md ("The
  * kernel's work") gives every key and its source.
+ *
+ * A profile also names the mechanisms the model follows (struct
+ * vs_kernel_mech): the per-VMA lock, how munmap and MADV_DONTNEED lock,
+ * and the rest of docs/vm.md's table of kernel versions.
  *
  * The batch sizes shape vm/'s data structures in every build; the
  * cycles are charged on vCPUs only (VS_VCPU_KERNEL), as the kernel's own
@@ -94,6 +98,67 @@ enum vs_kernel_memcg {
 };
 
 /**
+ * enum vs_kernel_vma_lock - the per-VMA lock a fault may take instead of
+ * the mmap_lock
+ * @VS_VMA_LOCK_NONE: none: every fault takes the mmap_lock (before 6.4;
+ *	vmsim keeps vm_lock_seq's mark for the speculative strategy)
+ * @VS_VMA_LOCK_RWSEM: an rw_semaphore per VMA, vm_lock_seq checked under
+ *	it (6.4 to 6.14: vma_start_read() with down_read_trylock)
+ * @VS_VMA_LOCK_REFCNT: vm_refcnt: 0 detached, 1 attached, one more a
+ *	reader, VMA_LOCK_OFFSET more a writer, who waits on
+ *	mm->vma_writer_wait (6.15 on)
+ */
+enum vs_kernel_vma_lock {
+	VS_VMA_LOCK_NONE,
+	VS_VMA_LOCK_RWSEM,
+	VS_VMA_LOCK_REFCNT,
+};
+
+/**
+ * struct vs_kernel_mech - the mechanisms a kernel version has, one key
+ * each; docs/vm.md ("Kernel versions") gives each version's
+ * @vma_lock: enum vs_kernel_vma_lock (key "vma_lock": "none", "rwsem",
+ *	"refcnt")
+ * @vma_typesafe: 1: a freed VMA goes back to its cache at once and may
+ *	be reused while a lockless reader holds its pointer, which
+ *	rechecks vm_mm and the range (SLAB_TYPESAFE_BY_RCU, 6.15 on); 0:
+ *	freed after a grace period (key "vma_cache": "rcu", "typesafe")
+ * @mm_lock_seqcount: 1: mm_lock_seq is a seqcount, odd while the
+ *	mmap_lock is write-held, with mmap_lock_speculate_try_begin()
+ *	(6.13 on); 0: a counter advanced at write unlock (key
+ *	"mm_lock_seq": "counter", "seqcount")
+ * @dontneed_vma_lock: 1: MADV_DONTNEED of a range inside one VMA runs
+ *	under that VMA's lock (6.17 on); 0: under mmap_lock read (key
+ *	"dontneed_lock": "mmap", "vma")
+ * @munmap_downgrade: 1: munmap, brk and mremap's shrink downgrade the
+ *	mmap_lock to read before the zap and free_pgtables() (4.20 on)
+ *	(key "munmap_downgrade")
+ * @pt_reclaim: 1: a MADV_DONTNEED zap that empties a PTE page frees it
+ *	(CONFIG_PT_RECLAIM, 6.14 on) (key "pt_reclaim")
+ * @anon_prepare_trylock: 1: a fault under the VMA lock that needs an
+ *	anon_vma tries the mmap_lock for read and retries only if that
+ *	fails (vmf_anon_prepare(), 6.8 on); 0: it always retries (key
+ *	"anon_prepare": "retry", "trylock")
+ * @fork_lock_all: 1: dup_mmap() write-locks every VMA of the parent
+ *	(6.4.1 on); 0: only those whose PTEs it copies (key
+ *	"fork_lock_all")
+ * @cow_refcount: 1: do_wp_page() decides reuse by the page's reference
+ *	count, under the PTL (5.9 on); 0: by its mapcount (key
+ *	"cow_reuse": "mapcount", "refcount")
+ */
+struct vs_kernel_mech {
+	enum vs_kernel_vma_lock vma_lock;
+	uint32_t vma_typesafe;
+	uint32_t mm_lock_seqcount;
+	uint32_t dontneed_vma_lock;
+	uint32_t munmap_downgrade;
+	uint32_t pt_reclaim;
+	uint32_t anon_prepare_trylock;
+	uint32_t fork_lock_all;
+	uint32_t cow_refcount;
+};
+
+/**
  * struct vs_kernel - a kernel profile
  * @name: its version (key "version")
  * @pcp_batch: pages a per-CPU list takes from or gives back to the buddy
@@ -126,6 +191,7 @@ enum vs_kernel_memcg {
  * @dontneed_drains_lru: 1 when MADV_DONTNEED first adds this CPU's LRU
  *	batch to the LRU, as 3.18's zap_page_range() does (key
  *	"dontneed_drains_lru"; munmap always does)
+ * @mech: the mechanisms the model follows (struct vs_kernel_mech)
  * @cycles: each step's cycles (keys "cycles_fault", "cycles_anon", ...)
  */
 struct vs_kernel {
@@ -144,6 +210,7 @@ struct vs_kernel {
 	uint32_t gather_batches;
 	uint32_t tlb_single_page_ceiling;
 	uint32_t dontneed_drains_lru;
+	struct vs_kernel_mech mech;
 	uint32_t cycles[VS_KSTEP_NR];
 };
 
@@ -157,7 +224,7 @@ struct vs_kernel {
 /**
  * vs_kernel_load - read the kernel profile @name_or_path into @k
  * @k: filled on success
- * @name_or_path: a version built in ("6.18", "3.18") or a path (with a
+ * @name_or_path: a version built in ("6.18", "6.4", "3.18") or a path (with a
  *	'/'); NULL: $VMSIM_KERNEL, else VS_KERNEL_DEFAULT
  * @err: a message on failure, naming the bad line and key (may be NULL)
  * @errlen: its size
@@ -185,7 +252,7 @@ VS_EXTERN int vs_kernel_parse(struct vs_kernel *k, const char *text,
  * vs_kernel_versions - the built-in versions, space-separated
  *
  * Context: any.
- * Return: a static string, e.g. "6.18 3.18".
+ * Return: a static string, e.g. "6.18 6.4 3.18".
  */
 VS_EXTERN const char *vs_kernel_versions(void);
 

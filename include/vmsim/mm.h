@@ -35,6 +35,7 @@
 
 #include "atomic.h"
 #include "common.h"
+#include "kernel.h"
 #include "lock.h"
 #include "rcu.h"
 #include "rwsem.h"
@@ -130,7 +131,7 @@ struct vs_vma {
  * @start, @end: the address range the mm manages, page aligned; default
  *               [0x10000, 1 << 47)
  * @kernel: the kernel the model follows (vmsim/kernel.h): a version
- *          built in ("6.18", "3.18") or a kernel profile's path; NULL:
+ *          built in ("6.18", "6.4", "3.18") or a kernel profile's path; NULL:
  *          $VMSIM_KERNEL, else "6.18"
  */
 struct vs_mm_options {
@@ -240,6 +241,8 @@ struct vs_mmu_notifier {
  * @brk: the program break (under mmap_lock)
  * @map_count: VMAs in the mm (under mmap_lock; private)
  * @notifier: the one secondary MMU, or NULL; set and read under mmap_lock
+ * @mech: the mechanisms of the kernel the mm follows, its pool's
+ *        (vmsim/kernel.h, vs_mm_options.kernel; read-only)
  *
  * Made by vs_mm_create() or vs_fork(); never embedded.
  */
@@ -267,6 +270,8 @@ struct vs_mm {
 					  * and cpumask (vm/internal.h) */
 	/* one secondary MMU; set and read under mmap_lock */
 	struct vs_mmu_notifier *notifier;
+	/* the kernel version's mechanisms; read-only */
+	struct vs_kernel_mech mech;
 	/**
 	 * @fault_noalloc: 1: faults never allocate anything but pages, so
 	 * that they can run in a signal handler (vmsim/uffd.h): munmap

@@ -53,6 +53,32 @@ static void fault_in(struct vs_mm *mm, unsigned long pages)
 						    VS_FAULT_FLAG_WRITE), 0);
 }
 
+/* Parse the built-in profile @ver with @from replaced by @to. */
+static int load_edited(const char *ver, const char *from, const char *to,
+		       char *err, size_t errlen)
+{
+	char path[64], text[16384], *at;
+	size_t n;
+	FILE *f;
+	int ret;
+	struct vs_kernel k;
+
+	snprintf(path, sizeof(path), "%s/linux-%s.kernel",
+		 VS_TEST_PROFILE_DIR, ver);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	at = strstr(text, from);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_uint_ge(strlen(from), strlen(to));
+	memcpy(at, to, strlen(to));
+	memset(at + strlen(to), ' ', strlen(from) - strlen(to));
+	ret = vs_kernel_parse(&k, text, err, errlen);
+	return ret;
+}
+
 /* The built-in profiles load with their kernels' sizes; NULL is the
  * default. */
 START_TEST(kernel_builtin)
@@ -73,6 +99,17 @@ START_TEST(kernel_builtin)
 	ck_assert_int_eq(k.rss, VS_RSS_PERCPU);
 	ck_assert_int_eq(k.memcg, VS_MEMCG_DATA);
 	ck_assert_uint_eq(k.dontneed_drains_lru, 0);
+	ck_assert_int_eq(k.mech.vma_lock, VS_VMA_LOCK_REFCNT);
+	ck_assert_uint_eq(k.mech.vma_typesafe, 1);
+	ck_assert_uint_eq(k.mech.pt_reclaim, 1);
+	ck_assert_int_eq(vs_kernel_load(&k, "6.4", err, sizeof(err)), 0);
+	ck_assert_int_eq(k.mech.vma_lock, VS_VMA_LOCK_RWSEM);
+	ck_assert_uint_eq(k.mech.munmap_downgrade, 1);
+	ck_assert_uint_eq(k.mech.dontneed_vma_lock, 0);
+	ck_assert_int_eq(vs_kernel_load(&k, "3.18", err, sizeof(err)), 0);
+	ck_assert_int_eq(k.mech.vma_lock, VS_VMA_LOCK_NONE);
+	ck_assert_uint_eq(k.mech.munmap_downgrade, 0);
+	ck_assert_uint_eq(k.mech.cow_refcount, 0);
 	unsetenv("VMSIM_KERNEL");
 	ck_assert_int_eq(vs_kernel_load(&k, NULL, err, sizeof(err)), 0);
 	ck_assert_str_eq(k.name, VS_KERNEL_DEFAULT);
@@ -108,6 +145,16 @@ START_TEST(kernel_bad)
 	ck_assert_ptr_nonnull(strstr(err, "line 1: pcp_batch"));
 	ck_assert_int_eq(vs_kernel_parse(&k, "rss = sometimes\n", err,
 					 sizeof(err)), -EINVAL);
+	ck_assert_int_eq(vs_kernel_parse(&k, "vma_lock = mutex\n", err,
+					 sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "vma_lock: bad value 'mutex'"));
+	/* 3.18's profile asking for MADV_DONTNEED under a VMA lock it
+	 * does not have. */
+	ck_assert_int_eq(vs_kernel_load(&k, "3.18", err, sizeof(err)), 0);
+	ck_assert_int_eq(load_edited("3.18", "dontneed_lock = mmap",
+				     "dontneed_lock = vma", err,
+				     sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "need a vma_lock"));
 	/* A good profile with one size out of range. */
 	ck_assert_int_eq(vs_kernel_load(&k, "3.18", err, sizeof(err)), 0);
 	good = "version = t\npcp_batch = 31\npcp_high = 30\n";
