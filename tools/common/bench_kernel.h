@@ -14,7 +14,7 @@
 
 /* The help text of --kernel, the same in every tool. */
 #define BENCH_KERNEL_HELP "the kernel the model follows: 6.18 (default),\n" \
-	"3.18, or a kernel profile's path"
+	"6.4, 3.18, or a kernel profile's path"
 
 /*
  * bench_arg_kernel - @arg, once it names a kernel profile that loads;
