@@ -197,14 +197,30 @@ int vs_add_mm_counter(struct vs_mm *mm, int member, long value)
 	return 0;
 }
 
+/*
+ * 3.18's task counts are folded once rss_threshold faults have entered
+ * since the last fold (check_sync_rss_stat()).  3.18 folds at the
+ * fault's entry, unlocked, where its get_mm_counter() reads only the
+ * mm's counters; the model's vs_get_mm_counter() sums the slots too,
+ * and a fold between its reads would be counted twice or not at all,
+ * so the fold waits for the fault's own count, under the PTL that
+ * makes a sum exact.
+ */
 void vs__inc_mm_counter_fast(struct vs_mm *mm, int member, long value)
 {
+	const struct vs_kernel *k = vs_page_pool_kernel(mm->pool);
 	unsigned int slot = vs__thread_slot();
+	struct vs__mm_rss *r = &mm->rss[slot];
 
-	if (vs_page_pool_kernel(mm->pool)->rss == VS_RSS_TASK_EVENTS)
-		vs__slot_add(&mm->rss[slot].count[member], slot, value);
-	else
+	if (k->rss != VS_RSS_TASK_EVENTS) {
 		rss_percpu_add(mm, member, value);
+		return;
+	}
+	vs__slot_add(&r->count[member], slot, value);
+	if (vs_read_once(&r->events) > k->rss_threshold) {
+		vs_write_once(&r->events, 0);
+		rss_fold(mm, r);
+	}
 }
 
 void vs__mm_fault_enter(struct vs_mm *mm)
@@ -214,12 +230,8 @@ void vs__mm_fault_enter(struct vs_mm *mm)
 
 	VS_VCPU_WORK(VS_VCPU_KERNEL, NULL, k->cycles[VS_KSTEP_FAULT]);
 	vs__mm_enter(mm);
-	if (k->rss != VS_RSS_TASK_EVENTS)
-		return;
-	if (vs_fetch_add_relaxed(&r->events, 1) + 1 > k->rss_threshold) {
-		vs_write_once(&r->events, 0);
-		rss_fold(mm, r);
-	}
+	if (k->rss == VS_RSS_TASK_EVENTS)
+		vs_fetch_add_relaxed(&r->events, 1);
 }
 
 long vs_get_mm_counter(struct vs_mm *mm, int member)
