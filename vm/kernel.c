@@ -335,6 +335,30 @@ int vs_kernel_load(struct vs_kernel *k, const char *name, char *err,
 	return -ENOENT;
 }
 
+int vs_kernel_mech_write(FILE *f, const struct vs_kernel_mech *m)
+{
+	const char *base = (const char *)m;
+	const struct key *key;
+	uint32_t v;
+	size_t i;
+
+	if (!f || !m)
+		return -EINVAL;
+	for (i = 0; i < NR_KEYS; i++) {
+		key = &keys[i];
+		if (key->off < offsetof(struct vs_kernel, mech) ||
+		    key->off >= offsetof(struct vs_kernel, mech) + sizeof(*m))
+			continue;
+		v = *(const uint32_t *)(const void *)
+			(base + key->off - offsetof(struct vs_kernel, mech));
+		if (key->kind == K_WORD)
+			fprintf(f, "%s = %s\n", key->name, key->words[v]);
+		else
+			fprintf(f, "%s = %u\n", key->name, v);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 const char *vs_kernel_versions(void)
 {
 	return VS_KERNEL_PROFILES_LIST;

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common.h"
 
@@ -140,8 +141,8 @@ enum vs_kernel_vma_lock {
  *	fails (vmf_anon_prepare(), 6.8 on); 0: it always retries (key
  *	"anon_prepare": "retry", "trylock")
  * @fork_lock_all: 1: dup_mmap() write-locks every VMA of the parent
- *	(6.4.1 on); 0: only those whose PTEs it copies (key
- *	"fork_lock_all")
+ *	(6.5, and 6.4.y from its stable fix); 0: only those whose PTEs it
+ *	copies, which vmsim's spf needs (key "fork_lock_all")
  * @cow_refcount: 1: do_wp_page() decides reuse by the page's reference
  *	count, under the PTL (5.9 on); 0: by its mapcount (key
  *	"cow_reuse": "mapcount", "refcount")
@@ -247,6 +248,19 @@ VS_EXTERN int vs_kernel_load(struct vs_kernel *k, const char *name_or_path,
  */
 VS_EXTERN int vs_kernel_parse(struct vs_kernel *k, const char *text,
 			      char *err, size_t errlen);
+
+/**
+ * vs_kernel_mech_write - write @m as a kernel profile's mechanism lines
+ * @f: the stream
+ * @m: the mechanisms, valid (as vs_kernel_parse() leaves them)
+ *
+ * One "key = value" line a key of struct vs_kernel_mech, in the words
+ * vs_kernel_parse() reads back.
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for a NULL argument; -EIO if @f reports an error.
+ */
+VS_EXTERN int vs_kernel_mech_write(FILE *f, const struct vs_kernel_mech *m);
 
 /**
  * vs_kernel_versions - the built-in versions, space-separated

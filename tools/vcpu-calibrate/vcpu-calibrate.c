@@ -996,6 +996,8 @@ static void print_kernel_profile(FILE *f)
 		k.memcg == VS_MEMCG_DATA ? "memcg_data" : "page_cgroup",
 		k.gather_local, k.gather_batch, k.gather_batches,
 		k.tlb_single_page_ceiling, k.dontneed_drains_lru);
+	comment(f, "Mechanisms: %s's.", base.name);
+	(void)vs_kernel_mech_write(f, &k.mech);
 	comment(f, "The zap path, scaled together to sum to a page zapped, "
 		"released and freed: %.0f, the slope of madvise(MADV_DONTNEED) "
 		"from %d to %d faulted pages (%.0f and %.0f a call), each page "
