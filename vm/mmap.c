@@ -195,13 +195,16 @@ int vs__do_munmap_unlock(struct vs_mm *mm, unsigned long start,
 		return 0;
 	}
 	/* The planted bug: readers come in while the VMAs are still in
-	 * the index, and a fault there installs behind the zap. */
-	if (VS_BROKEN(munmap_downgrade_before_detach))
+	 * the index, and a fault there installs behind the zap that
+	 * vs__vma_remove() makes before the erase. */
+	if (VS_BROKEN(munmap_downgrade_before_detach)) {
 		vs_mmap_write_downgrade(mm);
-	munmap_remove(mm, start, end, 0);
-	if (!VS_BROKEN(munmap_downgrade_before_detach))
+		munmap_remove(mm, start, end, 1);
+	} else {
+		munmap_remove(mm, start, end, 0);
 		vs_mmap_write_downgrade(mm);
-	vs__zap(mm, start, end, VS_MMU_NOTIFY_UNMAP);
+		vs__zap(mm, start, end, VS_MMU_NOTIFY_UNMAP);
+	}
 	vs__unmap_region(mm, start, end);
 	vs_mmap_read_unlock(mm);
 	/* The RCU frees queued under the write lock, now that it is
