@@ -311,6 +311,7 @@ static int wp_can_reuse_anon(struct vs_vm_fault *vmf, struct vs_page *page)
  * wp_by_refcount: 5.9's and 6.18's do_wp_page(), entered with the PTL
  * held and the PTE unchanged: reuse a shared mapping's page, or an
  * anonymous page that wp_can_reuse_anon() allows; copy the rest.
+ * Context: as vs_do_wp_page(); no PTL held (takes it first).
  */
 static int wp_by_refcount(struct vs_vm_fault *vmf, struct vs_page *page)
 {
@@ -388,9 +389,11 @@ static int fault_fixup(struct vs_vm_fault *vmf)
 	return 0;
 }
 
-/* handle_pte_fault()'s cases, once vmf->orig_pte is read. */
+/* handle_pte_fault()'s cases, once vmf->orig_pte is read.
+ * Context: as vs_handle_pte_fault(). */
 static int pte_fault_cases(struct vs_vm_fault *vmf)
 {
+	vs_vmf_assert_locked(vmf);
 	if (!vs_pte_present(vmf->orig_pte))
 		return vmf->vm_file ? vs_do_fault(vmf) :
 				      vs_do_anonymous_page(vmf);

@@ -84,6 +84,7 @@ struct vs_vma *vs__lock_vma_under_rcu(struct vs_mm *mm, unsigned long addr)
 {
 	struct vs_vma *vma;
 
+	vs_mm_assert_unlocked(mm);
 	vs_rcu_read_lock();
 	for (;;) {
 		vma = vs_vma_lookup(mm, addr);

@@ -393,7 +393,8 @@ static int try_free_pte(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
 	return 1;
 }
 
-/* Lock the PTE page of @pmdp for a range walk (pte_page_lock()). */
+/* Lock the PTE page of @pmdp for a range walk (pte_page_lock(), in an
+ * RCU section of its own).  Context: as vs_zap_range(); no PTL held. */
 static struct vs_ptpage *walk_pte_lock(struct vs_pgtable *pt,
 				       vs_atomic64_t *pmdp, uint64_t *pmdv)
 {
@@ -405,6 +406,9 @@ static struct vs_ptpage *walk_pte_lock(struct vs_pgtable *pt,
 	return ptp;
 }
 
+/* Clear the PTEs of [addr, end) in @pmdp's PTE page under its PTL; with
+ * c->reclaim, then free the page if the range was all of it and it is
+ * empty.  Context: as vs_zap_range_reclaim(); no PTL held. */
 static int zap_pte_page(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
 			unsigned long addr, unsigned long end, void *ctx)
 {
