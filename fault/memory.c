@@ -445,4 +445,3 @@ int vs_handle_pte_fault(struct vs_vm_fault *vmf)
 	}
 	return pte_fault_cases(vmf);
 }
-

@@ -169,9 +169,10 @@ struct vs_mm_options {
  * change, invalidate_range_end() after, both with the mmap_lock held
  * (for read with CLEAR, for write otherwise; for read with UNMAP where
  * munmap downgrades, and with CLEAR the VMA's lock instead where
- * MADV_DONTNEED takes it: vs_mmu_notifier_assert_locked()) and no PTL, sometimes inside
- * a VMA's vm_sequence write section (mremap's move).  The callbacks may
- * sleep; they must not take @mm's mmap_lock (they may take a PTL).
+ * MADV_DONTNEED takes it: vs_mmu_notifier_assert_locked()) and no PTL,
+ * sometimes inside a VMA's vm_sequence write section (mremap's move).
+ * The callbacks may sleep; they must not take @mm's mmap_lock (they may
+ * take a PTL).
  */
 enum vs_mmu_notifier_event {
 	VS_MMU_NOTIFY_UNMAP,

@@ -297,9 +297,8 @@ static void reclaim_thread(void *state, unsigned int i)
 
 	if (i < 2) {
 		for (k = 0; k < VS_ARRAY_SIZE(race_pages[i]); k++)
-			(void)vs_handle_mm_fault(r->mm, START +
-						 (unsigned long)race_pages[i][k] *
-						 VS_PAGE_SIZE,
+			(void)vs_handle_mm_fault(r->mm, START + VS_PAGE_SIZE *
+						 (unsigned long)race_pages[i][k],
 						 k & 1 ? 0 : VS_FAULT_FLAG_WRITE);
 		return;
 	}
