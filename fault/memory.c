@@ -15,6 +15,7 @@
  * the same, through vmsim/memory.h's declarations), as in fault.c.
  */
 #include <vmsim/memory.h>
+#include <vmsim/rcu.h>
 
 #include "internal.h"
 
@@ -56,8 +57,8 @@ inline bool vs_pte_map_lock(struct vs_vm_fault *vmf)
 	vmf->pte = vs_pte_offset_map_lock(&vmf->mm->pgtable, vmf->address,
 					  &vmf->ptl);
 	if (!vmf->pte) {
-		/* The PTE page went away: under a lock, tables of a live
-		 * VMA stay, so only spf sees this. */
+		/* The PTE page went away: spf's VMA changed, or, under a
+		 * lock, PT_RECLAIM (6.14 on) freed the emptied table. */
 		vmf->abort = VS_SPF_ABORT_NO_TABLE;
 		return false;
 	}
@@ -87,8 +88,11 @@ inline bool vs_vmf_pte_changed(struct vs_vm_fault *vmf)
  */
 static int fault_pte_lock(struct vs_vm_fault *vmf)
 {
+	/* Under a lock only a reclaimed table fails: 0, and the access
+	 * faults again, as 6.18's fault does when pte_offset_map_lock()
+	 * returns NULL. */
 	if (!vs_pte_map_lock(vmf))
-		return VS_VM_FAULT_RETRY;
+		return speculative(vmf) ? VS_VM_FAULT_RETRY : 0;
 	if (vs_vmf_pte_changed(vmf)) {
 		vs_pte_unmap_unlock(vmf->ptl);
 		return fault_pte_changed(vmf);
@@ -280,6 +284,55 @@ out:
 	return ret;
 }
 
+/*
+ * wp_can_reuse_anon - may the write fault keep the anonymous @page,
+ * mapped at the locked PTE?  As 6.18's wp_can_reuse_anon_folio() for a
+ * small folio: only if its reference count says this PTE is its only
+ * user.  A page still in this CPU's LRU batch has the batch's reference
+ * too, so the batch is added first (lru_add_drain()); one in another
+ * CPU's batch is copied.  The model has no PageAnonExclusive: every
+ * page takes this check, as 5.9 to 5.18's do_wp_page() did.
+ * Context: the PTL held (no new mapping or PTL-holder's reference can
+ * appear).
+ */
+static int wp_can_reuse_anon(struct vs_vm_fault *vmf, struct vs_page *page)
+{
+	vs_assert_ptl_held(vmf->ptl);
+	if (VS_BROKEN(cow_reuse_ignores_refcount))
+		return vs_page_mapcount(page) == 1;
+	if (vs_page_count(page) > 3)
+		return 0;
+	if (!vs_page_test_flags(page, VS_PG_LRU))
+		vs_lru_drain(vmf->mm->pool);
+	return vs_page_count(page) == 1;
+}
+
+/*
+ * wp_by_refcount: 5.9's and 6.18's do_wp_page(), entered with the PTL
+ * held and the PTE unchanged: reuse a shared mapping's page, or an
+ * anonymous page that wp_can_reuse_anon() allows; copy the rest.
+ * Context: as vs_do_wp_page(); no PTL held (takes it first).
+ */
+static int wp_by_refcount(struct vs_vm_fault *vmf, struct vs_page *page)
+{
+	int ret = fault_pte_lock(vmf);
+
+	if (ret != PTE_LOCKED)
+		return ret;
+	if ((vmf->vm_flags & VS_VM_SHARED) ||
+	    (vs_page_test_flags(page, VS_PG_ANON) &&
+	     wp_can_reuse_anon(vmf, page)))
+		return wp_reuse(vmf, page);
+	vs_pte_unmap_unlock(vmf->ptl);
+	return wp_page_copy(vmf, page);
+}
+
+/*
+ * The write fault on a read-only PTE.  With mech.cow_refcount (5.9 on)
+ * the reference count decides (wp_by_refcount()); before, 3.18's
+ * do_wp_page() reuses an anonymous page that only this PTE maps
+ * (reuse_swap_page(): its mapcount, whatever other references it has).
+ */
 int vs_do_wp_page(struct vs_vm_fault *vmf)
 {
 	struct vs_page *page = vs_pfn_to_page(vmf->mm->pool,
@@ -290,6 +343,8 @@ int vs_do_wp_page(struct vs_vm_fault *vmf)
 	vs_lockdep_assert_not_held(vmf->ptl);
 	if (!page)
 		return VS_VM_FAULT_SIGBUS;	/* not a page of the pool */
+	if (vmf->mm->mech.cow_refcount)
+		return wp_by_refcount(vmf, page);
 	if ((vmf->vm_flags & VS_VM_SHARED) ||
 	    (vs_page_test_flags(page, VS_PG_ANON) &&
 	     vs_page_mapcount(page) == 1)) {
@@ -299,8 +354,7 @@ int vs_do_wp_page(struct vs_vm_fault *vmf)
 		/* Under the PTL nothing new can map the page: fork takes
 		 * this PTL to share it. */
 		if ((vmf->vm_flags & VS_VM_SHARED) ||
-		    (vs_page_mapcount(page) == 1 &&
-		     vs_page_count(page) == 1))
+		    vs_page_mapcount(page) == 1)
 			return wp_reuse(vmf, page);
 		vs_pte_unmap_unlock(vmf->ptl);
 	}
@@ -335,6 +389,40 @@ static int fault_fixup(struct vs_vm_fault *vmf)
 	return 0;
 }
 
+/* handle_pte_fault()'s cases, once vmf->orig_pte is read.
+ * Context: as vs_handle_pte_fault(). */
+static int pte_fault_cases(struct vs_vm_fault *vmf)
+{
+	vs_vmf_assert_locked(vmf);
+	if (!vs_pte_present(vmf->orig_pte))
+		return vmf->vm_file ? vs_do_fault(vmf) :
+				      vs_do_anonymous_page(vmf);
+	if ((vmf->flags & VS_FAULT_FLAG_WRITE) &&
+	    !vs_pte_write(vmf->orig_pte))
+		return vs_do_wp_page(vmf);
+	return fault_fixup(vmf);
+}
+
+/*
+ * pte_read_reclaim - read the PTE of the faulting address where
+ * PT_RECLAIM may free its table under our lock held for read: inside an
+ * RCU section, as 6.18's pte_offset_map() reads it, walking again from
+ * the top.  Return: 0 with vmf->orig_pte set; 1 when the table is gone
+ * (the fault returns 0 and the access faults again).
+ * Context: the mmap_lock or the VMA's lock held for read.
+ */
+static int pte_read_reclaim(struct vs_vm_fault *vmf)
+{
+	vs_atomic64_t *ptep;
+
+	vs_rcu_read_lock();
+	ptep = vs_pte_offset(&vmf->mm->pgtable, vmf->address);
+	if (ptep)
+		vmf->orig_pte = vs_ptep_get_lockless(ptep);
+	vs_rcu_read_unlock();
+	return !ptep;
+}
+
 int vs_handle_pte_fault(struct vs_vm_fault *vmf)
 {
 	struct vs_pgtable *pt = &vmf->mm->pgtable;
@@ -346,17 +434,14 @@ int vs_handle_pte_fault(struct vs_vm_fault *vmf)
 		ptep = vs_pte_offset(pt, vmf->address);
 		if (!ptep)
 			return vs_spf_abort(vmf, VS_SPF_ABORT_NO_TABLE);
+		vmf->orig_pte = vs_ptep_get_lockless(ptep);
 	} else {
 		ptep = vs_pte_alloc(pt, vmf->address);
 		if (!ptep)
 			return VS_VM_FAULT_OOM;
+		if (vmf->mm->mech.pt_reclaim)
+			return pte_read_reclaim(vmf) ? 0 : pte_fault_cases(vmf);
+		vmf->orig_pte = vs_ptep_get_lockless(ptep);
 	}
-	vmf->orig_pte = vs_ptep_get_lockless(ptep);
-	if (!vs_pte_present(vmf->orig_pte))
-		return vmf->vm_file ? vs_do_fault(vmf) :
-				      vs_do_anonymous_page(vmf);
-	if ((vmf->flags & VS_FAULT_FLAG_WRITE) &&
-	    !vs_pte_write(vmf->orig_pte))
-		return vs_do_wp_page(vmf);
-	return fault_fixup(vmf);
+	return pte_fault_cases(vmf);
 }

@@ -26,8 +26,10 @@
  * no fault installs a page meanwhile (inv_in_progress).
  *
  * Context: the callbacks run with the model's mmap_lock held (for read
- * with CLEAR), so the model's page tables and VMAs of the range are
- * stable; they may sleep.
+ * with CLEAR, and with UNMAP after 6.18's munmap downgrade), or, for a
+ * 6.18 CLEAR inside one VMA, that VMA's lock alone
+ * (vs_mmu_notifier_assert_locked()), so the model's page tables and
+ * VMAs of the range are stable; they may sleep.
  */
 #include <errno.h>
 #include <linux/userfaultfd.h>
@@ -35,6 +37,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <vmsim/rcu.h>
 
 #include "uffd_internal.h"
 
@@ -57,8 +61,8 @@ static int vm_prot(unsigned long vm_flags)
 
 /*
  * Copy the real page at @addr into the model's page, if the model maps
- * one there that @file_only does not exclude.  Context: the mmap_lock
- * held; takes the PTL, since vs_read()/vs_write() copy under it.
+ * one there that @file_only does not exclude.  Context: a callback's
+ * (above); takes the PTL, since vs_read()/vs_write() copy under it.
  */
 static void writeback_page(struct vs_uffd *u, unsigned long addr,
 			   int file_only)
@@ -69,7 +73,8 @@ static void writeback_page(struct vs_uffd *u, unsigned long addr,
 	vs_atomic64_t *ptep;
 	uint64_t v;
 
-	vs_mmap_assert_locked(mm);
+	/* The weakest rule a callback runs under: a CLEAR's. */
+	vs_mmu_notifier_assert_locked(mm, VS_MMU_NOTIFY_CLEAR);
 	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
 	if (!ptep)
 		return;
@@ -122,12 +127,18 @@ static void writeback(struct vs_uffd *u, unsigned long start,
 	}
 }
 
-/* Does the model map only anonymous memory over [start, end)? */
+/* Does the model map only anonymous memory over [start, end)?  Looked
+ * up inside an RCU section: a 6.18 CLEAR holds only the VMA's lock. */
 static int range_is_anon(struct vs_uffd *u, unsigned long start)
 {
-	struct vs_vma *vma = vs_vma_lookup(u->mm, start);
+	struct vs_vma *vma;
+	int anon;
 
-	return vma && !vma->vm_file;
+	vs_rcu_read_lock();
+	vma = vs_vma_lookup(u->mm, start);
+	anon = vma && !vs_read_once(&vma->vm_file);
+	vs_rcu_read_unlock();
+	return anon;
 }
 
 static void mirror_start(struct vs_mmu_notifier *mn,

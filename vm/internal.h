@@ -110,6 +110,12 @@ void vs__mmu_notify_end(struct vs_mm *mm, unsigned long start,
 /* @event: VS_MMU_NOTIFY_UNMAP or _CLEAR, for the secondary MMU. */
 void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 	     int event);
+void vs__zap_dontneed(struct vs_mm *mm, struct vs_vma *vma,
+		      unsigned long start, unsigned long end, int vma_locked);
+/* The VMA holding @addr, read-locked without the mmap_lock, or NULL;
+ * vm/madvise.c (6.18's lock_vma_under_rcu() and vma_end_read()). */
+struct vs_vma *vs__lock_vma_under_rcu(struct vs_mm *mm, unsigned long addr);
+void vs__vma_end_read(struct vs_vma *vma);
 int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 		    struct vs_page *page, int writable);
 int vs__mm_alloc(struct vs_mm **mmp, const char *lock_kind, int ptl_per_mm,
@@ -155,6 +161,8 @@ void vs__tlb_finish(struct vs_mmu_gather *tlb);
 void vs__unmap_region(struct vs_mm *mm, unsigned long start,
 		      unsigned long end);
 int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end);
+int vs__do_munmap_unlock(struct vs_mm *mm, unsigned long start,
+			 unsigned long end);
 unsigned long vs__get_unmapped_area(struct vs_mm *mm, unsigned long hint,
 				    unsigned long len);
 int vs__populate(struct vs_mm *mm, struct vs_vma *vma, unsigned long start,

@@ -9,12 +9,19 @@
  * including ones the kernel accepts (MADV_FREE, MADV_COLD, ...),
  * returns -EINVAL here.
  *
- * As the kernel's, MADV_DONTNEED zaps under the mmap_lock for read and
- * marks no VMA: faults of every strategy run beside it.  That is safe
- * because vs_zap_range() clears each PTE page under its PTL and frees
- * no table (a fault that walks the range finds the same tables), and
- * the VMAs cannot change while the read lock is held.
+ * MADV_DONTNEED zaps and marks no VMA: faults of every strategy run
+ * beside it.  Up to 6.16 (3.18, 6.4) it holds the mmap_lock for read;
+ * from 6.17 (mech.dontneed_vma_lock) a range inside one VMA is zapped
+ * under that VMA's lock alone, taken as the per-VMA fault takes it
+ * (6.17's madvise_lock()), and any other range under the mmap_lock.
+ * Either lock keeps the VMA as it is, and vs_zap_range() clears each PTE
+ * page under its PTL.  3.18 and 6.4 free no table: a fault that walks
+ * the range finds the same tables.  6.18 with PT_RECLAIM
+ * (mech.pt_reclaim) frees each PTE page the range covers whole and
+ * empties, after a grace period: a fault that finds its table gone
+ * faults again (vs_zap_range_reclaim(), vs_pte_offset_map_lock()).
  */
+#include <vmsim/rcu.h>
 #include <vmsim/vcpu_annotate.h>
 
 #include "../sync/internal.h"
@@ -54,13 +61,95 @@ static int madvise_walk(struct vs_mm *mm, unsigned long start,
 		}
 		tmp = vma->vm_end < end ? vma->vm_end : end;
 		if (advice == VS_MADV_DONTNEED)
-			vs__zap(mm, start, tmp, VS_MMU_NOTIFY_CLEAR);
+			vs__zap_dontneed(mm, vma, start, tmp, 0);
 		start = tmp;
 		if (start >= end)
 			break;
 		vma = vs_find_vma(mm, start);
 	}
 	return unmapped;
+}
+
+/**
+ * vs__lock_vma_under_rcu - the VMA holding @addr, read-locked, without
+ * the mmap_lock: 6.18's lock_vma_under_rcu(), over the model's VMA lock
+ * (vm_lock, a trylock of its rwsem and the vm_lock_seq check, as
+ * fault/fault.c's; the refcount lock of 6.18 replaces both there and
+ * here alike).  A detached VMA is looked up again.
+ * Context: no lock of @mm held; takes and leaves an RCU section.
+ * Return: the VMA, its vm_lock held for read; NULL when there is none,
+ * a writer marked it, or its range moved off @addr.
+ */
+struct vs_vma *vs__lock_vma_under_rcu(struct vs_mm *mm, unsigned long addr)
+{
+	struct vs_vma *vma;
+
+	vs_mm_assert_unlocked(mm);
+	vs_rcu_read_lock();
+	for (;;) {
+		vma = vs_vma_lookup(mm, addr);
+		/* The mark is checked again after the trylock: one stored
+		 * before it is seen then (see vs_vma_start_write()). */
+		if (!vma || vs_vma_is_write_marked(vma) ||
+		    !vs_down_read_trylock(&vma->vm_lock))
+			break;
+		if (vs_vma_is_write_marked(vma)) {
+			vs_up_read(&vma->vm_lock);
+			break;
+		}
+		if (!vs_read_once(&vma->vm_detached)) {
+			if (addr >= vs_read_once(&vma->vm_start) &&
+			    addr < vs_read_once(&vma->vm_end)) {
+				vs_rcu_read_unlock();
+				return vma;
+			}
+			vs_up_read(&vma->vm_lock);
+			break;
+		}
+		vs_up_read(&vma->vm_lock);	/* detached: look again */
+	}
+	vs_rcu_read_unlock();
+	return NULL;
+}
+
+/**
+ * vs__vma_end_read - drop the VMA lock vs__lock_vma_under_rcu() took
+ * Context: @vma's lock held for read.
+ */
+void vs__vma_end_read(struct vs_vma *vma)
+{
+	vs_vma_assert_locked(vma);
+	vs_up_read(&vma->vm_lock);
+}
+
+/*
+ * dontneed_vma_locked - 6.17's madvise_lock() for MADV_DONTNEED: when
+ * the VMA holding @start holds all of [@start, @end), zap under its lock
+ * alone.  Return: 1 when done; 0 when the caller must take the
+ * mmap_lock (no VMA there, a writer has it, or the range goes on).
+ * Context: no lock of @mm held.
+ */
+static int dontneed_vma_locked(struct vs_mm *mm, unsigned long start,
+			       unsigned long end)
+{
+	struct vs_vma *vma = vs__lock_vma_under_rcu(mm, start);
+
+	if (!vma)
+		return 0;
+	if (end > vs_read_once(&vma->vm_end)) {
+		vs__vma_end_read(vma);
+		return 0;
+	}
+	/* The planted bug: the lock goes before the zap, which then runs
+	 * with nothing keeping the VMA or its tables. */
+	if (VS_BROKEN(dontneed_skips_vma_lock)) {
+		vs__vma_end_read(vma);
+		vs__zap(mm, start, end, VS_MMU_NOTIFY_CLEAR);
+		return 1;
+	}
+	vs__zap_dontneed(mm, vma, start, end, 1);
+	vs__vma_end_read(vma);
+	return 1;
 }
 
 int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
@@ -79,6 +168,9 @@ int vs_madvise(struct vs_mm *mm, unsigned long addr, size_t len, int advice)
 	if (end < addr)
 		return -EINVAL;
 	if (end == addr)
+		return 0;
+	if (advice == VS_MADV_DONTNEED && mm->mech.dontneed_vma_lock &&
+	    dontneed_vma_locked(mm, addr, end))
 		return 0;
 	if (!VS_BROKEN(madvise_no_mmap_lock))
 		vs_mmap_read_lock(mm);

@@ -282,20 +282,22 @@ static void zap_pte(uint64_t pte, unsigned long addr, void *arg)
 	vs__tlb_remove_page(&z->tlb, page);
 }
 
-/**
- * vs__zap - clear the PTEs of [@start, @end), flush the TLBs, and drop
+/*
+ * zap_range - clear the PTEs of [@start, @end), flush the TLBs, and drop
  * what they held, with the RSS changes applied once (the kernel's
  * lru_add_drain, tlb_gather_mmu, unmap_page_range, add_mm_rss_vec,
  * tlb_finish_mmu)
- * Context: mmap_lock held (see vs_zap_range()).
+ * @reclaim: also free the PTE pages the zap empties (PT_RECLAIM); the
+ *	flush then covers their entries too
+ * Context: as vs__zap() or vs__zap_dontneed(), which assert it.
  */
-void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
-	     int event)
+static void zap_range(struct vs_mm *mm, unsigned long start,
+		      unsigned long end, int event, int reclaim)
 {
+	unsigned long nr_tables = 0;
 	struct zap_ctx z;
 	int i;
 
-	vs_mmap_assert_locked(mm);
 	memset(z.rss, 0, sizeof(z.rss));
 	z.mm = mm;
 	if (event != VS_MMU_NOTIFY_CLEAR ||
@@ -303,12 +305,53 @@ void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 		vs_lru_drain(mm->pool);
 	vs__tlb_gather(&z.tlb, mm, start, end);
 	vs__mmu_notify_start(mm, start, end, event, 0);
-	(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
+	if (reclaim)
+		(void)vs_zap_range_reclaim(&mm->pgtable, start, end, zap_pte,
+					   &z, &nr_tables);
+	else
+		(void)vs_zap_range(&mm->pgtable, start, end, zap_pte, &z);
+	if (nr_tables)
+		vs__tlb_need_flush(&z.tlb);
 	for (i = 0; i < VS_NR_MM_COUNTERS; i++)
 		if (z.rss[i])
 			vs_add_mm_counter(mm, i, -z.rss[i]);
 	vs__tlb_finish(&z.tlb);
 	vs__mmu_notify_end(mm, start, end, event, 0);
+}
+
+/**
+ * vs__zap - zap [@start, @end) for munmap (UNMAP) or MADV_DONTNEED under
+ * the mmap_lock (CLEAR); the page tables stay (see zap_range())
+ * Context: mmap_lock held: for write, or for read with CLEAR and with
+ * UNMAP after a munmap's downgrade (mech.munmap_downgrade); faults may
+ * run beside it (see vs_zap_range()).
+ */
+void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
+	     int event)
+{
+	vs_mmap_assert_locked(mm);
+	zap_range(mm, start, end, event, 0);
+}
+
+/**
+ * vs__zap_dontneed - MADV_DONTNEED's zap of [@start, @end), which lies
+ * in @vma: as vs__zap() with CLEAR, and where the version has
+ * PT_RECLAIM (mech.pt_reclaim, 6.14 on) each PTE page the range covers
+ * whole and leaves empty is freed (vs_zap_range_reclaim()); 3.18 and
+ * 6.4 keep every table until munmap.
+ * @vma_locked: the caller holds @vma's lock for read, not the mmap_lock
+ *	(6.17's madvise_lock() with mech.dontneed_vma_lock)
+ * Context: @vma's lock held for read (@vma_locked), else mmap_lock held
+ * for read.
+ */
+void vs__zap_dontneed(struct vs_mm *mm, struct vs_vma *vma,
+		      unsigned long start, unsigned long end, int vma_locked)
+{
+	if (vma_locked)
+		vs_vma_assert_locked(vma);
+	else
+		vs_mmap_assert_locked(mm);
+	zap_range(mm, start, end, VS_MMU_NOTIFY_CLEAR, mm->mech.pt_reclaim);
 }
 
 /* ---- mmu notifiers -------------------------------------------------------- */

@@ -9,8 +9,10 @@
  */
 #include <stdlib.h>
 
+#include <vmsim/rcu.h>
 #include <vmsim/vcpu_annotate.h>
 
+#include "../sync/internal.h"
 #include "internal.h"
 
 #define MAP_TYPE 0x0f
@@ -75,15 +77,18 @@ unsigned long vs__get_unmapped_area(struct vs_mm *mm, unsigned long hint,
 /**
  * vs__unmap_region - free the page tables left empty around a range
  * whose VMAs are gone (free_pgtables), with floor and ceiling from the
- * neighbouring VMAs.
- * Context: mmap_lock held for write.
+ * neighbouring VMAs: only tables wholly inside that gap, which no VMA
+ * and therefore no fault under a lock can reach.
+ * Context: mmap_lock held for write, or for read after a munmap's
+ * downgrade (6.18's vms_complete_munmap_vmas()): the index cannot
+ * change either way.
  */
 void vs__unmap_region(struct vs_mm *mm, unsigned long start,
 		      unsigned long end)
 {
 	unsigned long floor = 0, ceiling = 0, s, e;
 
-	vs_mmap_assert_write_locked(mm);
+	vs_mmap_assert_locked(mm);
 	if (mm->fault_noalloc)
 		return; /* faults there must find their tables */
 	if (vs_vma_tree_prev(&mm->mm_mt, start, &s, &e))
@@ -93,13 +98,15 @@ void vs__unmap_region(struct vs_mm *mm, unsigned long start,
 	(void)vs_free_pgd_range(&mm->pgtable, start, end, floor, ceiling);
 }
 
-/**
- * vs__do_munmap - unmap [start, end), splitting the VMAs at both ends
- * (do_vmi_align_munmap)
- * Context: mmap_lock held for write; the range is page aligned.
- * Return: 0, -ENOMEM (a split failed; the other end may be split).
+/*
+ * munmap_split - split the VMAs that straddle @start or @end, so that
+ * [start, end) holds whole VMAs (vms_gather_munmap_vmas()'s splits).
+ * Context: mmap_lock held for write.
+ * Return: 1 when a VMA meets the range, 0 when none does, -ENOMEM (a
+ * split failed; the other end may be split).
  */
-int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
+static int munmap_split(struct vs_mm *mm, unsigned long start,
+			unsigned long end)
 {
 	struct vs_vma *vma, *new;
 	int err;
@@ -119,9 +126,90 @@ int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
 		if (err)
 			return err;
 	}
+	return 1;
+}
+
+/* Take the VMAs of [start, end) out of the index, zapping each (@zap)
+ * or not.  Context: mmap_lock held for write. */
+static void munmap_remove(struct vs_mm *mm, unsigned long start,
+			  unsigned long end, int zap)
+{
+	struct vs_vma *vma;
+
 	while ((vma = vs_find_vma(mm, start)) && vma->vm_start < end)
-		vs__vma_remove(mm, vma, 1);
+		vs__vma_remove(mm, vma, zap);
+}
+
+/**
+ * vs__do_munmap - unmap [start, end), splitting the VMAs at both ends
+ * (do_vmi_align_munmap() with unlock false: MAP_FIXED over a mapping,
+ * mremap's move, vs_mm_destroy), all under the write lock
+ * Context: mmap_lock held for write; the range is page aligned.
+ * Return: 0, -ENOMEM (a split failed; the other end may be split).
+ */
+int vs__do_munmap(struct vs_mm *mm, unsigned long start, unsigned long end)
+{
+	int err;
+
+	vs_mmap_assert_write_locked(mm);
+	err = munmap_split(mm, start, end);
+	if (err <= 0)
+		return err;
+	munmap_remove(mm, start, end, 1);
 	vs__unmap_region(mm, start, end);
+	return 0;
+}
+
+/**
+ * vs__do_munmap_unlock - unmap [start, end) and let go of the mmap_lock
+ * (do_vmi_align_munmap() with unlock true: munmap, brk, mremap's shrink)
+ *
+ * From 4.20 (mech.munmap_downgrade), as 6.18's
+ * vms_complete_munmap_vmas(): the VMAs are write-marked, detached inside
+ * their vm_sequence section and erased from the index under the write
+ * lock (vs__vma_remove()), which is then downgraded; the zap and
+ * free_pgtables() run under the read lock, beside faults elsewhere (a
+ * fault in the range finds no VMA), and the VMAs' RCU frees were queued
+ * with their erase.  3.18 does it all under the write lock.
+ * Context: mmap_lock held for write; released on success, still held
+ * on failure.
+ * Return: 0, -ENOMEM (a split failed; the other end may be split).
+ */
+int vs__do_munmap_unlock(struct vs_mm *mm, unsigned long start,
+			 unsigned long end)
+{
+	int err;
+
+	vs_mmap_assert_write_locked(mm);
+	if (!mm->mech.munmap_downgrade) {
+		err = vs__do_munmap(mm, start, end);
+		if (!err)
+			vs_mmap_write_unlock(mm);
+		return err;
+	}
+	err = munmap_split(mm, start, end);
+	if (err < 0)
+		return err;
+	if (err == 0) {
+		vs_mmap_write_unlock(mm);
+		return 0;
+	}
+	/* The planted bug: readers come in while the VMAs are still in
+	 * the index, and a fault there installs behind the zap that
+	 * vs__vma_remove() makes before the erase. */
+	if (VS_BROKEN(munmap_downgrade_before_detach)) {
+		vs_mmap_write_downgrade(mm);
+		munmap_remove(mm, start, end, 1);
+	} else {
+		munmap_remove(mm, start, end, 0);
+		vs_mmap_write_downgrade(mm);
+		vs__zap(mm, start, end, VS_MMU_NOTIFY_UNMAP);
+	}
+	vs__unmap_region(mm, start, end);
+	vs_mmap_read_unlock(mm);
+	/* The RCU frees queued under the write lock, now that it is
+	 * free (as vs_mmap_write_unlock() does). */
+	vs_rcu_free_handover();
 	return 0;
 }
 
@@ -138,8 +226,9 @@ int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 	if (!len)
 		return -EINVAL;
 	vs_mmap_write_lock(mm);
-	err = vs__do_munmap(mm, addr, addr + len);
-	vs_mmap_write_unlock(mm);
+	err = vs__do_munmap_unlock(mm, addr, addr + len);
+	if (err)
+		vs_mmap_write_unlock(mm);
 	return err;
 }
 
@@ -433,20 +522,30 @@ static int do_brk(struct vs_mm *mm, unsigned long oldbrk,
 }
 
 /*
- * Shrink the heap to @newbrk: only if a VMA lies in [newbrk, oldbrk)
- * (the kernel refuses when the heap was unmapped by other means).
- * Context: mmap_lock held for write.
+ * Shrink the heap to @brk (6.18's brk() shrink): only if a VMA lies in
+ * [newbrk, oldbrk) (the kernel refuses when the heap was unmapped by
+ * other means).  mm->brk moves first, under the write lock, as the
+ * munmap may downgrade it (vs__do_munmap_unlock()), and moves back if
+ * the unmap fails.
+ * Context: mmap_lock held for write; released on success, still held
+ * on failure.
  */
-static int brk_shrink(struct vs_mm *mm, unsigned long newbrk,
-		      unsigned long oldbrk)
+static int brk_shrink(struct vs_mm *mm, unsigned long brk,
+		      unsigned long newbrk, unsigned long oldbrk)
 {
+	unsigned long origbrk = mm->brk;
 	struct vs_vma *vma;
+	int err;
 
 	vs_mmap_assert_write_locked(mm);
 	vma = vs_find_vma(mm, newbrk);
 	if (!vma || vma->vm_start >= oldbrk)
 		return -ENOMEM;
-	return vs__do_munmap(mm, newbrk, oldbrk);
+	mm->brk = brk;
+	err = vs__do_munmap_unlock(mm, newbrk, oldbrk);
+	if (err)
+		mm->brk = origbrk;
+	return err;
 }
 
 /*
@@ -465,8 +564,10 @@ unsigned long vs_brk(struct vs_mm *mm, unsigned long brk)
 		goto out;
 	newbrk = VS__PAGE_ALIGN(brk);
 	oldbrk = VS__PAGE_ALIGN(mm->brk);
+	if (newbrk != oldbrk && brk <= mm->brk &&
+	    !brk_shrink(mm, brk, newbrk, oldbrk))
+		return brk;	/* the unmap let go of the lock */
 	if (newbrk == oldbrk ||
-	    (brk <= mm->brk && !brk_shrink(mm, newbrk, oldbrk)) ||
 	    (brk > mm->brk && !do_brk(mm, oldbrk, newbrk)))
 		mm->brk = brk;
 	ret = mm->brk;

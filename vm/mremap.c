@@ -248,10 +248,14 @@ static long remap_move(struct vs_mm *mm, unsigned long start,
 	return (long)new_addr;
 }
 
-/* Context: mmap_lock held for write. */
+/*
+ * Context: mmap_lock held for write; a shrink in place that succeeds
+ * lets go of it (6.18's mremap_shrink(), vs__do_munmap_unlock()) and
+ * clears *@locked.
+ */
 static long do_mremap(struct vs_mm *mm, unsigned long addr,
 		      unsigned long old_len, unsigned long new_len, int flags,
-		      unsigned long new_addr)
+		      unsigned long new_addr, int *locked)
 {
 	int fixed = (flags & VS_MREMAP_FIXED) != 0;
 	struct vs_vma *vma;
@@ -268,9 +272,11 @@ static long do_mremap(struct vs_mm *mm, unsigned long addr,
 	if (fixed)
 		return mremap_to(mm, addr, old_len, new_len, new_addr);
 	if (old_len >= new_len) {
-		if (old_len > new_len)
-			ret = vs__do_munmap(mm, addr + new_len,
-					    addr + old_len);
+		if (old_len > new_len) {
+			ret = vs__do_munmap_unlock(mm, addr + new_len,
+						   addr + old_len);
+			*locked = ret != 0;
+		}
 		return ret ? ret : (long)addr;
 	}
 	if (old_len == vma->vm_end - addr &&
@@ -298,6 +304,7 @@ static long do_mremap(struct vs_mm *mm, unsigned long addr,
 long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 	       size_t new_len, int flags, unsigned long new_addr)
 {
+	int locked = 1;
 	long ret;
 	/* A system call (on a vCPU: its charges and the mm's cpumask). */
 	vs__mm_syscall(mm);
@@ -308,7 +315,9 @@ long vs_mremap(struct vs_mm *mm, unsigned long old_addr, size_t old_len,
 	if (ret)
 		return ret;
 	vs_mmap_write_lock(mm);
-	ret = do_mremap(mm, old_addr, old_len, new_len, flags, new_addr);
-	vs_mmap_write_unlock(mm);
+	ret = do_mremap(mm, old_addr, old_len, new_len, flags, new_addr,
+			&locked);
+	if (locked)
+		vs_mmap_write_unlock(mm);
 	return ret;
 }

@@ -15,8 +15,17 @@
  * was unlinked; the RCU callback therefore frees the whole subtree it is
  * given: when it runs, every section that could reach that subtree has
  * ended, so nothing else can reach those children.
+ *
+ * PT_RECLAIM (6.14 on; mm/pt_reclaim.c): a MADV_DONTNEED zap that
+ * leaves a whole PTE page empty also unlinks it, under the mmap_lock or
+ * the VMA's lock for read only (vs_zap_range_reclaim()).  A walker that
+ * holds one of those locks may therefore meet a PTE page that is going:
+ * vs_pte_offset_map_lock() walks inside an RCU section until it holds
+ * the PTL and has rechecked the PMD entry, as 6.18's
+ * pte_offset_map_lock() does, and returns NULL when the table is gone.
  */
 #include <vmsim/pgtable.h>
+#include <vmsim/rcu.h>
 
 #include <assert.h>
 #include <stdlib.h>
@@ -25,6 +34,8 @@
 #include <vmsim/page.h>
 #include <vmsim/slab.h>
 #include <vmsim/vcpu_annotate.h>
+
+#include "../sync/internal.h"
 
 #define PTPAGE_BYTES \
 	((sizeof(struct vs_ptpage) + VS_PTPAGE_ALIGN - 1) & \
@@ -234,61 +245,88 @@ vs_spinlock_t *vs_pte_lockptr(struct vs_pgtable *pt, unsigned long addr)
 	return ptlock(pt, vs_pxd_table(v));
 }
 
-vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
-				      unsigned long addr, vs_spinlock_t **ptlp)
+/*
+ * pte_page_lock - the PTE page that the PMD entry @pmdp holds, with its
+ * PTL taken and the entry rechecked under it: free_child() and
+ * try_free_pte() clear the entry with this PTL held, so the lock orders
+ * their clear before our recheck, or our unlock before their clear, and
+ * nobody frees the table while we hold the PTL.  An entry that changed
+ * meanwhile is read again.  *@pmdv is set to the entry.
+ * Context: inside vs_rcu_read_lock(), which keeps the table found
+ * readable until the recheck (PT_RECLAIM frees PTE pages under read
+ * locks, see vs_zap_range_reclaim()).
+ * Return: the table, PTL held; NULL when the entry is empty.
+ */
+static struct vs_ptpage *pte_page_lock(struct vs_pgtable *pt,
+				       vs_atomic64_t *pmdp, uint64_t *pmdv)
 {
-	vs_atomic64_t *pmdp;
 	vs_spinlock_t *ptl;
 	uint64_t v;
 
+	vs_rcu_lockdep_assert();
 	for (;;) {
-		pmdp = walk(pt, addr, 0, LEVEL_PMD);
-		if (!pmdp)
-			return NULL;
 		/* Pairs with the cmpxchg in populate(). */
 		v = vs_load_acquire(pmdp);
 		if (!vs_pte_present(v))
 			return NULL;
 		ptl = ptlock(pt, vs_pxd_table(v));
 		vs_spin_lock(ptl);
-		/*
-		 * free_tables() clears the PMD entry with this PTL held: the
-		 * lock orders its clear before this read, or our unlock
-		 * before its clear.
-		 */
 		if (vs_read_once(pmdp) == v) {
-			*ptlp = ptl;
-			return &vs_pxd_table(v)->entries[
-				vs_pt_index(addr, LEVEL_PTE)];
+			*pmdv = v;
+			return vs_pxd_table(v);
 		}
 		vs_spin_unlock(ptl);
 	}
 }
 
+vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
+				      unsigned long addr, vs_spinlock_t **ptlp)
+{
+	vs_atomic64_t *pmdp;
+	struct vs_ptpage *ptp = NULL;
+	uint64_t v;
+
+	/* As 6.18's __pte_offset_map(): the walk runs inside a section of
+	 * its own until the PTL is held (see pte_page_lock()). */
+	vs_rcu_read_lock();
+	pmdp = walk(pt, addr, 0, LEVEL_PMD);
+	if (pmdp)
+		ptp = pte_page_lock(pt, pmdp, &v);
+	vs_rcu_read_unlock();
+	if (!ptp)
+		return NULL;
+	*ptlp = ptlock(pt, ptp);
+	return &ptp->entries[vs_pt_index(addr, LEVEL_PTE)];
+}
+
 /* ---- range walks -------------------------------------------------------- */
 
-/* Called for each PTE page meeting a range, with [addr, end) inside it. */
-typedef int (*pte_page_fn)(struct vs_pgtable *pt, struct vs_ptpage *ptp,
+/* Called for each PMD entry holding a PTE page that meets a range, with
+ * [addr, end) inside it; it locks the page itself (pte_page_lock()). */
+typedef int (*pte_page_fn)(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
 			   unsigned long addr, unsigned long end, void *ctx);
 
 static int walk_range(struct vs_pgtable *pt, struct vs_ptpage *tbl,
 		      int level, unsigned long addr, unsigned long end,
 		      pte_page_fn fn, void *ctx)
 {
+	vs_atomic64_t *slot;
 	unsigned long next;
 	uint64_t v;
 	int err;
 
-	if (level == LEVEL_PTE)
-		return fn(pt, tbl, addr, end, ctx);
 	for (; addr < end; addr = next) {
 		next = entry_end(addr, level, end);
+		slot = &tbl->entries[vs_pt_index(addr, level)];
 		/* Pairs with the cmpxchg in populate(). */
-		v = vs_load_acquire(&tbl->entries[vs_pt_index(addr, level)]);
+		v = vs_load_acquire(slot);
 		if (!vs_pte_present(v))
 			continue;
-		err = walk_range(pt, vs_pxd_table(v), level - 1, addr, next,
-				 fn, ctx);
+		if (level - 1 == LEVEL_PTE)
+			err = fn(pt, slot, addr, next, ctx);
+		else
+			err = walk_range(pt, vs_pxd_table(v), level - 1, addr,
+					 next, fn, ctx);
 		if (err)
 			return err;
 	}
@@ -309,17 +347,82 @@ struct zap_ctx {
 	void (*zap)(uint64_t pte, unsigned long addr, void *arg);
 	void *arg;
 	unsigned long nr;
+	int reclaim;		/* free the PTE pages left empty */
+	unsigned long nr_tables;	/* ... and how many were */
 };
 
-static int zap_pte_page(struct vs_pgtable *pt, struct vs_ptpage *ptp,
+static int table_empty(struct vs_ptpage *tbl);
+
+/*
+ * try_free_pte - unlink the PTE page that the PMD entry @pmdp held as
+ * @pmd if every PTE in it is none, and free it after a grace period
+ * (6.18's try_to_free_pte()): under the PMD-level lock (the mm's
+ * page_table_lock) and the PTE page's PTL, nested inside it when it is
+ * another lock, the PMD entry must still be @pmd and the table empty.
+ * A walker that loaded @pmd before the clear is inside an RCU section
+ * (vs_pte_offset_map_lock(), or a speculative fault's), which the
+ * grace period waits for.  Return: 1 when it was freed.
+ * Context: the mmap_lock or the VMA's lock held for read (the table
+ * lies wholly in one VMA's zapped range); no PTL held.
+ */
+static int try_free_pte(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
+			uint64_t pmd)
+{
+	struct vs_ptpage *ptp = vs_pxd_table(pmd);
+	vs_spinlock_t *ptl = ptlock(pt, ptp);
+	uint64_t old = pmd;
+	int freed = 0;
+
+	vs_spin_lock(&pt->mm_ptl);
+	if (ptl != &pt->mm_ptl)
+		vs_spin_lock(ptl);
+	/* Fully ordered, and under the PTL that vs_pte_offset_map_lock()
+	 * rechecks the entry with: a walker that takes the PTL after this
+	 * sees the entry changed and lets go. */
+	if (table_empty(ptp))
+		freed = vs_cmpxchg(pmdp, &old, 0);
+	if (ptl != &pt->mm_ptl)
+		vs_spin_unlock(ptl);
+	vs_spin_unlock(&pt->mm_ptl);
+	if (!freed)
+		return 0;
+	if (VS_BROKEN(pt_reclaim_no_rcu))
+		vs_fetch_sub(&pt->nr_pages, free_subtree(ptp));
+	else
+		ptpage_free_deferred(pt, ptp);
+	return 1;
+}
+
+/* Lock the PTE page of @pmdp for a range walk (pte_page_lock(), in an
+ * RCU section of its own).  Context: as vs_zap_range(); no PTL held. */
+static struct vs_ptpage *walk_pte_lock(struct vs_pgtable *pt,
+				       vs_atomic64_t *pmdp, uint64_t *pmdv)
+{
+	struct vs_ptpage *ptp;
+
+	vs_rcu_read_lock();
+	ptp = pte_page_lock(pt, pmdp, pmdv);
+	vs_rcu_read_unlock();
+	return ptp;
+}
+
+/* Clear the PTEs of [addr, end) in @pmdp's PTE page under its PTL; with
+ * c->reclaim, then free the page if the range was all of it and it is
+ * empty.  Context: as vs_zap_range_reclaim(); no PTL held. */
+static int zap_pte_page(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
 			unsigned long addr, unsigned long end, void *ctx)
 {
-	vs_spinlock_t *ptl = ptlock(pt, ptp);
 	struct zap_ctx *c = ctx;
+	unsigned long first = addr;
+	struct vs_ptpage *ptp;
+	vs_spinlock_t *ptl;
 	vs_atomic64_t *ptep;
-	uint64_t v;
+	uint64_t v, pmd;
 
-	vs_spin_lock(ptl);
+	ptp = walk_pte_lock(pt, pmdp, &pmd);
+	if (!ptp)
+		return 0;	/* reclaimed meanwhile: nothing to zap */
+	ptl = ptlock(pt, ptp);
 	for (; addr < end; addr += VS_PAGE_SIZE) {
 		ptep = &ptp->entries[vs_pt_index(addr, LEVEL_PTE)];
 		if (vs_pte_none(vs_ptep_get(ptep)))
@@ -333,6 +436,11 @@ static int zap_pte_page(struct vs_pgtable *pt, struct vs_ptpage *ptp,
 			c->zap(v, addr, c->arg);
 	}
 	vs_spin_unlock(ptl);
+	/* 6.18's zap_pte_range() reclaims only a table the zap covered
+	 * whole (reclaim_pt_is_enabled()). */
+	if (c->reclaim && end - first == level_span(LEVEL_PMD) &&
+	    try_free_pte(pt, pmdp, pmd))
+		c->nr_tables++;
 	return 0;
 }
 
@@ -424,7 +532,7 @@ unsigned long vs_zap_range(struct vs_pgtable *pt, unsigned long start,
 				       void *arg),
 			   void *arg)
 {
-	struct zap_ctx c = { zap, arg, 0 };
+	struct zap_ctx c = { zap, arg, 0, 0, 0 };
 
 	if (check_range(&start, &end))
 		return 0;
@@ -433,26 +541,46 @@ unsigned long vs_zap_range(struct vs_pgtable *pt, unsigned long start,
 	return c.nr;
 }
 
+unsigned long vs_zap_range_reclaim(struct vs_pgtable *pt,
+				   unsigned long start, unsigned long end,
+				   void (*zap)(uint64_t pte,
+					       unsigned long addr, void *arg),
+				   void *arg, unsigned long *nr_tables)
+{
+	struct zap_ctx c = { zap, arg, 0, 1, 0 };
+
+	*nr_tables = 0;
+	if (check_range(&start, &end))
+		return 0;
+	walk_range(pt, vs_load_acquire(&pt->pgd), LEVEL_PGD, start, end,
+		   zap_pte_page, &c);
+	*nr_tables = c.nr_tables;
+	return c.nr;
+}
+
 struct visit_ctx {
 	int (*fn)(vs_atomic64_t *pte, unsigned long addr, void *arg);
 	void *arg;
 };
 
-static int visit_pte_page(struct vs_pgtable *pt, struct vs_ptpage *ptp,
+static int visit_pte_page(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
 			  unsigned long addr, unsigned long end, void *ctx)
 {
-	vs_spinlock_t *ptl = ptlock(pt, ptp);
 	struct visit_ctx *c = ctx;
+	struct vs_ptpage *ptp;
 	vs_atomic64_t *ptep;
+	uint64_t pmd;
 	int ret = 0;
 
-	vs_spin_lock(ptl);
+	ptp = walk_pte_lock(pt, pmdp, &pmd);
+	if (!ptp)
+		return 0;
 	for (; addr < end && !ret; addr += VS_PAGE_SIZE) {
 		ptep = &ptp->entries[vs_pt_index(addr, LEVEL_PTE)];
 		if (vs_pte_present(vs_ptep_get(ptep)))
 			ret = c->fn(ptep, addr, c->arg);
 	}
-	vs_spin_unlock(ptl);
+	vs_spin_unlock(ptlock(pt, ptp));
 	return ret;
 }
 

@@ -167,9 +167,12 @@ struct vs_mm_options {
  *
  * invalidate_range_start() runs before the model's PTEs of the range
  * change, invalidate_range_end() after, both with the mmap_lock held
- * (for read with CLEAR, for write otherwise) and no PTL, sometimes inside
- * a VMA's vm_sequence write section (mremap's move).  The callbacks may
- * sleep; they must not take @mm's mmap_lock (they may take a PTL).
+ * (for read with CLEAR, for write otherwise; for read with UNMAP where
+ * munmap downgrades, and with CLEAR the VMA's lock instead where
+ * MADV_DONTNEED takes it: vs_mmu_notifier_assert_locked()) and no PTL,
+ * sometimes inside a VMA's vm_sequence write section (mremap's move).
+ * The callbacks may sleep; they must not take @mm's mmap_lock (they may
+ * take a PTL).
  */
 enum vs_mmu_notifier_event {
 	VS_MMU_NOTIFY_UNMAP,
@@ -571,15 +574,24 @@ static inline int vs_vma_is_write_marked(struct vs_vma *vma)
 
 /**
  * vs_mmu_notifier_assert_locked - what an mmu notifier callback runs
- * under: @mm's mmap_lock held, for writing unless @event is CLEAR
+ * under: @mm's mmap_lock held, for writing unless @event is CLEAR, or
+ * UNMAP where munmap downgrades (mech.munmap_downgrade, 4.20 on); for
+ * CLEAR, where MADV_DONTNEED runs under the VMA's lock
+ * (mech.dontneed_vma_lock, 6.17 on), that lock instead, which the
+ * zapper asserts itself (the range names no VMA)
  * @mm: the mm
  * @event: enum vs_mmu_notifier_event
  */
 #define vs_mmu_notifier_assert_locked(mm, event) \
 	vs_lockdep_assert(vs__lockdep_held(&(mm)->mmap_lock, \
-					   (event) != VS_MMU_NOTIFY_CLEAR), \
-			  "mmap_lock held, for writing unless the event " \
-			  "is CLEAR")
+		(event) != VS_MMU_NOTIFY_CLEAR && \
+		((event) != VS_MMU_NOTIFY_UNMAP || \
+		 !(mm)->mech.munmap_downgrade)) || \
+		((event) == VS_MMU_NOTIFY_CLEAR && \
+		 (mm)->mech.dontneed_vma_lock), \
+		"mmap_lock held, for writing unless the event is CLEAR " \
+		"(or UNMAP after a downgrade); for CLEAR the VMA's lock " \
+		"will do where MADV_DONTNEED takes it")
 
 /**
  * vs_vm_write_begin - make @vma's vm_sequence odd before its fields change

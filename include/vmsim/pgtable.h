@@ -456,7 +456,12 @@ VS_EXTERN vs_spinlock_t *vs_pte_lockptr(struct vs_pgtable *pt,
  * Rechecks, under the PTL, that the PMD entry still points to the PTE
  * page found, and retries when it changed (pte_offset_map_lock() of
  * Linux 6.5).  Page tables are never freed while the caller holds the
- * PTL of a linked PTE page.
+ * PTL of a linked PTE page.  The walk up to that recheck runs inside an
+ * RCU read-side section of its own, as 6.18's __pte_offset_map() does:
+ * with PT_RECLAIM (vs_zap_range_reclaim()) a PTE page may be freed
+ * under the mmap_lock or a VMA lock held for read, and NULL then tells
+ * the caller that its table went (6.18's fault returns 0 and the access
+ * faults again).
  *
  * Context: as vs_pte_offset(); sleeps briefly on the PTL.
  * Return: the slot with *@ptlp held, or NULL (no PTE page; no lock).
@@ -489,9 +494,10 @@ static inline void vs_pte_unmap_unlock(vs_spinlock_t *ptl)
  * @zap: called for each present PTE, under its PTL, after the PTE was
  *       cleared: the caller drops mapcount, refcount and RSS (may be NULL)
  *
- * The table pages stay, as the kernel's MADV_DONTNEED leaves them:
- * unmapping frees them afterwards with vs_free_pgd_range().  @start and
- * @end are rounded out to pages.
+ * The table pages stay, as MADV_DONTNEED leaves them up to 6.13 (and
+ * later without PT_RECLAIM; see vs_zap_range_reclaim()): unmapping
+ * frees them afterwards with vs_free_pgd_range().  @start and @end are
+ * rounded out to pages.
  *
  * Context: mmap_lock held.  Faults may run beside it (MADV_DONTNEED
  * holds mmap_lock for read): each PTE page is cleared under its PTL,
@@ -506,6 +512,34 @@ VS_EXTERN unsigned long vs_zap_range(struct vs_pgtable *pt,
 				     void *arg);
 
 /**
+ * vs_zap_range_reclaim - vs_zap_range(), and free each PTE page that the
+ * range covers whole and that the zap left empty (PT_RECLAIM, 6.14 on)
+ * @zap: as vs_zap_range()'s
+ * @nr_tables: set to the number of PTE pages freed
+ *
+ * As 6.18's MADV_DONTNEED zap with mm/pt_reclaim.c's try_to_free_pte():
+ * under the page_table_lock (the PMD-level lock) and the PTE page's PTL
+ * the table is checked empty again, its PMD entry cleared, and the page
+ * freed after a grace period: a walker that loaded the entry before is
+ * inside an RCU section (vs_pte_offset_map_lock(), a speculative
+ * fault).  A fault that installs into the table before the recheck
+ * keeps it; one that finds the entry gone refaults and allocates anew.
+ * The caller flushes the TLB before returning (its mmu_gather).
+ *
+ * Context: as vs_zap_range(), or the lock of the one VMA holding
+ * [@start, @end) held for read; no PTL held.
+ * Return: the number of present PTEs cleared; 0 for an invalid range.
+ */
+VS_EXTERN unsigned long vs_zap_range_reclaim(struct vs_pgtable *pt,
+					     unsigned long start,
+					     unsigned long end,
+					     void (*zap)(uint64_t pte,
+							 unsigned long addr,
+							 void *arg),
+					     void *arg,
+					     unsigned long *nr_tables);
+
+/**
  * vs_free_pgd_range - free the empty table pages under [@addr, @end)
  * @floor, @ceiling: the gap around the range that holds no mapping
  *                   (the previous VMA's end, the next VMA's start;
@@ -514,8 +548,9 @@ VS_EXTERN unsigned long vs_zap_range(struct vs_pgtable *pt,
  * A table covering addresses in [@floor, @ceiling) only, and holding no
  * entry, is unlinked and freed after a grace period (free_pgd_range).
  *
- * Context: mmap_lock held for write; nothing mapped, and no fault, in
- * [@floor, @ceiling).
+ * Context: mmap_lock held for write, or for read after a munmap's
+ * downgrade (6.18's vms_complete_munmap_vmas()); nothing mapped, and no
+ * fault, in [@floor, @ceiling).
  * Return: 0, -EINVAL for a bad range.
  */
 VS_EXTERN int vs_free_pgd_range(struct vs_pgtable *pt, unsigned long addr,

@@ -17,6 +17,18 @@
  *     beside a store by the simulated CPU, which sets ACCESSED and DIRTY
  *     with no lock: the PTE must end dirty, whatever runs between the
  *     fault's check under the PTL and its update;
+ *   - unmap-STRATEGY: race's faulters while the writer unmaps two
+ *     pages and maps nothing back: a fault that found a VMA before a
+ *     (6.18: downgraded) munmap must not leave a PTE behind its zap;
+ *   - reclaim-STRATEGY: faulters on a PMD-sized mapping while another
+ *     thread MADV_DONTNEEDs all of it, which at 6.18 frees the emptied
+ *     PTE page (PT_RECLAIM) under the read locks: RSS and the mm's
+ *     teardown stay right, and no walker touches a freed table;
+ *   - dontneed-pervma: MADV_DONTNEED of one page beside its munmap, with
+ *     an mmu notifier that checks each CLEAR range still lies in a VMA
+ *     (at 6.18 the zap holds that VMA's lock, not the mmap_lock);
+ *   - cow-locked: a write fault on a read-only anonymous page that a
+ *     pin holds: from 5.9 (mech.cow_refcount) it must be copied;
  *   - api: the determinism contract, and bad arguments.
  *
  * Each exploration is PCT at its default depth, 1,000 schedules, for
@@ -38,6 +50,7 @@
 #include <vmsim/fail.h>
 #include <vmsim/mm.h>
 #include <vmsim/pgtable.h>
+#include <vmsim/rcu.h>
 #include <vmsim/slab.h>
 
 #include "explore_tally.h"
@@ -198,6 +211,310 @@ START_TEST(explore_race)
 	snprintf(name, sizeof(name), "race-%s%s",
 		 vs_fault_strategy_name(strategy), models[o.memory]);
 	vs_tally_explore(&race, &o);
+}
+END_TEST
+
+/* ---- unmap: faults beside a munmap that maps nothing back ------------- */
+
+/* The writer unmaps pages 2 and 1 and maps nothing back: a PTE left
+ * there (a fault that installed behind the unmap's zap) is outside
+ * every VMA, which race_check() finds. */
+static void unmap_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+
+	if (i < 2) {
+		race_thread(state, i);
+		return;
+	}
+	(void)vs_munmap(r->mm, AREA + 2 * VS_PAGE_SIZE, VS_PAGE_SIZE);
+	(void)vs_munmap(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE);
+}
+
+/* _i: the strategy. */
+START_TEST(explore_unmap)
+{
+	static int strategy;
+	static char name[32];
+	static struct vs_explore_scenario unmap = {
+		.name = name, .threads = 3, .setup = race_setup,
+		.thread = unmap_thread, .check = race_check,
+		.fini = race_fini, .arg = &strategy,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	strategy = _i;
+	snprintf(name, sizeof(name), "unmap-%s",
+		 vs_fault_strategy_name(strategy));
+	vs_tally_explore(&unmap, &o);
+}
+END_TEST
+
+/* ---- reclaim: faults beside MADV_DONTNEED of a whole PTE page ---------- */
+
+#define PMD_PAGES (VS_PMD_SIZE / VS_PAGE_SIZE)
+
+/* One VMA over a whole PMD, its first page written (its PTE page and
+ * anon_vma are there). */
+static int reclaim_setup(void **state)
+{
+	const int *strategy = *state;
+	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
+				    .start = START,
+				    .end = START + 2 * VS_PMD_SIZE };
+	struct race *r = calloc(1, sizeof(*r));
+	long a;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	*state = r;
+	r->strategy = *strategy;
+	err = vs_mm_create(&r->mm, &mo);
+	if (err) {
+		r->mm = NULL;
+		return err;
+	}
+	err = vs_mm_set_fault_strategy(r->mm, r->strategy);
+	a = err ? err : vs_mmap(r->mm, START, VS_PMD_SIZE, RW,
+				VS_MAP_PRIVATE | VS_MAP_ANONYMOUS |
+				VS_MAP_FIXED, NULL, 0);
+	if (a >= 0 && vs_handle_mm_fault(r->mm, START, VS_FAULT_FLAG_WRITE))
+		a = -EIO;
+	if (a < 0) {
+		(void)vs_mm_destroy(r->mm);
+		r->mm = NULL;
+	}
+	return a < 0 ? (int)a : 0;
+}
+
+/* Two faulters write and read pages 0 to 2 of the PMD; the third thread
+ * zaps the whole PMD three times (at 6.18 each may free its table). */
+static void reclaim_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	unsigned int k;
+
+	if (i < 2) {
+		for (k = 0; k < VS_ARRAY_SIZE(race_pages[i]); k++)
+			(void)vs_handle_mm_fault(r->mm, START + VS_PAGE_SIZE *
+						 (unsigned long)race_pages[i][k],
+						 k & 1 ? 0 : VS_FAULT_FLAG_WRITE);
+		return;
+	}
+	for (k = 0; k < 3; k++)
+		VS_EXPLORE_ASSERT(vs_madvise(r->mm, START, VS_PMD_SIZE,
+					     VS_MADV_DONTNEED) == 0);
+}
+
+/* The anonymous RSS is the present PTEs mapping a page (not the zero
+ * page); then the mm goes, every page and table back. */
+static void reclaim_check(void *state)
+{
+	struct race *r = state;
+	struct vs_page *page;
+	vs_atomic64_t *e;
+	long anon = 0;
+	uint64_t pte;
+	int k;
+
+	vs_mmap_read_lock(r->mm);
+	for (k = 0; k < 4; k++) {
+		e = vs_pte_offset(&r->mm->pgtable,
+				  START + (unsigned long)k * VS_PAGE_SIZE);
+		pte = e ? (uint64_t)vs_read_once(e) : 0;
+		page = vs_pte_present(pte) ?
+			vs_pfn_to_page(r->mm->pool, vs_pte_pfn(pte)) : NULL;
+		anon += page && !vs_page_test_flags(page, VS_PG_ZERO);
+	}
+	vs_mmap_read_unlock(r->mm);
+	VS_EXPLORE_ASSERT(vs_get_mm_counter(r->mm, VS_MM_ANONPAGES) == anon);
+	VS_EXPLORE_ASSERT(vs_mm_destroy(r->mm) == 0);
+	r->mm = NULL;
+}
+
+/* _i: the strategy. */
+START_TEST(explore_reclaim)
+{
+	static int strategy;
+	static char name[32];
+	static struct vs_explore_scenario reclaim = {
+		.name = name, .threads = 3, .setup = reclaim_setup,
+		.thread = reclaim_thread, .check = reclaim_check,
+		.fini = race_fini, .arg = &strategy,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	strategy = _i;
+	snprintf(name, sizeof(name), "reclaim-%s",
+		 vs_fault_strategy_name(strategy));
+	vs_tally_explore(&reclaim, &o);
+}
+END_TEST
+
+/* ---- dontneed: MADV_DONTNEED beside the munmap of its VMA -------------- */
+
+/*
+ * Each CLEAR range must lie in one VMA while it is zapped: the zapper
+ * holds the mmap_lock or (6.18) that VMA's lock, and the munmap of it
+ * waits for either.  Context: a notifier callback (vmsim/mm.h).
+ */
+static void clear_in_vma(struct vs_mmu_notifier *mn,
+			 const struct vs_mmu_notifier_range *rg)
+{
+	struct vs_vma *vma;
+
+	(void)mn;
+	if (rg->event != VS_MMU_NOTIFY_CLEAR)
+		return;
+	vs_rcu_read_lock();
+	vma = vs_vma_lookup(rg->mm, rg->start);
+	VS_EXPLORE_ASSERT(vma && !vs_read_once(&vma->vm_detached) &&
+			  vs_read_once(&vma->vm_end) >= rg->end);
+	vs_rcu_read_unlock();
+}
+
+static const struct vs_mmu_notifier_ops clear_ops = {
+	.invalidate_range_start = clear_in_vma,
+	.invalidate_range_end = clear_in_vma,
+};
+static struct vs_mmu_notifier clear_notifier = { &clear_ops };
+
+/* race_setup's, pages 1 and 2 their own VMAs, and the notifier. */
+static int dontneed_setup(void **state)
+{
+	struct race *r;
+	int err = race_setup(state);
+
+	if (err)
+		return err;
+	r = *state;
+	err = vs_mprotect(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE,
+			  VS_PROT_READ);
+	if (!err)
+		err = vs_mmu_notifier_register(r->mm, &clear_notifier);
+	return err;
+}
+
+/* A faulter; a thread that MADV_DONTNEEDs page 2 three times; the
+ * writer unmaps pages 2 and 1. */
+static void dontneed_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	unsigned int k;
+
+	if (i == 0) {
+		race_thread(state, 0);
+	} else if (i == 1) {
+		for (k = 0; k < 3; k++)
+			(void)vs_madvise(r->mm, AREA + 2 * VS_PAGE_SIZE,
+					 VS_PAGE_SIZE, VS_MADV_DONTNEED);
+	} else {
+		unmap_thread(state, 2);
+	}
+}
+
+static void dontneed_check(void *state)
+{
+	struct race *r = state;
+
+	VS_EXPLORE_ASSERT(vs_mmu_notifier_unregister(r->mm,
+						     &clear_notifier) == 0);
+	race_check(state);
+}
+
+START_TEST(explore_dontneed)
+{
+	static int strategy = VS_FAULT_PERVMA;
+	static struct vs_explore_scenario dontneed = {
+		.name = "dontneed-pervma", .threads = 3,
+		.setup = dontneed_setup, .thread = dontneed_thread,
+		.check = dontneed_check, .fini = race_fini, .arg = &strategy,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&dontneed, &o);
+}
+END_TEST
+
+/* ---- cow: a write fault on a pinned read-only page ---------------------- */
+
+#define PIN (AREA + (PAGES - 1) * VS_PAGE_SIZE)
+
+/* race_setup's, the written last page made read-only again (mprotect
+ * read, then read-write: the PTE stays read-only). */
+static int cow_setup(void **state)
+{
+	struct race *r;
+	int err = race_setup(state);
+
+	if (err)
+		return err;
+	r = *state;
+	err = vs_mprotect(r->mm, AREA, PAGES * VS_PAGE_SIZE, VS_PROT_READ);
+	return err ? err : vs_mprotect(r->mm, AREA, PAGES * VS_PAGE_SIZE, RW);
+}
+
+/* The page a read-only PTE at PIN maps, with a reference, or NULL. */
+static struct vs_page *cow_pin(struct vs_mm *mm)
+{
+	struct vs_page *page = NULL;
+	vs_atomic64_t *ptep;
+	vs_spinlock_t *ptl;
+	uint64_t pte;
+
+	vs_mmap_read_lock(mm);
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, PIN, &ptl);
+	if (ptep) {
+		pte = vs_ptep_get(ptep);
+		if (vs_pte_present(pte) && !vs_pte_write(pte)) {
+			page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+			vs_get_page(page);
+		}
+		vs_pte_unmap_unlock(ptl);
+	}
+	vs_mmap_read_unlock(mm);
+	return page;
+}
+
+/* Thread 0 pins the read-only page and writes it: with a refcount COW
+ * the write must get a copy, so the PTE no longer maps the pinned page.
+ * Thread 1 writes the page too. */
+static void cow_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	struct vs_page *pin;
+	vs_atomic64_t *ptep;
+	uint64_t pte;
+
+	if (i == 1) {
+		(void)vs_handle_mm_fault(r->mm, PIN, VS_FAULT_FLAG_WRITE);
+		return;
+	}
+	pin = cow_pin(r->mm);
+	(void)vs_handle_mm_fault(r->mm, PIN, VS_FAULT_FLAG_WRITE);
+	if (!pin)
+		return;
+	vs_mmap_read_lock(r->mm);
+	ptep = vs_pte_offset(&r->mm->pgtable, PIN);
+	pte = ptep ? (uint64_t)vs_read_once(ptep) : 0;
+	VS_EXPLORE_ASSERT(!r->mm->mech.cow_refcount || !vs_pte_present(pte) ||
+			  vs_pte_pfn(pte) != vs_page_to_pfn(r->mm->pool, pin));
+	vs_mmap_read_unlock(r->mm);
+	vs_put_page(r->mm->pool, pin);
+}
+
+START_TEST(explore_cow)
+{
+	static int strategy = VS_FAULT_LOCKED;
+	static struct vs_explore_scenario cow = {
+		.name = "cow-locked", .threads = 2, .setup = cow_setup,
+		.thread = cow_thread, .check = race_check, .fini = race_fini,
+		.arg = &strategy,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&cow, &o);
 }
 END_TEST
 
@@ -531,6 +848,23 @@ Suite *explore_vm_suite(void)
 		tcase_add_loop_test(vs_test_plain_tcase(s, names[2][k]),
 				    explore_dirty, k, k + 1);
 	}
+	for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
+		snprintf(names[2][k + VS_FAULT_NR_STRATEGIES],
+			 sizeof(names[2][0]), "unmap-%s",
+			 vs_fault_strategy_name(k));
+		tcase_add_loop_test(vs_test_plain_tcase(s,
+				names[2][k + VS_FAULT_NR_STRATEGIES]),
+				    explore_unmap, k, k + 1);
+		snprintf(names[2][k + 2 * VS_FAULT_NR_STRATEGIES],
+			 sizeof(names[2][0]), "reclaim-%s",
+			 vs_fault_strategy_name(k));
+		tcase_add_loop_test(vs_test_plain_tcase(s,
+				names[2][k + 2 * VS_FAULT_NR_STRATEGIES]),
+				    explore_reclaim, k, k + 1);
+	}
+	tcase_add_test(vs_test_plain_tcase(s, "dontneed-pervma"),
+		       explore_dontneed);
+	tcase_add_test(vs_test_plain_tcase(s, "cow-locked"), explore_cow);
 	for (m = 0; m < 3; m++) {
 		for (k = 0; k < VS_FAULT_NR_STRATEGIES; k++) {
 			int i = k + m * VS_FAULT_NR_STRATEGIES;

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <vmsim/fault.h>
 #include <vmsim/file.h>
 #include <vmsim/mm.h>
+#include <vmsim/pgtable.h>
 #include <vmsim/rcu.h>
 #include <vmsim/slab.h>
 #include <vmsim/thread.h>
@@ -1102,6 +1104,250 @@ START_TEST(mm_caches_balance)
 }
 END_TEST
 
+/* ---- each kernel version's unmap, zap and COW (mm->mech) --------------- */
+
+static const char *const kernels[] = { "6.18", "6.4", "3.18" };
+
+static struct vs_mm *mm_kernel(const char *kernel)
+{
+	struct vs_mm_options o = { .pool_pages = POOL, .kernel = kernel };
+	struct vs_mm *mm = NULL;
+
+	ck_assert_int_eq(vs_thread_attach(), 0);
+	ck_assert_int_eq(vs_mm_create(&mm, &o), 0);
+	return mm;
+}
+
+struct trylock_arg {
+	struct vs_mm *mm;
+	int write, got;
+};
+
+static void *trylock_main(void *arg)
+{
+	struct trylock_arg *t = arg;
+
+	if (t->write) {
+		t->got = vs_lock_write_trylock(&t->mm->mmap_lock);
+		if (t->got)
+			vs_mmap_write_unlock(t->mm);
+	} else {
+		t->got = vs_mmap_read_trylock(t->mm);
+		if (t->got)
+			vs_mmap_read_unlock(t->mm);
+	}
+	return NULL;
+}
+
+/* Could another thread take @mm's mmap_lock (@write: for writing) now? */
+static int other_trylock(struct vs_mm *mm, int write)
+{
+	struct trylock_arg t = { mm, write, 0 };
+	pthread_t tid;
+
+	ck_assert_int_eq(pthread_create(&tid, NULL, trylock_main, &t), 0);
+	ck_assert_int_eq(pthread_join(tid, NULL), 0);
+	return t.got;
+}
+
+/* An mmu notifier that records, at the start of each @event, what
+ * another thread could take and whether the range's VMA is indexed. */
+struct lock_probe {
+	struct vs_mmu_notifier mn;
+	int event, seen, read_ok, write_ok, vma_gone;
+};
+
+static void probe_start(struct vs_mmu_notifier *mn,
+			const struct vs_mmu_notifier_range *r)
+{
+	struct lock_probe *p = (struct lock_probe *)mn;
+
+	if (r->event != p->event)
+		return;
+	p->seen++;
+	p->read_ok = other_trylock(r->mm, 0);
+	p->write_ok = other_trylock(r->mm, 1);
+	vs_rcu_read_lock();
+	p->vma_gone = !vs_vma_lookup(r->mm, r->start);
+	vs_rcu_read_unlock();
+}
+
+static void probe_end(struct vs_mmu_notifier *mn,
+		      const struct vs_mmu_notifier_range *r)
+{
+	(void)mn;
+	(void)r;
+}
+
+static const struct vs_mmu_notifier_ops probe_ops = { probe_start,
+						      probe_end };
+
+/* munmap, brk's shrink and mremap's shrink zap under the downgraded
+ * lock from 4.20 (6.4, 6.18), the VMAs already out of the index; 3.18,
+ * and MAP_FIXED over a mapping at every version, under the write lock. */
+START_TEST(munmap_downgrade)
+{
+	struct vs_mm *mm = mm_kernel(kernels[_i]);
+	struct lock_probe p = { { &probe_ops }, VS_MMU_NOTIFY_UNMAP, 0, 0, 0,
+				0 };
+	int down = (int)mm->mech.munmap_downgrade;
+	unsigned long b0 = mm->start_brk;
+
+	ck_assert_int_eq(down, _i < 2);
+	ck_assert_int_eq(vs_mmu_notifier_register(mm, &p.mn), 0);
+	map_fixed(mm, A0, 4 * PG, RW, ANON | VS_MAP_POPULATE);
+	ck_assert_int_eq(vs_munmap(mm, A0 + PG, PG), 0);
+	ck_assert_int_eq(p.seen, 1);
+	ck_assert_int_eq(p.read_ok, down);
+	ck_assert_int_eq(p.write_ok, 0);
+	ck_assert_int_eq(p.vma_gone, down);
+	ck_assert_uint_eq(vs_brk(mm, b0 + 3 * PG), b0 + 3 * PG);
+	ck_assert_uint_eq(vs_brk(mm, b0 + PG), b0 + PG);
+	ck_assert_int_eq(p.seen, 2);
+	ck_assert_int_eq(p.read_ok, down);
+	ck_assert_uint_eq(mm->brk, b0 + PG);
+	ck_assert_int_eq(vs_mremap(mm, A0 + 2 * PG, 2 * PG, PG, 0, 0),
+			 (long)(A0 + 2 * PG));
+	ck_assert_int_eq(p.seen, 3);
+	ck_assert_int_eq(p.read_ok, down);
+	map_fixed(mm, A0, PG, RW, ANON);	/* over a mapping: keeps W */
+	ck_assert_int_eq(p.seen, 4);
+	ck_assert_int_eq(p.read_ok, 0);
+	expect(mm, 3, (unsigned long[]){ b0, b0 + PG, A0, A0 + PG,
+					 A0 + 2 * PG, A0 + 3 * PG });
+	check_rss(mm);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 1);
+	ck_assert_int_eq(vs_mmu_notifier_unregister(mm, &p.mn), 0);
+	mm_done(mm);
+}
+END_TEST
+
+/* MADV_DONTNEED inside one VMA holds only that VMA's lock from 6.17
+ * (6.18): a writer could take the mmap_lock meanwhile; one across two
+ * VMAs, and every one up to 6.16, holds the mmap_lock for read. */
+START_TEST(dontneed_vma_lock)
+{
+	struct vs_mm *mm = mm_kernel(kernels[_i]);
+	struct lock_probe p = { { &probe_ops }, VS_MMU_NOTIFY_CLEAR, 0, 0, 0,
+				0 };
+	int vl = (int)mm->mech.dontneed_vma_lock;
+
+	ck_assert_int_eq(vl, _i == 0);
+	ck_assert_int_eq(vs_mmu_notifier_register(mm, &p.mn), 0);
+	map_fixed(mm, A0, 4 * PG, RW, ANON | VS_MAP_POPULATE);
+	map_fixed(mm, A0 + 4 * PG, 4 * PG, VS_PROT_READ,
+		  VS_MAP_SHARED | VS_MAP_ANONYMOUS | VS_MAP_POPULATE);
+	ck_assert_int_eq(vs_madvise(mm, A0 + PG, 2 * PG, VS_MADV_DONTNEED),
+			 0);
+	ck_assert_int_eq(p.seen, 1);
+	ck_assert_int_eq(p.read_ok, 1);
+	ck_assert_int_eq(p.write_ok, vl);
+	ck_assert_int_eq(p.vma_gone, 0);
+	ck_assert_int_eq(vs_madvise(mm, A0 + 3 * PG, 2 * PG,
+				    VS_MADV_DONTNEED), 0);
+	ck_assert_int_eq(p.seen, 3);
+	ck_assert_int_eq(p.write_ok, 0);
+	ck_assert_int_eq(ptes(mm, A0, A0 + 8 * PG).pages, 4);
+	check_rss(mm);
+	ck_assert_int_eq(vs_mmu_notifier_unregister(mm, &p.mn), 0);
+	mm_done(mm);
+}
+END_TEST
+
+/* PT_RECLAIM (6.18): a MADV_DONTNEED that empties a whole PTE page
+ * frees it; a fault there makes a new one.  A partial zap, and every
+ * zap before 6.14, keeps the tables. */
+START_TEST(dontneed_pt_reclaim)
+{
+	struct vs_mm *mm = mm_kernel(kernels[_i]);
+	long r = (long)mm->mech.pt_reclaim;
+	unsigned long a1 = A0 + VS_PMD_SIZE;
+	size_t n0;
+
+	ck_assert_int_eq(r, _i == 0);
+	map_fixed(mm, A0, 2 * VS_PMD_SIZE, RW, ANON);
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, VS_FAULT_FLAG_WRITE), 0);
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0 + PG, 0), 0);
+	ck_assert_int_eq(vs_handle_mm_fault(mm, a1, VS_FAULT_FLAG_WRITE), 0);
+	vs_rcu_barrier();
+	n0 = vs_pgtable_pages(&mm->pgtable);
+	ck_assert_int_eq(vs_madvise(mm, A0, VS_PMD_SIZE, VS_MADV_DONTNEED),
+			 0);
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), n0 - (size_t)r);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 1);
+	check_rss(mm);
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, VS_FAULT_FLAG_WRITE), 0);
+	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), n0);
+	ck_assert_int_eq(vs_madvise(mm, A0 + PG, VS_PMD_SIZE - PG,
+				    VS_MADV_DONTNEED), 0);
+	ck_assert_int_eq(vs_madvise(mm, a1 + PG, VS_PMD_SIZE - PG,
+				    VS_MADV_DONTNEED), 0);
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), n0);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 2);
+	ck_assert_int_eq(vs_madvise(mm, A0, 2 * VS_PMD_SIZE,
+				    VS_MADV_DONTNEED), 0);
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_pgtable_pages(&mm->pgtable), n0 - 2 * (size_t)r);
+	check_rss(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/* The PTE at @addr, read under its PTL. */
+static uint64_t pte_at(struct vs_mm *mm, unsigned long addr)
+{
+	vs_atomic64_t *ptep;
+	vs_spinlock_t *ptl;
+	uint64_t v = 0;
+
+	vs_mmap_read_lock(mm);
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
+	if (ptep) {
+		v = vs_ptep_get(ptep);
+		vs_pte_unmap_unlock(ptl);
+	}
+	vs_mmap_read_unlock(mm);
+	return v;
+}
+
+/* Make A0's PTE read-only, then write it: the pfn the PTE then maps. */
+static unsigned long rewrite(struct vs_mm *mm)
+{
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, VS_PROT_READ), 0);
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, RW), 0);
+	ck_assert(!vs_pte_write(pte_at(mm, A0)));
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, VS_FAULT_FLAG_WRITE), 0);
+	ck_assert(vs_pte_write(pte_at(mm, A0)));
+	return vs_pte_pfn(pte_at(mm, A0));
+}
+
+/* COW of a page only this PTE maps: reused at every version (from 5.9
+ * once this CPU's LRU batch let go of it); with a pin's reference
+ * copied from 5.9 (refcount), reused by 3.18 (mapcount). */
+START_TEST(cow_reuse)
+{
+	struct vs_mm *mm = mm_kernel(kernels[_i]);
+	int rc = (int)mm->mech.cow_refcount;
+	struct vs_page *pin;
+	unsigned long pfn;
+
+	ck_assert_int_eq(rc, _i < 2);
+	map_fixed(mm, A0, 2 * PG, RW, ANON);
+	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, VS_FAULT_FLAG_WRITE), 0);
+	pfn = vs_pte_pfn(pte_at(mm, A0));
+	ck_assert_uint_eq(rewrite(mm), pfn);
+	pin = vs_pfn_to_page(mm->pool, pfn);
+	vs_get_page(pin);
+	ck_assert_int_eq(rewrite(mm) != pfn, rc);
+	vs_put_page(mm->pool, pin);
+	check_rss(mm);
+	ck_assert_int_eq(vs_get_mm_counter(mm, VS_MM_ANONPAGES), 1);
+	mm_done(mm);
+}
+END_TEST
+
 Suite *mm_suite(void)
 {
 	Suite *s = suite_create("mm");
@@ -1120,5 +1366,7 @@ Suite *mm_suite(void)
 		;
 	vs_test_add_loop(vs_test_tcase(s, "concurrent"), n,
 			 pervma_readers_vs_writer);
+	vs_test_add_loop(vs_test_tcase(s, "versions"), 3, munmap_downgrade,
+			 dontneed_vma_lock, dontneed_pt_reclaim, cow_reuse);
 	return s;
 }

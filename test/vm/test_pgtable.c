@@ -269,6 +269,45 @@ START_TEST(pgtable_zap_frees_tables)
 }
 END_TEST
 
+/* vs_zap_range_reclaim (PT_RECLAIM): a PTE page the range covers whole
+ * goes once empty, after a grace period; a partly covered one stays.
+ * Split and per-mm PTLs (the page_table_lock then is the PTE pages'
+ * lock too). */
+START_TEST(pgtable_zap_reclaim)
+{
+	struct zap_log log = { 0, 0 };
+	struct vs_pgtable pt;
+	unsigned long a, n, end = BASE + 2 * VS_PMD_SIZE;
+
+	pt_new(&pt, _i);
+	for (a = BASE; a < end; a += 8 * VS_PAGE_SIZE)
+		set_pte(&pt, a);
+	ck_assert_uint_eq(vs_pgtable_pages(&pt), 5);
+	ck_assert_uint_eq(vs_zap_range_reclaim(&pt, BASE + VS_PAGE_SIZE, end,
+					       zap_cb, &log, &n), 127);
+	ck_assert_uint_eq(n, 1);	/* the second; the first keeps BASE */
+	ck_assert_int_eq(log.bad, 0);
+	ck_assert_ptr_nonnull(vs_pte_offset(&pt, BASE));
+	ck_assert_ptr_null(vs_pte_offset(&pt, BASE + VS_PMD_SIZE));
+	ck_assert_ptr_null(vs_pte_lockptr(&pt, BASE + VS_PMD_SIZE));
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_pgtable_pages(&pt), 4);
+	/* Covered whole, and now empty: it goes too. */
+	ck_assert_uint_eq(vs_zap_range_reclaim(&pt, BASE, BASE + VS_PMD_SIZE,
+					       zap_cb, &log, &n), 1);
+	ck_assert_uint_eq(n, 1);
+	vs_rcu_barrier();
+	ck_assert_uint_eq(vs_pgtable_pages(&pt), 3);
+	/* A new table where one was reclaimed. */
+	set_pte(&pt, BASE + VS_PMD_SIZE);
+	ck_assert_uint_eq(vs_pgtable_pages(&pt), 4);
+	ck_assert_uint_eq(vs_zap_range_reclaim(&pt, 0, 0, zap_cb, &log, &n),
+			  0);
+	ck_assert_uint_eq(n, 0);
+	vs_pgtable_destroy(&pt);
+}
+END_TEST
+
 /* free_pgd_range frees empty tables inside the gap, not beyond it. */
 START_TEST(pgtable_free_pgd_range)
 {
@@ -643,6 +682,7 @@ Suite *pgtable_suite(void)
 		    pgtable_set_flags, pgtable_alloc_offset, pgtable_noncanonical,
 		    pgtable_zap_frees_tables, pgtable_free_pgd_range,
 		    pgtable_ptl, pgtable_walk);
+	vs_test_add_loop(vs_test_tcase(s, "reclaim"), 2, pgtable_zap_reclaim);
 	vs_test_add(vs_test_tcase(s, "concurrent"), pgtable_spec_walk_split,
 		    pgtable_spec_walk_mm, pgtable_alloc_race);
 	return s;
