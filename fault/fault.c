@@ -13,9 +13,11 @@
 #include <vmsim/fault.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <vmsim/vcpu_annotate.h>
+#include <vmsim/wait.h>
 
 #include "internal.h"
 
@@ -66,6 +68,11 @@ int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma)
 	/* Read inside the section: a detach is made between
 	 * vm_write_begin and vm_write_end. */
 	if (vs_read_once(&vma->vm_detached))
+		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
+	/* A typesafe VMA (vm/vma.c) may have been freed and reused by
+	 * another mm since the lookup: not ours, and its mm not to be
+	 * touched.  The range is rechecked by the caller. */
+	if (vs_read_once(&vma->vm_mm) != vmf->mm)
 		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
 	/*
 	 * A VMA the current mmap_lock writer marked may sit between two
@@ -135,8 +142,9 @@ static int spf_fault(struct vs_vm_fault *f)
 	ret = vs_vma_snapshot(f, vma);
 	if (ret)
 		return ret;
-	/* A consistent snapshot of a live VMA: the VMA moved away from
-	 * the address after the lookup, or forbids the access. */
+	/* A consistent snapshot of a live VMA of this mm: the VMA moved
+	 * away from the address after the lookup (or was freed and reused
+	 * elsewhere, vm/vma.c), or forbids the access. */
 	if (f->address < f->vm_start || f->address >= f->vm_end)
 		return vs_spf_abort(f, VS_SPF_ABORT_NO_VMA);
 	if (vs_access_error(f->flags, f->vm_flags))
@@ -163,55 +171,177 @@ static int fault_spf(struct vs_vm_fault *f)
 }
 
 /*
- * vma_start_read - read-lock @vma unless an mmap_lock writer marked it
+ * vma_marked_in - has @mm's current mmap_lock writer marked @vma?  As
+ * 6.18's vma_start_read(), against the mm the fault is in, not
+ * vma->vm_mm (a stale VMA's may be another mm's).  Acquire on
+ * mm_lock_seq: pairs with the release that unmarks (vma_end_write_all,
+ * vm/mm.c), so a reader that sees the mark gone sees the changes.
+ * Context: inside vs_rcu_read_lock().
+ */
+static bool vma_marked_in(struct vs_mm *mm, struct vs_vma *vma)
+{
+	return vs_read_once(&vma->vm_lock_seq) ==
+	       vs_load_acquire(&mm->mm_lock_seq);
+}
+
+/*
+ * vma_start_read_rwsem - 6.4's vma_start_read(): read-trylock vm_lock
+ * unless an mmap_lock writer marked @vma
  *
  * The first check is a cheap early exit; the one after the trylock is
  * the real one: vs_vma_start_write() stores vm_lock_seq holding
  * vm_lock for write, so a reader that got the read lock after that
  * sees the mark, and mm_lock_seq tells whether the mark is current
- * (vs_vma_is_write_marked()).
+ * (vs_vma_is_write_marked()).  Then 6.4's lock_vma_under_rcu() check of
+ * vm_detached.
  * Context: inside vs_rcu_read_lock() (@vma may be detached, not freed).
+ * Return: 0 locked, -EAGAIN detached, -EBUSY.
  */
-static int vma_start_read(struct vs_vma *vma)
+static int vma_start_read_rwsem(struct vs_vma *vma)
 {
 	int ignore = VS_BROKEN(pervma_ignore_lock_seq);
 
 	vs_rcu_lockdep_assert();
 	if (!ignore && vs_vma_is_write_marked(vma))
-		return 0;
+		return -EBUSY;
 	if (!vs_down_read_trylock(&vma->vm_lock))
-		return 0;
+		return -EBUSY;
 	if (!ignore && vs_vma_is_write_marked(vma)) {
 		vs_up_read(&vma->vm_lock);
-		return 0;
+		return -EBUSY;
 	}
-	return 1;
+	if (vs_read_once(&vma->vm_detached)) {
+		vs_up_read(&vma->vm_lock);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/*
+ * vma_refcount_inc - 6.15's __refcount_inc_not_zero_limited_acquire():
+ * add a reader unless @vma is detached (0) or a writer's offset is in
+ * it (VS_VMA_REF_LIMIT).  Acquire: pairs with the release of
+ * vs__vma_mark_attached() and of the writer's subtraction
+ * (vma_exit_locked, vm/mm.c), so the fields and the mark are seen.
+ * Return: true when added; *@oldp the count found.
+ */
+static bool vma_refcount_inc(struct vs_vma *vma, uint32_t *oldp)
+{
+	uint32_t old = vs_read_once(&vma->vm_refcnt);
+
+	do {
+		*oldp = old;
+		if (old == 0 || old >= VS_VMA_REF_LIMIT)
+			return false;
+	} while (!vs_cmpxchg_acquire(&vma->vm_refcnt, &old, old + 1));
+	return true;
+}
+
+/*
+ * vma_refcount_put - 6.15's vma_refcount_put(): drop a reader; the one
+ * that leaves a waiting writer alone wakes it (vma_wait_readers,
+ * vm/mm.c).  vm_mm is read while the reference still pins @vma to it.
+ * Context: holds a reference on @vma.
+ */
+static void vma_refcount_put(struct vs_vma *vma)
+{
+	struct vs_mm *mm = vs_read_once(&vma->vm_mm);
+	uint32_t left;
+
+	VS__LD(vs__lockdep_release(&vma->vm_lock.dep_map, &vma->vm_lock));
+	/* Release: this reader's accesses to @vma before the writer's
+	 * changes (its acquire load of the count). */
+	left = vs_fetch_sub_release(&vma->vm_refcnt, 1) - 1;
+	if ((left & VS_VMA_LOCK_OFFSET) && left <= VS_VMA_LOCK_OFFSET + 1) {
+		/* Fully ordered, after the decrement: a writer that reads
+		 * the new word reads the new count. */
+		(void)vs_fetch_add(&mm->vma_writer_wait, 1);
+		(void)vs_futex_wake(&mm->vma_writer_wait, INT32_MAX);
+	}
+}
+
+/*
+ * vma_start_read_refcnt - 6.18's vma_start_read(): the early lockless
+ * check of the mark, a reader's reference unless detached or
+ * write-locked, then the checks that need it: the VMA may have been
+ * freed and reused by another mm (typesafe, vm/vma.c), and the mark.
+ * Lockdep sees a read trylock of "vm_lock".
+ * Context: inside vs_rcu_read_lock() (@vma may be free, and reused).
+ * Return: 0 locked, -EAGAIN detached (0 found), -EBUSY.
+ */
+static int vma_start_read_refcnt(struct vs_mm *mm, struct vs_vma *vma)
+{
+	int ignore = VS_BROKEN(pervma_ignore_lock_seq);
+	uint32_t old;
+
+	vs_rcu_lockdep_assert();
+	if (!ignore && vma_marked_in(mm, vma))
+		return -EBUSY;
+	if (!vma_refcount_inc(vma, &old))
+		return old == 0 ? -EAGAIN : -EBUSY;
+	VS__LD(vs__lockdep_acquire(&vma->vm_lock.dep_map, &vma->vm_lock, 0,
+				   VS__LD_READ | VS__LD_TRY, VS__LD_IP));
+	/* Another mm's: its writer may wait for this reference, and the
+	 * put wakes it (6.18 pins that mm; vmsim's mm lives while its
+	 * writer holds its mmap_lock). */
+	if (!VS_BROKEN(vma_refcnt_no_mm_recheck) &&
+	    vs_read_once(&vma->vm_mm) != mm) {
+		vma_refcount_put(vma);
+		return -EBUSY;
+	}
+	if (!ignore && vma_marked_in(mm, vma)) {
+		vma_refcount_put(vma);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* vma_start_read by the mm's per-VMA lock.  Context: as those above. */
+static int vma_start_read(struct vs_mm *mm, struct vs_vma *vma)
+{
+	if (mm->mech.vma_lock == VS_VMA_LOCK_REFCNT)
+		return vma_start_read_refcnt(mm, vma);
+	return vma_start_read_rwsem(vma);
+}
+
+/* vma_end_read: drop what vma_start_read() took.  Context: holds it. */
+static void vma_end_read(struct vs_mm *mm, struct vs_vma *vma)
+{
+	if (mm->mech.vma_lock == VS_VMA_LOCK_REFCNT)
+		vma_refcount_put(vma);
+	else
+		vs_up_read(&vma->vm_lock);
 }
 
 /*
  * lock_vma_under_rcu - the VMA containing @addr, read-locked, or NULL
  * (counted as vma_lock_abort; a detached VMA is vma_lock_miss and the
- * lookup is retried, as mainline does).
+ * lookup is retried, as 6.4's and 6.18's do).  The range is rechecked
+ * once locked: it may have changed before, and a typesafe VMA may have
+ * been reused elsewhere in this mm.
  */
 static struct vs_vma *lock_vma_under_rcu(struct vs_mm *mm,
 					 unsigned long addr)
 {
 	struct vs_vma *vma;
+	int err;
 
 	vs_rcu_read_lock();
 retry:
 	vma = vs_vma_lookup(mm, addr);
-	if (!vma || !vma_start_read(vma))
+	if (!vma)
 		goto inval;
-	if (vs_read_once(&vma->vm_detached)) {
-		vs_up_read(&vma->vm_lock);
+	err = vma_start_read(mm, vma);
+	if (err == -EAGAIN) {
 		vs_count_vm_event(VS_VMA_LOCK_MISS);
 		goto retry;
 	}
-	/* vm_start and vm_end may have changed before the lock. */
-	if (addr < vs_read_once(&vma->vm_start) ||
-	    addr >= vs_read_once(&vma->vm_end)) {
-		vs_up_read(&vma->vm_lock);
+	if (err)
+		goto inval;
+	if (!VS_BROKEN(vma_refcnt_no_range_recheck) &&
+	    (addr < vs_read_once(&vma->vm_start) ||
+	     addr >= vs_read_once(&vma->vm_end))) {
+		vma_end_read(mm, vma);
 		goto inval;
 	}
 	vs_rcu_read_unlock();
@@ -240,10 +370,10 @@ static int fault_pervma(struct vs_vm_fault *f)
 	if (VS_BROKEN(pervma_retry_keeps_vma_lock) &&
 	    (ret & VS_VM_FAULT_RETRY)) {
 		vs_mmap_read_lock(f->mm);
-		vs_up_read(&vma->vm_lock);
+		vma_end_read(f->mm, vma);
 		vs_mmap_read_unlock(f->mm);
 	} else {
-		vs_up_read(&vma->vm_lock);	/* vma_end_read */
+		vma_end_read(f->mm, vma);
 	}
 	if (!(ret & VS_VM_FAULT_RETRY)) {
 		vs_count_vm_event(VS_VMA_LOCK_SUCCESS);
@@ -333,6 +463,14 @@ int vs_fault_strategy_register(const struct vs_fault_strategy_ops *ops)
 	return ret;
 }
 
+/* Before 6.4 (VS_VMA_LOCK_NONE) there is no per-VMA lock to fault
+ * under.  Context: any. */
+static bool strategy_supported(struct vs_mm *mm, int strategy)
+{
+	return strategy != VS_FAULT_PERVMA ||
+	       mm->mech.vma_lock != VS_VMA_LOCK_NONE;
+}
+
 int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 			  unsigned int flags, int strategy)
 {
@@ -341,6 +479,8 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
+	if (!strategy_supported(mm, strategy))
+		return -EOPNOTSUPP;
 	vs_mm_assert_unlocked(mm);
 	/* The exception's entry and exit on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
@@ -363,6 +503,8 @@ int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy)
 {
 	if (!mm || !vs_fault_strategy_ops(strategy))
 		return -EINVAL;
+	if (!strategy_supported(mm, strategy))
+		return -EOPNOTSUPP;
 	vs_write_once(&mm->fault_strategy, (uint32_t)strategy);
 	return 0;
 }

@@ -74,6 +74,11 @@ struct vs__pool_ref {
 	vs_atomic_long_t refs;
 };
 
+/* ---- vm/mm.c: vm_refcnt's attach and detach (6.15) --------------------- */
+
+void vs__vma_mark_attached(struct vs_vma *vma);
+void vs__vma_mark_detached(struct vs_vma *vma);
+
 /* ---- vm/vma.c ---------------------------------------------------------- */
 
 struct vs_vma *vs__vma_alloc(struct vs_mm *mm);

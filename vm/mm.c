@@ -18,6 +18,7 @@
 
 #include <vmsim/thread.h>
 #include <vmsim/vcpu_annotate.h>
+#include <vmsim/wait.h>
 
 #include "../sync/internal.h"
 #include "internal.h"
@@ -45,21 +46,43 @@ void vs_mmap_read_unlock(struct vs_mm *mm)
 	vs_lock_read_unlock(&mm->mmap_lock);
 }
 
+/*
+ * mm_lock_seqcount_begin: 6.13's mmap_write_lock() makes mm_lock_seq
+ * odd (mm_lock_seqcount_begin()); with a counter (before 6.13) only the
+ * unlock advances it.
+ * Context: mmap_lock held for write, just taken.
+ */
+static void mm_lock_seqcount_begin(struct vs_mm *mm)
+{
+	vs_mmap_assert_write_locked(mm);
+	if (!mm->mech.mm_lock_seqcount)
+		return;
+	vs_write_once(&mm->mm_lock_seq, vs_read_once(&mm->mm_lock_seq) + 1);
+	/* The odd count before the writer's stores; pairs with the
+	 * vs_smp_rmb() in vs_mmap_lock_speculate_retry(). */
+	vs_smp_wmb();
+}
+
 void vs_mmap_write_lock(struct vs_mm *mm)
 {
 	vs_lock_write_lock(&mm->mmap_lock);
+	mm_lock_seqcount_begin(mm);
 }
 
 void vs_mmap_write_lock_nested(struct vs_mm *mm, int subclass)
 {
 	vs_lock_write_lock_nested(&mm->mmap_lock, subclass);
+	mm_lock_seqcount_begin(mm);
 }
 
 /*
  * vma_end_write_all: advance mm_lock_seq, unmarking every VMA marked
- * under this write lock.  Release: the VMA changes made under the lock
- * are visible to a per-VMA reader that sees the new sequence (pairs with
- * the acquire load of mm_lock_seq in vma_start_read).
+ * under this write lock (with the seqcount, 6.13's
+ * mm_lock_seqcount_end(): even again).  Release: the VMA changes made
+ * under the lock are visible to a per-VMA reader that sees the new
+ * sequence (pairs with the acquire load of mm_lock_seq in
+ * vma_start_read, and the speculative reader's in
+ * vs_mmap_lock_speculate_try_begin()).
  * Context: mmap_lock held for write.
  */
 static void vma_end_write_all(struct vs_mm *mm)
@@ -85,6 +108,27 @@ void vs_mmap_write_downgrade(struct vs_mm *mm)
 	vs_lock_downgrade_write(&mm->mmap_lock);
 }
 
+bool vs_mmap_lock_speculate_try_begin(struct vs_mm *mm, uint32_t *seq)
+{
+	if (!mm || !seq || !mm->mech.mm_lock_seqcount)
+		return false;
+	/* Acquire: pairs with the release store of vma_end_write_all(),
+	 * so the last writer's changes are seen. */
+	*seq = vs_load_acquire(&mm->mm_lock_seq);
+	/* The planted bug: speculate while a writer holds the lock. */
+	return VS_BROKEN(mmap_speculate_ignores_odd) || !(*seq & 1);
+}
+
+bool vs_mmap_lock_speculate_retry(struct vs_mm *mm, uint32_t seq)
+{
+	if (!mm)
+		return true;
+	/* The speculative loads before the recheck; pairs with the
+	 * vs_smp_wmb() of mm_lock_seqcount_begin(). */
+	vs_smp_rmb();
+	return vs_read_once(&mm->mm_lock_seq) != seq;
+}
+
 /* ---- lookup -------------------------------------------------------------- */
 
 struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr)
@@ -99,31 +143,144 @@ struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr)
 	return vs_vma_tree_lookup(&mm->mm_mt, addr);
 }
 
+/*
+ * vma_wait_readers - wait until @vma's vm_refcnt is @target: the readers
+ * inside it left (6.15's __vma_enter_locked() wait)
+ *
+ * The caller added VS_VMA_LOCK_OFFSET, so no new reader gets in.  The
+ * last reader out advances mm->vma_writer_wait and wakes it
+ * (vma_refcount_put(), fault/fault.c): the word is read before the
+ * count, so a wake between the two makes the wait return at once.
+ * Context: mmap_lock held for write.  Sleeps.
+ */
+static void vma_wait_readers(struct vs_vma *vma, uint32_t target)
+{
+	struct vs_mm *mm = vma->vm_mm;
+	uint32_t w;
+
+	vs_mmap_assert_write_locked(mm);
+	for (;;) {
+		/* Acquire, both: pair with the reader's fully ordered add
+		 * to the word, made after its release decrement. */
+		w = vs_load_acquire(&mm->vma_writer_wait);
+		if (vs_load_acquire(&vma->vm_refcnt) == target)
+			return;
+		(void)vs_futex_wait(&mm->vma_writer_wait, w, -1);
+	}
+}
+
+/*
+ * vma_enter_locked - add the writer's offset to a nonzero vm_refcnt
+ * (refcount_add_not_zero) and wait for the readers to drop to @target
+ * Context: mmap_lock held for write.  May sleep.
+ * Return: true if the offset was added (lockdep holds "vm_lock" for
+ * write), false for a detached VMA (0: no reader can get in).
+ */
+static bool vma_enter_locked(struct vs_vma *vma, uint32_t target)
+{
+	uint32_t old = vs_read_once(&vma->vm_refcnt);
+
+	do {
+		if (old == 0)
+			return false;
+	} while (!vs_cmpxchg(&vma->vm_refcnt, &old, old + VS_VMA_LOCK_OFFSET));
+	VS__LD(vs__lockdep_acquire(&vma->vm_lock.dep_map, &vma->vm_lock, 0,
+				   VS__LD_SLEEP, VS__LD_IP));
+	/* The planted bug: the writer does not wait for the readers. */
+	if (!VS_BROKEN(vma_start_write_no_wait))
+		vma_wait_readers(vma, target);
+	return true;
+}
+
+/* Take the writer's offset back.  Context: after vma_enter_locked(). */
+static void vma_exit_locked(struct vs_vma *vma)
+{
+	VS__LD(vs__lockdep_release(&vma->vm_lock.dep_map, &vma->vm_lock));
+	/* Release: the mark stored before is seen by a reader whose
+	 * acquire increment follows (vma_start_read, fault/fault.c). */
+	(void)vs_fetch_sub_release(&vma->vm_refcnt, VS_VMA_LOCK_OFFSET);
+}
+
 /**
  * vs_vma_start_write - mark @vma for the current mmap write section
  *
- * As the kernel's vma_start_write(): the store to vm_lock_seq is made
- * holding vm_lock for write, which first waits out the per-VMA readers
- * inside @vma.  A reader that read-locks vm_lock afterwards sees the
- * new vm_lock_seq (the rwsem's release/acquire) equal to mm_lock_seq
- * and backs off.
+ * 6.15's vma_start_write() (VS_VMA_LOCK_REFCNT): the writer's offset in
+ * vm_refcnt stops new readers while it waits for those inside, then
+ * the mark is stored and the offset taken back; a reader that gets in
+ * later sees the mark (its acquire increment reads the release
+ * subtraction) and backs off.  6.4's (VS_VMA_LOCK_RWSEM): the store is
+ * made holding vm_lock for write, which first waits out the readers;
+ * a reader that read-locks vm_lock afterwards sees the new vm_lock_seq
+ * (the rwsem's release/acquire).  3.18 (VS_VMA_LOCK_NONE) has no
+ * per-VMA lock: only the mark, for the speculative strategy.  Either
+ * way vm_lock_seq then equals mm_lock_seq (vs_vma_is_write_marked()).
  * Context: mmap_lock held for write.  May sleep.
  */
 void vs_vma_start_write(struct vs_vma *vma)
 {
-	uint32_t seq = vs_read_once(&vma->vm_mm->mm_lock_seq);
+	struct vs_mm *mm = vma->vm_mm;
+	uint32_t seq = vs_read_once(&mm->mm_lock_seq);
+	bool locked;
 
-	vs_mmap_assert_write_locked(vma->vm_mm);
+	vs_mmap_assert_write_locked(mm);
 	if (VS_BROKEN(vma_no_write_mark))
 		return;
 	if (vs_read_once(&vma->vm_lock_seq) == seq)
 		return; /* already marked under this write lock */
-	vs_down_write(&vma->vm_lock);
-	/* Release, and vm_lock's release at the unlock below: a reader
-	 * in vma_start_read (fault/fault.c) that read-locks vm_lock after
-	 * this (the trylock's acquire) sees the mark and backs off. */
+	if (mm->mech.vma_lock == VS_VMA_LOCK_RWSEM) {
+		vs_down_write(&vma->vm_lock);
+		/* Release, and vm_lock's release at the unlock below: a
+		 * reader in vma_start_read (fault/fault.c) that read-locks
+		 * vm_lock after this (the trylock's acquire) sees the mark
+		 * and backs off. */
+		vs_store_release(&vma->vm_lock_seq, seq);
+		vs_up_write(&vma->vm_lock);
+		return;
+	}
+	locked = mm->mech.vma_lock == VS_VMA_LOCK_REFCNT &&
+		 vma_enter_locked(vma, VS_VMA_LOCK_OFFSET + 1);
+	/* Release: a lockless reader that sees the mark sees what this
+	 * thread did before (the speculative strategy's snapshot). */
 	vs_store_release(&vma->vm_lock_seq, seq);
-	vs_up_write(&vma->vm_lock);
+	if (locked)
+		vma_exit_locked(vma);
+}
+
+/**
+ * vs__vma_mark_attached - @vma enters the index: vm_refcnt 0 to 1
+ * (6.15's vma_mark_attached())
+ *
+ * Release: pairs with a reader's acquire increment, which then sees the
+ * VMA's fields as initialised.  Nothing with another per-VMA lock.
+ * Context: mmap_lock held for write; @vma detached, marked.
+ */
+void vs__vma_mark_attached(struct vs_vma *vma)
+{
+	vs_vma_assert_write_locked(vma);
+	if (vma->vm_mm->mech.vma_lock == VS_VMA_LOCK_REFCNT)
+		vs_store_release(&vma->vm_refcnt, 1);
+}
+
+/**
+ * vs__vma_mark_detached - @vma left the index: drop the attach
+ * reference (6.15's vma_mark_detached())
+ *
+ * A reader that got in after the mark (it backs off, seeing it) may
+ * still hold a reference: wait for it, with the writer's offset, so
+ * that the VMA is free of readers when this returns.
+ * Context: mmap_lock held for write; @vma marked, out of the index.
+ * May sleep.
+ */
+void vs__vma_mark_detached(struct vs_vma *vma)
+{
+	vs_vma_assert_write_locked(vma);
+	if (vma->vm_mm->mech.vma_lock != VS_VMA_LOCK_REFCNT)
+		return;
+	/* Release: the writer's changes before any later owner's. */
+	if (vs_fetch_sub_release(&vma->vm_refcnt, 1) == 1)
+		return;
+	if (vma_enter_locked(vma, VS_VMA_LOCK_OFFSET))
+		vma_exit_locked(vma);
 }
 
 /* ---- page accounting (see vm/internal.h) --------------------------------- */
