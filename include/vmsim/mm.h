@@ -134,16 +134,19 @@ struct vs_vma {
 	 */
 	vs_atomic32_t vm_refcnt;
 	/**
-	 * @vm_detached: 1 once the VMA left the index (set between
-	 * vm_write_begin and vm_write_end, never cleared): a per-VMA or
-	 * speculative fault that found it before checks this after
-	 * locking or snapshotting.
+	 * @vm_detached: 1 while the VMA is out of the index: from its
+	 * allocation to its insert, and once it left (set between
+	 * vm_write_begin and vm_write_end); a typesafe VMA keeps the 1
+	 * across its reuse until the next insert, which clears it in a
+	 * write section.  A speculative fault (and 6.4's per-VMA one)
+	 * that found the VMA before checks this after snapshotting (or
+	 * locking).
 	 */
 	vs_atomic32_t vm_detached;
 	struct vs_rwsem vm_lock;         /* the per-VMA lock of 6.4 to
 					  * 6.14 (VS_VMA_LOCK_RWSEM); its
 					  * lockdep map also stands for
-					  * @vm_refcnt's lock */
+					  * vm_refcnt's lock */
 };
 
 /** VS_VMA_LOCK_OFFSET - what a writer adds to vm_refcnt (VMA_LOCK_OFFSET) */
