@@ -223,6 +223,8 @@ static int vma_start_read_rwsem(struct vs_vma *vma)
  * it (VS_VMA_REF_LIMIT).  Acquire: pairs with the release of
  * vs__vma_mark_attached() and of the writer's subtraction
  * (vma_exit_locked, vm/mm.c), so the fields and the mark are seen.
+ * Context: inside vs_rcu_read_lock() (@vma may be free: an atomic on it
+ * is allowed, vm/vma.c).
  * Return: true when added; *@oldp the count found.
  */
 static bool vma_refcount_inc(struct vs_vma *vma, uint32_t *oldp)

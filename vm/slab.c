@@ -28,7 +28,7 @@
 #define KMEM_QUARANTINE 0
 #endif
 
-/* Is @c's memory readable free (VS_KMEM_TYPESAFE_BY_RCU)? */
+/* Is @c's memory readable free (VS_KMEM_TYPESAFE_BY_RCU)?  Context: any. */
 static int typesafe(const struct vs_kmem_cache *c)
 {
 	return (c->flags & VS_KMEM_TYPESAFE_BY_RCU) != 0;

@@ -199,6 +199,7 @@ struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
 	return new;
 }
 
+/* The file reference of a typesafe VMA.  Context: an RCU callback. */
 static void file_put_rcu(void *arg, void *obj)
 {
 	(void)arg;
@@ -215,6 +216,7 @@ static void file_put_rcu(void *arg, void *obj)
  * once, while a speculative fault may still hold its snapshot of
  * vm_file: the file reference goes after a grace period, as the
  * anon_vma's does (vs__anon_vma_put()).
+ * Context: mmap_lock held for write, or an RCU callback (vma_cache's).
  */
 static void vma_free(struct vs_vma *vma, int typesafe)
 {
@@ -236,6 +238,7 @@ static void vma_free(struct vs_vma *vma, int typesafe)
 /*
  * vs__vma_free - free a VMA no reader can reach any more (or, typesafe,
  * none but one that revalidates).
+ * Context: mmap_lock of its mm held for write.
  */
 void vs__vma_free(struct vs_vma *vma)
 {

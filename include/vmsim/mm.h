@@ -540,7 +540,10 @@ VS_EXTERN bool vs_mmap_lock_speculate_retry(struct vs_mm *mm, uint32_t seq);
  * @addr: the address
  *
  * Context: mmap_lock held (either side), or inside vs_rcu_read_lock()
- * (then the VMA is a snapshot to revalidate with vm_sequence).
+ * (then the VMA is a snapshot to revalidate with vm_sequence, or with
+ * vs_mmap_lock_speculate_retry(); a typesafe one, mm->mech.vma_typesafe,
+ * may even have been freed and reused since, elsewhere or in another
+ * mm).
  * Return: the VMA with the lowest vm_end > @addr, or NULL.
  */
 VS_EXTERN struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr);

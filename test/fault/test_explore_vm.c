@@ -8,7 +8,12 @@
  *     it, unmaps a page and maps it again; at the end every present PTE
  *     lies in a VMA and is writable only in a VM_WRITE one, and the mm
  *     is destroyed with every page back (vs_mm_destroy() is 0).  A few
- *     thousand events a schedule;
+ *     thousand events a schedule.  At 6.18, but for the relaxed model
+ *     and race-spf-6_4 and race-pervma-6_4, at 6.4;
+ *   - reuse-mm-pervma, reuse-range-pervma: 6.18's typesafe VMA freed and
+ *     reused, by another mm or elsewhere in one mm, under a per-VMA
+ *     fault's stale pointer; speculate: a lockless walk validated by
+ *     mm_lock_seq; anon-pervma: vmf_anon_prepare() beside a merge;
  *   - stress-STRATEGY: vs_stress_run() in explore mode
  *     (vmsim/check/stress.h): the stress run's writer, prober and
  *     faulters with all their checks, short runs; stress-fail-STRATEGY
