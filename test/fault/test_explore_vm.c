@@ -554,6 +554,8 @@ START_TEST(explore_stress)
 	char what[32];
 	int seed;
 
+	if (vs_test_no_pervma(strategy == VS_FAULT_PERVMA))
+		return;
 	memset(&t, 0, sizeof(t));
 	o.max_schedules = vs_tally_schedules(0);
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
