@@ -154,6 +154,7 @@ static void race_thread(void *state, unsigned int i)
  * VMA's; then the mm goes, every page back. */
 static void mm_check(struct vs_mm *mm, int pages)
 {
+	struct vs_anon_vma *av;
 	struct vs_vma *vma;
 	struct vs_page *page;
 	vs_atomic64_t *e;
@@ -173,9 +174,10 @@ static void mm_check(struct vs_mm *mm, int pages)
 		VS_EXPLORE_ASSERT(!vs_pte_write(pte) ||
 				  (vs_read_once(&vma->vm_flags) & VS_VM_WRITE));
 		page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+		av = vs_read_once(&vma->anon_vma);
 		VS_EXPLORE_ASSERT(!page ||
 				  !vs_page_test_flags(page, VS_PG_ANON) ||
-				  page->mapping == vs_read_once(&vma->anon_vma));
+				  page->mapping == av);
 	}
 	vs_mmap_read_unlock(mm);
 	VS_EXPLORE_ASSERT(vs_mm_destroy(mm) == 0);
@@ -426,13 +428,11 @@ static void anon_thread(void *state, unsigned int i)
 	struct race *r = state;
 	int k;
 
-	if (i == 0) {
-		for (k = 0; k < 4; k++)
-			(void)vs_handle_mm_fault(r->mm, B + (unsigned long)(k & 1) *
-						 VS_PAGE_SIZE,
-						 VS_FAULT_FLAG_WRITE);
+	for (k = 0; i == 0 && k < 4; k++)
+		(void)vs_handle_mm_fault(r->mm, B + (unsigned long)(k & 1) *
+					 VS_PAGE_SIZE, VS_FAULT_FLAG_WRITE);
+	if (i == 0)
 		return;
-	}
 	for (k = 0; k < 2; k++) {
 		if (k) {	/* b again, new */
 			(void)vs_munmap(r->mm, AREA, PAGES * VS_PAGE_SIZE);
