@@ -284,8 +284,10 @@ static int vma_start_read_refcnt(struct vs_mm *mm, struct vs_vma *vma)
 	VS__LD(vs__lockdep_acquire(&vma->vm_lock.dep_map, &vma->vm_lock, 0,
 				   VS__LD_READ | VS__LD_TRY, VS__LD_IP));
 	/* Another mm's: its writer may wait for this reference, and the
-	 * put wakes it (6.18 pins that mm; vmsim's mm lives while its
-	 * writer holds its mmap_lock). */
+	 * put wakes it.  6.18 pins that mm (mmgrab) for the put; here it
+	 * is made inside the RCU read section: vs_mm_destroy() frees an
+	 * mm only after vs_rcu_barrier(), whose callbacks (the index
+	 * nodes its unmapping freed) wait for this section to end. */
 	if (!VS_BROKEN(vma_refcnt_no_mm_recheck) &&
 	    vs_read_once(&vma->vm_mm) != mm) {
 		vma_refcount_put(vma);
