@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fault/fault.c - the fault entry and its three strategies (see
- * vmsim/fault.h), after arch/x86/mm/fault.c's do_user_addr_fault(),
- * mm/memory.c's lock_vma_under_rcu(), and the speculative page fault
- * series (Zijlstra 2010/2014, Dufour 2017-2019).
+ * vmsim/fault.h), after 6.18's arch/x86/mm/fault.c do_user_addr_fault()
+ * and the speculative page fault series (Zijlstra 2010/2014, Dufour
+ * 2016-2019; docs/strategies.md, "Lineage").  The per-VMA lock that
+ * the pervma strategy takes is vm/vma_lock.c's.
  *
  * The building blocks of vmsim/memory.h that the built-in strategies
  * call on every fault are defined inline: the header's declaration
@@ -13,9 +14,11 @@
 #include <vmsim/fault.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <vmsim/vcpu_annotate.h>
+#include <vmsim/wait.h>
 
 #include "internal.h"
 
@@ -66,6 +69,11 @@ int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma)
 	/* Read inside the section: a detach is made between
 	 * vm_write_begin and vm_write_end. */
 	if (vs_read_once(&vma->vm_detached))
+		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
+	/* A typesafe VMA (vm/vma.c) may have been freed and reused by
+	 * another mm since the lookup: not ours, and its mm not to be
+	 * touched.  The range is rechecked by the caller. */
+	if (vs_read_once(&vma->vm_mm) != vmf->mm)
 		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
 	/*
 	 * A VMA the current mmap_lock writer marked may sit between two
@@ -135,8 +143,9 @@ static int spf_fault(struct vs_vm_fault *f)
 	ret = vs_vma_snapshot(f, vma);
 	if (ret)
 		return ret;
-	/* A consistent snapshot of a live VMA: the VMA moved away from
-	 * the address after the lookup, or forbids the access. */
+	/* A consistent snapshot of a live VMA of this mm: the VMA moved
+	 * away from the address after the lookup (or was freed and reused
+	 * elsewhere, vm/vma.c), or forbids the access. */
 	if (f->address < f->vm_start || f->address >= f->vm_end)
 		return vs_spf_abort(f, VS_SPF_ABORT_NO_VMA);
 	if (vs_access_error(f->flags, f->vm_flags))
@@ -162,73 +171,19 @@ static int fault_spf(struct vs_vm_fault *f)
 	return fault_locked(f);
 }
 
-/*
- * vma_start_read - read-lock @vma unless an mmap_lock writer marked it
- *
- * The first check is a cheap early exit; the one after the trylock is
- * the real one: vs_vma_start_write() stores vm_lock_seq holding
- * vm_lock for write, so a reader that got the read lock after that
- * sees the mark, and mm_lock_seq tells whether the mark is current
- * (vs_vma_is_write_marked()).
- * Context: inside vs_rcu_read_lock() (@vma may be detached, not freed).
- */
-static int vma_start_read(struct vs_vma *vma)
-{
-	int ignore = VS_BROKEN(pervma_ignore_lock_seq);
-
-	vs_rcu_lockdep_assert();
-	if (!ignore && vs_vma_is_write_marked(vma))
-		return 0;
-	if (!vs_down_read_trylock(&vma->vm_lock))
-		return 0;
-	if (!ignore && vs_vma_is_write_marked(vma)) {
-		vs_up_read(&vma->vm_lock);
-		return 0;
-	}
-	return 1;
-}
-
-/*
- * lock_vma_under_rcu - the VMA containing @addr, read-locked, or NULL
- * (counted as vma_lock_abort; a detached VMA is vma_lock_miss and the
- * lookup is retried, as mainline does).
- */
-static struct vs_vma *lock_vma_under_rcu(struct vs_mm *mm,
-					 unsigned long addr)
-{
-	struct vs_vma *vma;
-
-	vs_rcu_read_lock();
-retry:
-	vma = vs_vma_lookup(mm, addr);
-	if (!vma || !vma_start_read(vma))
-		goto inval;
-	if (vs_read_once(&vma->vm_detached)) {
-		vs_up_read(&vma->vm_lock);
-		vs_count_vm_event(VS_VMA_LOCK_MISS);
-		goto retry;
-	}
-	/* vm_start and vm_end may have changed before the lock. */
-	if (addr < vs_read_once(&vma->vm_start) ||
-	    addr >= vs_read_once(&vma->vm_end)) {
-		vs_up_read(&vma->vm_lock);
-		goto inval;
-	}
-	vs_rcu_read_unlock();
-	return vma;
-inval:
-	vs_rcu_read_unlock();
-	vs_count_vm_event(VS_VMA_LOCK_ABORT);
-	return NULL;
-}
-
 static int fault_pervma(struct vs_vm_fault *f)
 {
-	struct vs_vma *vma = lock_vma_under_rcu(f->mm, f->address);
+	unsigned long misses = 0;
+	struct vs_vma *vma = vs__lock_vma_under_rcu(f->mm, f->address,
+						    &misses);
 	int ret;
 
-	if (!vma)
+	while (misses--)
+		vs_count_vm_event(VS_VMA_LOCK_MISS);
+	if (!vma) {
+		vs_count_vm_event(VS_VMA_LOCK_ABORT);
 		goto fallback;
+	}
 	vs_vma_assert_locked(vma);
 	f->flags |= VS_FAULT_FLAG_VMA_LOCK;
 	vs_vmf_read_vma(f, vma);
@@ -240,10 +195,10 @@ static int fault_pervma(struct vs_vm_fault *f)
 	if (VS_BROKEN(pervma_retry_keeps_vma_lock) &&
 	    (ret & VS_VM_FAULT_RETRY)) {
 		vs_mmap_read_lock(f->mm);
-		vs_up_read(&vma->vm_lock);
+		vs__vma_end_read(vma);
 		vs_mmap_read_unlock(f->mm);
 	} else {
-		vs_up_read(&vma->vm_lock);	/* vma_end_read */
+		vs__vma_end_read(vma);
 	}
 	if (!(ret & VS_VM_FAULT_RETRY)) {
 		vs_count_vm_event(VS_VMA_LOCK_SUCCESS);
@@ -333,6 +288,14 @@ int vs_fault_strategy_register(const struct vs_fault_strategy_ops *ops)
 	return ret;
 }
 
+/* Before 6.4 (VS_VMA_LOCK_NONE) there is no per-VMA lock to fault
+ * under.  Context: any. */
+static bool strategy_supported(struct vs_mm *mm, int strategy)
+{
+	return strategy != VS_FAULT_PERVMA ||
+	       mm->mech.vma_lock != VS_VMA_LOCK_NONE;
+}
+
 int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 			  unsigned int flags, int strategy)
 {
@@ -341,6 +304,8 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
+	if (!strategy_supported(mm, strategy))
+		return -EOPNOTSUPP;
 	vs_mm_assert_unlocked(mm);
 	/* The exception's entry and exit on a virtual CPU (vmsim/vcpu_annotate.h). */
 	VS_VCPU_WORK(VS_VCPU_FAULT, NULL, 0);
@@ -363,6 +328,8 @@ int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy)
 {
 	if (!mm || !vs_fault_strategy_ops(strategy))
 		return -EINVAL;
+	if (!strategy_supported(mm, strategy))
+		return -EOPNOTSUPP;
 	vs_write_once(&mm->fault_strategy, (uint32_t)strategy);
 	return 0;
 }

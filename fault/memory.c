@@ -133,9 +133,40 @@ int vs_finish_fault(struct vs_vm_fault *vmf, struct vs_page *page,
 }
 
 /*
+ * vmf_anon_prepare under the VMA lock: 6.8's vmf_anon_prepare() takes
+ * the mmap_lock for read if that needs no wait (a writer that holds it
+ * may be reading the VMA's anon_vma to merge it with a neighbour, which
+ * it has not write-locked), prepares, and drops it; it retries only if
+ * the trylock fails (mm->mech.anon_prepare_trylock).  Before 6.8 the
+ * fault always retries under the mmap_lock.
+ * Context: @vmf->vma's per-VMA lock held for reading.
+ */
+static int anon_prepare_vma_locked(struct vs_vm_fault *vmf)
+{
+	/* The planted bug: prepare holding only the VMA lock. */
+	int nolock = VS_BROKEN(anon_prepare_no_mmap_lock);
+	int err;
+
+	vs_vmf_assert_locked(vmf);
+	if (!vmf->mm->mech.anon_prepare_trylock ||
+	    (!nolock && !vs_mmap_read_trylock(vmf->mm))) {
+		vmf->abort = -1;
+		return VS_VM_FAULT_RETRY;
+	}
+	err = vs__anon_vma_prepare(vmf->vma);
+	if (!nolock)
+		vs_mmap_read_unlock(vmf->mm);
+	if (err)
+		return VS_VM_FAULT_OOM;
+	vmf->anon_vma = vs_load_acquire(&vmf->vma->anon_vma);
+	return 0;
+}
+
+/*
  * The anon_vma a new anonymous page needs.  Locked prepares one (the
  * mmap_lock read side serializes nothing here: the cmpxchg does);
- * pervma and spf leave that to the mmap_lock path.
+ * pervma as the kernel version does (above); spf leaves it to the
+ * mmap_lock path.
  */
 static int fault_anon_prepare(struct vs_vm_fault *vmf)
 {
@@ -143,10 +174,8 @@ static int fault_anon_prepare(struct vs_vm_fault *vmf)
 		return 0;
 	if (speculative(vmf))
 		return vs_spf_abort(vmf, VS_SPF_ABORT_ANON_VMA);
-	if (vmf->flags & VS_FAULT_FLAG_VMA_LOCK) {
-		vmf->abort = -1;
-		return VS_VM_FAULT_RETRY;
-	}
+	if (vmf->flags & VS_FAULT_FLAG_VMA_LOCK)
+		return anon_prepare_vma_locked(vmf);
 	if (vs__anon_vma_prepare(vmf->vma))
 		return VS_VM_FAULT_OOM;
 	vmf->anon_vma = vs_load_acquire(&vmf->vma->anon_vma);

@@ -20,12 +20,14 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <vmsim/atomic.h>
+#include <vmsim/kernel.h>
 #include <vmsim/lockdep.h>
 #include <vmsim/rcu.h>
 #include <vmsim/slab.h>
@@ -156,6 +158,24 @@ static inline int vs_test_scale(int n)
 	if (v > INT32_MAX)
 		v = INT32_MAX;
 	return (int)v;
+}
+
+/*
+ * vs_test_no_pervma - is @pervma (a case runs the pervma strategy) at a
+ * kernel, $VMSIM_KERNEL's, that refuses it for want of a per-VMA lock
+ * (3.18: -EOPNOTSUPP)?  The case then says it is skipped and passes.
+ * Return: true when @pervma and that kernel has none.
+ */
+static inline bool vs_test_no_pervma(bool pervma)
+{
+	struct vs_kernel k;
+
+	if (!pervma || vs_kernel_load(&k, NULL, NULL, 0) ||
+	    k.mech.vma_lock != VS_VMA_LOCK_NONE)
+		return false;
+	printf("pervma: skipped at kernel %s, which has no per-VMA lock\n",
+	       k.name);
+	return true;
 }
 
 /*

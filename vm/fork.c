@@ -89,7 +89,8 @@ static int dup_vma(struct vs_mm *mm, struct vs_mm *child, struct vs_vma *vma)
 	    (vma->vm_file || (vma->vm_flags & VS_VM_SHARED)))
 		return 0;
 	/* The parent's COW write-protect must stop its per-VMA and
-	 * speculative faults from racing the copy. */
+	 * speculative faults from racing the copy (already done with
+	 * fork_lock_all). */
 	vs_vma_start_write(vma);
 	vs_vm_write_begin(vma);
 	err = vs_pgtable_walk(&mm->pgtable, vma->vm_start, vma->vm_end,
@@ -119,6 +120,12 @@ int vs_fork(struct vs_mm *mm, struct vs_mm **childp)
 		      vs_read_once(&mm->fault_strategy));
 	for (vma = vs_find_vma(mm, 0); vma && !err;
 	     vma = vs_find_vma(mm, vma->vm_end)) {
+		/* 6.4.1's dup_mmap() write-locks every VMA of the parent
+		 * (mech.fork_lock_all): a per-VMA fault may not even set
+		 * up an anon_vma in one whose PTEs are not copied; 3.18
+		 * marks only those it copies (dup_vma). */
+		if (mm->mech.fork_lock_all)
+			vs_vma_start_write(vma);
 		vs__mmu_notify_start(mm, vma->vm_start, vma->vm_end,
 				     VS_MMU_NOTIFY_FORK, vma->vm_flags);
 		err = dup_vma(mm, child, vma);

@@ -74,6 +74,11 @@ struct vs__pool_ref {
 	vs_atomic_long_t refs;
 };
 
+/* ---- vm/mm.c: vm_refcnt's attach and detach (6.15) --------------------- */
+
+void vs__vma_mark_attached(struct vs_vma *vma);
+void vs__vma_mark_detached(struct vs_vma *vma);
+
 /* ---- vm/vma.c ---------------------------------------------------------- */
 
 struct vs_vma *vs__vma_alloc(struct vs_mm *mm);
@@ -112,9 +117,10 @@ void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
 	     int event);
 void vs__zap_dontneed(struct vs_mm *mm, struct vs_vma *vma,
 		      unsigned long start, unsigned long end, int vma_locked);
-/* The VMA holding @addr, read-locked without the mmap_lock, or NULL;
- * vm/madvise.c (6.18's lock_vma_under_rcu() and vma_end_read()). */
-struct vs_vma *vs__lock_vma_under_rcu(struct vs_mm *mm, unsigned long addr);
+/* The VMA holding @addr, read-locked without the mmap_lock, or NULL
+ * (vm/vma_lock.c: 6.18's lock_vma_under_rcu() and vma_end_read()). */
+struct vs_vma *vs__lock_vma_under_rcu(struct vs_mm *mm, unsigned long addr,
+				      unsigned long *misses);
 void vs__vma_end_read(struct vs_vma *vma);
 int vs__mm_map_page(struct vs_mm *mm, struct vs_vma *vma, unsigned long addr,
 		    struct vs_page *page, int writable);

@@ -70,58 +70,6 @@ static int madvise_walk(struct vs_mm *mm, unsigned long start,
 	return unmapped;
 }
 
-/**
- * vs__lock_vma_under_rcu - the VMA holding @addr, read-locked, without
- * the mmap_lock: 6.18's lock_vma_under_rcu(), over the model's VMA lock
- * (vm_lock, a trylock of its rwsem and the vm_lock_seq check, as
- * fault/fault.c's; the refcount lock of 6.18 replaces both there and
- * here alike).  A detached VMA is looked up again.
- * Context: no lock of @mm held; takes and leaves an RCU section.
- * Return: the VMA, its vm_lock held for read; NULL when there is none,
- * a writer marked it, or its range moved off @addr.
- */
-struct vs_vma *vs__lock_vma_under_rcu(struct vs_mm *mm, unsigned long addr)
-{
-	struct vs_vma *vma;
-
-	vs_mm_assert_unlocked(mm);
-	vs_rcu_read_lock();
-	for (;;) {
-		vma = vs_vma_lookup(mm, addr);
-		/* The mark is checked again after the trylock: one stored
-		 * before it is seen then (see vs_vma_start_write()). */
-		if (!vma || vs_vma_is_write_marked(vma) ||
-		    !vs_down_read_trylock(&vma->vm_lock))
-			break;
-		if (vs_vma_is_write_marked(vma)) {
-			vs_up_read(&vma->vm_lock);
-			break;
-		}
-		if (!vs_read_once(&vma->vm_detached)) {
-			if (addr >= vs_read_once(&vma->vm_start) &&
-			    addr < vs_read_once(&vma->vm_end)) {
-				vs_rcu_read_unlock();
-				return vma;
-			}
-			vs_up_read(&vma->vm_lock);
-			break;
-		}
-		vs_up_read(&vma->vm_lock);	/* detached: look again */
-	}
-	vs_rcu_read_unlock();
-	return NULL;
-}
-
-/**
- * vs__vma_end_read - drop the VMA lock vs__lock_vma_under_rcu() took
- * Context: @vma's lock held for read.
- */
-void vs__vma_end_read(struct vs_vma *vma)
-{
-	vs_vma_assert_locked(vma);
-	vs_up_read(&vma->vm_lock);
-}
-
 /*
  * dontneed_vma_locked - 6.17's madvise_lock() for MADV_DONTNEED: when
  * the VMA holding @start holds all of [@start, @end), zap under its lock
@@ -132,7 +80,8 @@ void vs__vma_end_read(struct vs_vma *vma)
 static int dontneed_vma_locked(struct vs_mm *mm, unsigned long start,
 			       unsigned long end)
 {
-	struct vs_vma *vma = vs__lock_vma_under_rcu(mm, start);
+	unsigned long misses = 0;
+	struct vs_vma *vma = vs__lock_vma_under_rcu(mm, start, &misses);
 
 	if (!vma)
 		return 0;

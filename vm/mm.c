@@ -18,6 +18,7 @@
 
 #include <vmsim/thread.h>
 #include <vmsim/vcpu_annotate.h>
+#include <vmsim/wait.h>
 
 #include "../sync/internal.h"
 #include "internal.h"
@@ -45,21 +46,43 @@ void vs_mmap_read_unlock(struct vs_mm *mm)
 	vs_lock_read_unlock(&mm->mmap_lock);
 }
 
+/*
+ * mm_lock_seqcount_begin: 6.13's mmap_write_lock() makes mm_lock_seq
+ * odd (mm_lock_seqcount_begin()); with a counter (before 6.13) only the
+ * unlock advances it.
+ * Context: mmap_lock held for write, just taken.
+ */
+static void mm_lock_seqcount_begin(struct vs_mm *mm)
+{
+	vs_mmap_assert_write_locked(mm);
+	if (!mm->mech.mm_lock_seqcount)
+		return;
+	vs_write_once(&mm->mm_lock_seq, vs_read_once(&mm->mm_lock_seq) + 1);
+	/* The odd count before the writer's stores; pairs with the
+	 * vs_smp_rmb() in vs_mmap_lock_speculate_retry(). */
+	vs_smp_wmb();
+}
+
 void vs_mmap_write_lock(struct vs_mm *mm)
 {
 	vs_lock_write_lock(&mm->mmap_lock);
+	mm_lock_seqcount_begin(mm);
 }
 
 void vs_mmap_write_lock_nested(struct vs_mm *mm, int subclass)
 {
 	vs_lock_write_lock_nested(&mm->mmap_lock, subclass);
+	mm_lock_seqcount_begin(mm);
 }
 
 /*
  * vma_end_write_all: advance mm_lock_seq, unmarking every VMA marked
- * under this write lock.  Release: the VMA changes made under the lock
- * are visible to a per-VMA reader that sees the new sequence (pairs with
- * the acquire load of mm_lock_seq in vma_start_read).
+ * under this write lock (with the seqcount, 6.13's
+ * mm_lock_seqcount_end(): even again).  Release: the VMA changes made
+ * under the lock are visible to a per-VMA reader that sees the new
+ * sequence (pairs with the acquire load of mm_lock_seq in
+ * vma_start_read, and the speculative reader's in
+ * vs_mmap_lock_speculate_try_begin()).
  * Context: mmap_lock held for write.
  */
 static void vma_end_write_all(struct vs_mm *mm)
@@ -85,6 +108,27 @@ void vs_mmap_write_downgrade(struct vs_mm *mm)
 	vs_lock_downgrade_write(&mm->mmap_lock);
 }
 
+bool vs_mmap_lock_speculate_try_begin(struct vs_mm *mm, uint32_t *seq)
+{
+	if (!mm || !seq || !mm->mech.mm_lock_seqcount)
+		return false;
+	/* Acquire: pairs with the release store of vma_end_write_all(),
+	 * so the last writer's changes are seen. */
+	*seq = vs_load_acquire(&mm->mm_lock_seq);
+	/* The planted bug: speculate while a writer holds the lock. */
+	return VS_BROKEN(mmap_speculate_ignores_odd) || !(*seq & 1);
+}
+
+bool vs_mmap_lock_speculate_retry(struct vs_mm *mm, uint32_t seq)
+{
+	if (!mm)
+		return true;
+	/* The speculative loads before the recheck; pairs with the
+	 * vs_smp_wmb() of mm_lock_seqcount_begin(). */
+	vs_smp_rmb();
+	return vs_read_once(&mm->mm_lock_seq) != seq;
+}
+
 /* ---- lookup -------------------------------------------------------------- */
 
 struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr)
@@ -97,33 +141,6 @@ struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr)
 {
 	vs_mmap_assert_locked_or_rcu(mm);
 	return vs_vma_tree_lookup(&mm->mm_mt, addr);
-}
-
-/**
- * vs_vma_start_write - mark @vma for the current mmap write section
- *
- * As the kernel's vma_start_write(): the store to vm_lock_seq is made
- * holding vm_lock for write, which first waits out the per-VMA readers
- * inside @vma.  A reader that read-locks vm_lock afterwards sees the
- * new vm_lock_seq (the rwsem's release/acquire) equal to mm_lock_seq
- * and backs off.
- * Context: mmap_lock held for write.  May sleep.
- */
-void vs_vma_start_write(struct vs_vma *vma)
-{
-	uint32_t seq = vs_read_once(&vma->vm_mm->mm_lock_seq);
-
-	vs_mmap_assert_write_locked(vma->vm_mm);
-	if (VS_BROKEN(vma_no_write_mark))
-		return;
-	if (vs_read_once(&vma->vm_lock_seq) == seq)
-		return; /* already marked under this write lock */
-	vs_down_write(&vma->vm_lock);
-	/* Release, and vm_lock's release at the unlock below: a reader
-	 * in vma_start_read (fault/fault.c) that read-locks vm_lock after
-	 * this (the trylock's acquire) sees the mark and backs off. */
-	vs_store_release(&vma->vm_lock_seq, seq);
-	vs_up_write(&vma->vm_lock);
 }
 
 /* ---- page accounting (see vm/internal.h) --------------------------------- */

@@ -28,14 +28,22 @@
 #define KMEM_QUARANTINE 0
 #endif
 
+/* Is @c's memory readable free (VS_KMEM_TYPESAFE_BY_RCU)?  Context: any. */
+static int typesafe(const struct vs_kmem_cache *c)
+{
+	return (c->flags & VS_KMEM_TYPESAFE_BY_RCU) != 0;
+}
+
 /*
  * Frees go to the shared list and are reused oldest first, so that a
  * freed object stays poisoned for long and a late touch is named:
- * under ASan, and on a virtual machine that checks freed memory.
+ * under ASan, and on a virtual machine that checks freed memory.  Not
+ * in a typesafe cache, whose objects are never poisoned.
  */
-static int quarantine(void)
+static int quarantine(const struct vs_kmem_cache *c)
 {
-	return KMEM_QUARANTINE || (VS_VCPU && vs_vcpu_checks_freed());
+	return !typesafe(c) &&
+	       (KMEM_QUARANTINE || (VS_VCPU && vs_vcpu_checks_freed()));
 }
 
 /* A chunk is at least this big, and holds at least CHUNK_MIN objects. */
@@ -83,7 +91,7 @@ static void *ring_take(struct vs_kmem_cache *c)
 
 	if (nr == 0)
 		return NULL;
-	if (quarantine()) {
+	if (quarantine(c)) {
 		obj = c->ring[c->ring_head];
 		c->ring_head = (c->ring_head + 1) & (c->ring_cap - 1);
 	} else {
@@ -163,7 +171,10 @@ static int grow(struct vs_kmem_cache *c)
 		return -ENOMEM;
 	c->chunks[vs_read_once(&c->nr_chunks)] = chunk;
 	vs_write_once(&c->nr_chunks, vs_read_once(&c->nr_chunks) + 1);
-	vs__poison_obj(chunk, n * osz);
+	for (i = 0; c->ctor && i < n; i++)
+		c->ctor(chunk + i * osz);
+	if (!typesafe(c))
+		vs__poison_obj(chunk, n * osz);
 	for (i = 0; i < n; i++)
 		ring_put(c, chunk + i * osz);
 	vs_write_once(&c->nr_objects, vs_read_once(&c->nr_objects) + (long)n);
@@ -223,14 +234,14 @@ void *vs_kmem_cache_alloc(struct vs_kmem_cache *c)
 		vs_write_once(&m->nr, nr - 1);
 	}
 	vs__slot_unlock(&m->lock);
-	if (obj)
+	if (obj && !typesafe(c))
 		vs__unpoison_obj(obj, c->size);
 	return obj;
 }
 
 void *vs_kmem_cache_zalloc(struct vs_kmem_cache *c)
 {
-	void *obj = vs_kmem_cache_alloc(c);
+	void *obj = c->ctor ? NULL : vs_kmem_cache_alloc(c);
 
 	if (obj)
 		memset(obj, 0, c->size);
@@ -244,8 +255,9 @@ void vs_kmem_cache_free(struct vs_kmem_cache *c, void *obj)
 
 	if (!obj)
 		return;
-	vs__poison_obj(obj, obj_size(c));
-	if (quarantine()) {
+	if (!typesafe(c))
+		vs__poison_obj(obj, obj_size(c));
+	if (quarantine(c)) {
 		vs_spin_lock(&c->lock);
 		ring_put(c, obj);
 		vs_spin_unlock(&c->lock);

@@ -9,7 +9,26 @@
  * miss a range (a split's upper half not yet inserted, a merge's upper
  * neighbour already erased); it then falls back to the mmap_lock, which
  * the writer holds, as it does for any miss.
+ *
+ * Two VMA caches, one per way of freeing, chosen by the mm's
+ * mech.vma_typesafe: the simplest correct split, since the two differ
+ * in everything a lockless reader relies on.  Before 6.15 a removed VMA
+ * goes back to vma_cache after a grace period, zeroed at allocation and
+ * poisoned while free (ASan names a reader that broke the RCU rule).
+ * 6.15's vm_area_cachep is SLAB_TYPESAFE_BY_RCU: vma_typesafe_cache
+ * takes a removed VMA back at once, and the next allocation, in any mm,
+ * may hand it out while a lockless reader still holds its pointer.  So
+ * the fields such a reader touches (vm_refcnt, vm_sequence,
+ * vm_detached) are set once by vma_ctor() and carried across reuse: a
+ * reader's increment of vm_refcnt on a free VMA finds 0, and
+ * vm_sequence keeps counting, so a speculative snapshot taken across
+ * the reuse fails its check.  vm_detached stays 1 from the removal
+ * (set in a write section) to the next insert (cleared in one), so a
+ * snapshot of a VMA being reinitialised is either refused or seen to
+ * change.  An mm's VMAs all come from one cache: vm_mm says which.
  */
+#include <string.h>
+
 #include <vmsim/slab.h>
 #include <vmsim/vcpu_annotate.h>
 
@@ -22,6 +41,11 @@ static struct vs_kmem_cache anon_vma_cache =
 static struct vs_kmem_cache vma_cache =
 	VS_KMEM_CACHE_INIT("vm_area_struct", sizeof(struct vs_vma),
 			   _Alignof(struct vs_vma));
+static void vma_ctor(void *obj);
+static struct vs_kmem_cache vma_typesafe_cache =
+	VS_KMEM_CACHE_INIT_TYPESAFE("vm_area_struct typesafe",
+				    sizeof(struct vs_vma),
+				    _Alignof(struct vs_vma), vma_ctor);
 
 /* ---- anon_vma ------------------------------------------------------------ */
 
@@ -83,12 +107,40 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
 
 /* ---- allocation ---------------------------------------------------------- */
 
+/*
+ * vma_ctor - a VMA as it is carved: zeroed, detached (vm_refcnt 0,
+ * vm_detached 1), its locks initialised.  The constructor of
+ * vma_typesafe_cache, run once per object; vma_cache's allocation runs
+ * it on every VMA.  Context: the object is unreachable.
+ */
+static void vma_ctor(void *obj)
+{
+	struct vs_vma *vma = obj;
+
+	memset(vma, 0, sizeof(*vma));
+	vs_atomic_init(&vma->vm_mm, NULL);
+	vs_atomic_init(&vma->anon_vma, NULL);
+	vs_seqcount_init(&vma->vm_sequence);
+	vs_atomic_init(&vma->vm_lock_seq, 0);
+	vs_atomic_init(&vma->vm_refcnt, 0);
+	vs_atomic_init(&vma->vm_detached, 1);
+	(void)vs_rwsem_init(&vma->vm_lock);	/* 0 for a non-NULL lock */
+	/* lockdep (vmsim/lockdep.h): one class for every VMA's lock, of
+	 * either kind (a vm_refcnt reader is annotated on vm_lock's map),
+	 * one for every vm_sequence, whose writers hold the mmap_lock. */
+	vs_lockdep_set_class(&vma->vm_lock, "vm_lock");
+	vs_lockdep_set_class(&vma->vm_sequence, "vm_sequence");
+}
+
 /**
- * vs__vma_alloc - a zeroed VMA of @mm, marked write-locked
+ * vs__vma_alloc - a cleared, detached VMA of @mm, marked write-locked
  *
  * Its vm_lock_seq is the current mm_lock_seq, so it is already marked
  * by the write lock its creator holds (the kernel write-locks a new VMA
- * before it enters the tree).
+ * before it enters the tree).  A typesafe VMA's fields are stored
+ * whole (vs_write_once()): a stale lockless reader may be reading them;
+ * vm_refcnt, vm_sequence and vm_detached are left as the last owner
+ * left them (0, even, 1).
  * Context: mmap_lock held for write.
  */
 struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
@@ -96,22 +148,23 @@ struct vs_vma *vs__vma_alloc(struct vs_mm *mm)
 	struct vs_vma *vma;
 
 	vs_mmap_assert_write_locked(mm);
-	vma = vs_kmem_cache_zalloc(&vma_cache);
+	if (mm->mech.vma_typesafe) {
+		vma = vs_kmem_cache_alloc(&vma_typesafe_cache);
+	} else {
+		vma = vs_kmem_cache_alloc(&vma_cache);
+		if (vma)
+			vma_ctor(vma);
+	}
 	if (!vma)
 		return NULL;
-	vma->vm_mm = mm;
-	vs_atomic_init(&vma->anon_vma, NULL);
-	vs_seqcount_init(&vma->vm_sequence);
-	vs_atomic_init(&vma->vm_lock_seq, vs_read_once(&mm->mm_lock_seq));
-	vs_atomic_init(&vma->vm_detached, 0);
-	if (vs_rwsem_init(&vma->vm_lock)) {
-		vs_kmem_cache_free(&vma_cache, vma);
-		return NULL;
-	}
-	/* lockdep (vmsim/lockdep.h): one class for every VMA's lock, one
-	 * for every vm_sequence, whose writers hold the mmap_lock. */
-	vs_lockdep_set_class(&vma->vm_lock, "vm_lock");
-	vs_lockdep_set_class(&vma->vm_sequence, "vm_sequence");
+	vs_write_once(&vma->vm_start, 0);
+	vs_write_once(&vma->vm_end, 0);
+	vs_write_once(&vma->vm_flags, 0);
+	vs_write_once(&vma->vm_pgoff, 0);
+	vs_write_once(&vma->vm_file, NULL);
+	vs_write_once(&vma->anon_vma, NULL);
+	vs_write_once(&vma->vm_mm, mm);
+	vs_write_once(&vma->vm_lock_seq, vs_read_once(&mm->mm_lock_seq));
 	vs_seqcount_set_lock(&vma->vm_sequence, &mm->mmap_lock);
 	vs_vcpu_name(vma, sizeof(*vma), "a VMA");
 	vs_vcpu_name(&vma->vm_lock, sizeof(vma->vm_lock), "a VMA's vm_lock");
@@ -146,34 +199,85 @@ struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
 	return new;
 }
 
+/* The file reference of a typesafe VMA.  Context: an RCU callback. */
+static void file_put_rcu(void *arg, void *obj)
+{
+	(void)arg;
+	vs_file_put(obj);
+}
+
 /*
- * vs__vma_free - free a VMA no reader can reach any more, and its
- * references.  It is not poisoned here: its cache hands it out again at
- * once, so a reader that broke the RCU rule would as likely meet a new
- * VMA as a poisoned one; under ASan the cache poisons it and reuses it
- * last, and the access is named.  (Writing it here, on the call_rcu
- * thread, would also cost its next user on another CPU a cache miss.)
+ * vma_free - give @vma back to its cache, and its references.  Not
+ * poisoned here: its cache hands it out again at once, so a reader that
+ * broke the RCU rule would as likely meet a new VMA as a poisoned one;
+ * under ASan vma_cache poisons it and reuses it last, and the access is
+ * named.  (Writing it here, on the call_rcu thread, would also cost its
+ * next user on another CPU a cache miss.)  A typesafe VMA is freed at
+ * once, while a speculative fault may still hold its snapshot of
+ * vm_file: the file reference goes after a grace period, as the
+ * anon_vma's does (vs__anon_vma_put()).
+ * Context: mmap_lock held for write, or an RCU callback (vma_cache's).
+ */
+static void vma_free(struct vs_vma *vma, int typesafe)
+{
+	struct vs_file *file = vs_read_once(&vma->vm_file);
+
+	if (file && typesafe)
+		vs_free_rcu(file_put_rcu, NULL, file);
+	else if (file)
+		vs_file_put(file);
+	vs__anon_vma_put(vs_read_once(&vma->anon_vma));
+	if (typesafe) {
+		vs_kmem_cache_free(&vma_typesafe_cache, vma);
+		return;
+	}
+	(void)vs_rwsem_destroy(&vma->vm_lock);
+	vs_kmem_cache_free(&vma_cache, vma);
+}
+
+/*
+ * vs__vma_free - free a VMA no reader can reach any more (or, typesafe,
+ * none but one that revalidates).
+ * Context: mmap_lock of its mm held for write.
  */
 void vs__vma_free(struct vs_vma *vma)
 {
-	if (vma->vm_file)
-		vs_file_put(vma->vm_file);
-	vs__anon_vma_put(vs_read_once(&vma->anon_vma));
-	(void)vs_rwsem_destroy(&vma->vm_lock);
-	vs_kmem_cache_free(&vma_cache, vma);
+	vma_free(vma, (int)vma->vm_mm->mech.vma_typesafe);
 }
 
 static void vma_free_rcu(void *arg, void *obj)
 {
 	(void)arg;
-	vs__vma_free(obj);
+	vma_free(obj, 0);
 }
 
 /* ---- the index ----------------------------------------------------------- */
 
+/*
+ * vma_clear_detached - the VMA is in the index: lockless readers may use
+ * it.  A typesafe VMA may be under a stale speculative reader's
+ * snapshot: the change is made in a write section (the caller's, if it
+ * opened one), so that the reader sees vm_sequence move.
+ * Context: mmap_lock held for write; @vma marked.
+ */
+static void vma_clear_detached(struct vs_vma *vma)
+{
+	if (!vma->vm_mm->mech.vma_typesafe ||
+	    vs_seqcount_is_write_locked(&vma->vm_sequence)) {
+		vs_write_once(&vma->vm_detached, 0);
+		return;
+	}
+	vs_vm_write_begin(vma);
+	vs_write_once(&vma->vm_detached, 0);
+	vs_vm_write_end(vma);
+}
+
 /**
  * vs__vma_insert - publish a new VMA in the index
- * Context: mmap_lock held for write; no VMA overlaps @vma.
+ *
+ * Attached first (vm_refcnt 1), as 6.15's vma_iter_store_new() does, so
+ * that a per-VMA reader never finds it detached in the index.
+ * Context: mmap_lock held for write; no VMA overlaps @vma; @vma marked.
  * Return: 0, -ENOMEM (then @vma is not published).
  */
 int vs__vma_insert(struct vs_mm *mm, struct vs_vma *vma)
@@ -181,16 +285,22 @@ int vs__vma_insert(struct vs_mm *mm, struct vs_vma *vma)
 	int err;
 
 	vs_mmap_assert_write_locked(mm);
+	vs__vma_mark_attached(vma);
 	err = vs_vma_tree_insert(&mm->mm_mt, vma->vm_start, vma->vm_end,
 				 vma);
-	if (!err)
-		mm->map_count++;
-	return err == -EEXIST ? -ENOMEM : err;
+	if (err) {
+		/* A stale reader of a reused VMA may hold a reference. */
+		vs__vma_mark_detached(vma);
+		return err == -EEXIST ? -ENOMEM : err;
+	}
+	vma_clear_detached(vma);
+	mm->map_count++;
+	return 0;
 }
 
 /**
  * vs__vma_remove - take @vma out of the index and free it after a grace
- * period
+ * period (at once with mech.vma_typesafe: 6.15's vm_area_free())
  * @zap: also clear its PTEs (munmap); 0 for a merge, whose pages stay
  *
  * vm_detached is set inside the write section and before the zap: a
@@ -217,7 +327,10 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 		;
 	vs__fail_nofail(-1);
 	mm->map_count--;
-	if (VS_BROKEN(vma_free_no_rcu))
+	/* Out of the index: the readers that found it before back off at
+	 * the mark; wait for those that hold vm_refcnt. */
+	vs__vma_mark_detached(vma);
+	if (mm->mech.vma_typesafe || VS_BROKEN(vma_free_no_rcu))
 		vs__vma_free(vma);
 	else
 		vs_free_rcu(vma_free_rcu, NULL, vma);

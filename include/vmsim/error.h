@@ -35,7 +35,9 @@
 		   "needs Linux >= 5.11 with write-protect support)")     \
 	XX(EOVERFLOW, "value too large")                                 \
 	XX(ERANGE, "result out of range")                                \
-	XX(EDEADLK, "resource deadlock would occur")
+	XX(EDEADLK, "resource deadlock would occur")                     \
+	XX(EOPNOTSUPP, "operation not supported (by this kernel version: " \
+		       "vmsim/kernel.h)")
 
 /**
  * vs_strerror - describe an error code

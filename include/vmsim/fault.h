@@ -272,7 +272,9 @@ VS_EXTERN int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,
  *            mm's own strategy is not changed)
  *
  * Context: as vs_handle_mm_fault().
- * Return: as vs_handle_mm_fault(); -EINVAL for an unknown @strategy.
+ * Return: as vs_handle_mm_fault(); -EINVAL for an unknown @strategy;
+ * -EOPNOTSUPP for VS_FAULT_PERVMA on a kernel without a per-VMA lock
+ * (mm->mech.vma_lock VS_VMA_LOCK_NONE, before 6.4).
  */
 VS_EXTERN int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 				    unsigned int flags, int strategy);
@@ -286,7 +288,9 @@ VS_EXTERN int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
  * finishes with the strategy it started with.
  *
  * Context: any; an atomic store, no lock taken.
- * Return: 0; -EINVAL for a NULL @mm or an unknown @strategy.
+ * Return: 0; -EINVAL for a NULL @mm or an unknown @strategy;
+ * -EOPNOTSUPP for VS_FAULT_PERVMA on a kernel without a per-VMA lock
+ * (before 6.4).
  */
 VS_EXTERN int vs_mm_set_fault_strategy(struct vs_mm *mm, int strategy);
 

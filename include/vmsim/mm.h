@@ -3,23 +3,31 @@
  * vmsim/mm.h - the address space: struct vs_mm, struct vs_vma, and the
  * operations with the kernel's semantics and error codes.
  *
- * The rule every change to a VMA follows (the kernel's, with Dufour's
+ * The rule every change to a VMA follows (6.18's, with Zijlstra's
  * vm_sequence from the speculative page fault series):
  *
  *   1. the mm's mmap_lock is held for write (vs_mmap_write_lock());
  *   2. vs_vma_start_write(vma) marks the VMA: its vm_lock_seq becomes the
  *      mm's mm_lock_seq, so per-VMA readers that check vm_lock_seq back
  *      off, and it waits for per-VMA readers already inside (a new VMA
- *      is born marked, vs__vma_alloc());
+ *      is born marked, vs__vma_alloc()); how it waits is the kernel
+ *      version's per-VMA lock (mm->mech.vma_lock: none, rwsem, or
+ *      6.15's vm_refcnt);
  *   3. vs_vm_write_begin(vma) makes vm_sequence odd; the fields change;
  *      vs_vm_write_end(vma) makes it even again, so a speculative reader
  *      that sampled vm_sequence before the change sees it moved;
  *   4. the VMA index is updated (one published step per VMA);
  *   5. a VMA that leaves the index goes back to its cache after a grace
  *      period (vs_free_rcu(), batched), as do page-table pages and
- *      index nodes: a lockless reader never touches freed memory;
+ *      index nodes: a lockless reader never touches freed memory.  With
+ *      mm->mech.vma_typesafe (6.15's SLAB_TYPESAFE_BY_RCU VMA cache) the
+ *      VMA itself goes back at once and may be reused, even by another
+ *      mm, while a lockless reader holds its pointer: the reader
+ *      rechecks vm_mm and the range once it has locked or snapshotted
+ *      it (vm/vma.c);
  *   6. vs_mmap_write_unlock() advances mm_lock_seq, which unmarks every
- *      VMA marked in step 2 at once.
+ *      VMA marked in step 2 at once (with mm->mech.mm_lock_seqcount,
+ *      6.13's seqcount, vs_mmap_write_lock() has made it odd first).
  *
  * What protects each field of struct vs_mm and struct vs_vma, and the
  * order the locks nest in: docs/locking.md.  A build with lockdep
@@ -28,6 +36,7 @@
 #ifndef VMSIM_MM_H
 #define VMSIM_MM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,8 +102,12 @@ struct vs__mm_shared;	/* private: vm/internal.h */
  * @vm_sequence: odd while a writer changes the fields (vm_write_begin)
  * @vm_lock_seq: the mm_lock_seq of the write section that marked the
  *               VMA (vs_vma_start_write())
+ * @vm_mm: the mm the VMA belongs to; fixed while it is allocated, but a
+ *         lockless reader of a typesafe VMA may meet it reused by
+ *         another mm, so it is an atomic too
  *
- * Allocated by the operations, freed through RCU; never embedded.  The
+ * Allocated by the operations, freed through RCU (or at once, into a
+ * typesafe cache: step 5 above); never embedded.  The
  * fields a speculative fault snapshots are atomics, so that its reads
  * beside a writer are reads of whole values (the writer's vm_sequence
  * tells it whether they belong together); writers under the lock rule
@@ -109,18 +122,38 @@ struct vs_vma {
 	VS_ATOMIC(struct vs_file *) vm_file; /* NULL: anonymous */
 	VS_ATOMIC(struct vs_anon_vma *) anon_vma; /* NULL until first
 						   * anonymous page */
-	struct vs_mm *vm_mm;             /* read-only */
+	VS_ATOMIC(struct vs_mm *) vm_mm; /* fixed while allocated */
 	vs_seqcount_t vm_sequence;
 	vs_atomic32_t vm_lock_seq;
 	/**
-	 * @vm_detached: 1 once the VMA left the index (set between
-	 * vm_write_begin and vm_write_end, never cleared): a per-VMA or
-	 * speculative fault that found it before checks this after
-	 * locking or snapshotting.
+	 * @vm_refcnt: the per-VMA lock of 6.15 on (VS_VMA_LOCK_REFCNT): 0
+	 * detached, 1 attached (in the index), one more per reader, and
+	 * VS_VMA_LOCK_OFFSET more while a writer waits for the readers
+	 * (vs_vma_start_write(), detaching); a reader takes it only while
+	 * it is nonzero and below VS_VMA_REF_LIMIT.
+	 */
+	vs_atomic32_t vm_refcnt;
+	/**
+	 * @vm_detached: 1 while the VMA is out of the index: from its
+	 * allocation to its insert, and once it left (set between
+	 * vm_write_begin and vm_write_end); a typesafe VMA keeps the 1
+	 * across its reuse until the next insert, which clears it in a
+	 * write section.  A speculative fault (and 6.4's per-VMA one)
+	 * that found the VMA before checks this after snapshotting (or
+	 * locking).
 	 */
 	vs_atomic32_t vm_detached;
-	struct vs_rwsem vm_lock;         /* the per-VMA lock */
+	struct vs_rwsem vm_lock;         /* the per-VMA lock of 6.4 to
+					  * 6.14 (VS_VMA_LOCK_RWSEM); its
+					  * lockdep map also stands for
+					  * vm_refcnt's lock */
 };
+
+/** VS_VMA_LOCK_OFFSET - what a writer adds to vm_refcnt (VMA_LOCK_OFFSET) */
+#define VS_VMA_LOCK_OFFSET 0x40000000u
+/** VS_VMA_REF_LIMIT - a reader takes vm_refcnt only below this
+ * (VMA_REF_LIMIT): never while a writer's offset is in it */
+#define VS_VMA_REF_LIMIT (VS_VMA_LOCK_OFFSET - 1)
 
 /**
  * struct vs_mm_options - vs_mm_create() settings; zero means default
@@ -235,7 +268,12 @@ struct vs_mmu_notifier {
  * @pool: the page pool, shared with forked children (read-only)
  * @mmap_lock: the mmap_lock; take it with vs_mmap_read_lock() ...
  * @mm_lock_seq: advanced by each mmap_lock write unlock, which unmarks
- *               every VMA marked under it
+ *               every VMA marked under it; with mech.mm_lock_seqcount
+ *               also at write lock, so it is odd while the lock is
+ *               write-held (6.13's seqcount)
+ * @vma_writer_wait: a futex word (vmsim/wait.h) that a writer waiting
+ *                   for a VMA's readers (vm_refcnt) sleeps on; the
+ *                   reader that leaves it alone advances it and wakes it
  * @mm_mt: the VMA index (vmsim/vma_tree.h)
  * @pgtable: the page tables
  * @fault_strategy: how faults are resolved (vmsim/fault.h); atomic, any
@@ -256,6 +294,7 @@ struct vs_mm {
 	/* the mmap_lock, and the sequence that unmarks VMAs at unlock */
 	struct vs_lock mmap_lock;
 	vs_atomic32_t mm_lock_seq;
+	vs_atomic32_t vma_writer_wait;
 	/* the VMAs and the page tables */
 	struct vs_vma_tree mm_mt;
 	struct vs_pgtable pgtable;
@@ -376,7 +415,11 @@ VS_EXTERN int vs_mm_destroy(struct vs_mm *mm);
 /*
  * The mmap_lock, as include/linux/mmap_lock.h names it.  Write unlock
  * and downgrade advance mm_lock_seq (release), unmarking every VMA that
- * vs_vma_start_write() marked under this write lock.
+ * vs_vma_start_write() marked under this write lock.  With
+ * mm->mech.mm_lock_seqcount (6.13 on) mm_lock_seq is a seqcount: the
+ * write lock advances it too, so it is odd while the lock is
+ * write-held, and a reader may speculate without the lock
+ * (vs_mmap_lock_speculate_try_begin()).
  */
 
 /**
@@ -409,6 +452,8 @@ VS_EXTERN void vs_mmap_read_unlock(struct vs_mm *mm);
 /**
  * vs_mmap_write_lock - take @mm's mmap_lock for writing
  * @mm: the mm
+ *
+ * With mm->mech.mm_lock_seqcount, makes mm_lock_seq odd once taken.
  *
  * Context: may sleep.  The caller holds no lock of @mm; not inside
  * vs_rcu_read_lock().
@@ -452,12 +497,56 @@ VS_EXTERN void vs_mmap_write_unlock(struct vs_mm *mm);
 VS_EXTERN void vs_mmap_write_downgrade(struct vs_mm *mm);
 
 /**
+ * vs_mmap_lock_speculate_try_begin - start reading what the mmap_lock
+ * protects without taking it (mmap_lock_speculate_try_begin(), 6.13)
+ * @mm: the mm
+ * @seq: receives the mm_lock_seq to pass to vs_mmap_lock_speculate_retry()
+ *
+ * The reads that follow, of the VMA index (vs_find_vma() inside
+ * vs_rcu_read_lock()) and of VMA fields (with vs_read_once()), are
+ * valid if vs_mmap_lock_speculate_retry() then says no writer took the
+ * lock meanwhile.  A VMA so found is only read: lock it, or take the
+ * mmap_lock, to act on it.
+ *
+ * Context: any; never waits.  Usually inside vs_rcu_read_lock(), which
+ * keeps what the reads find from being freed (a typesafe VMA may still
+ * be reused: the retry catches that too, since its removal takes the
+ * write lock).
+ * Return: true when speculation may start; false while the mmap_lock is
+ * write-held, for a NULL argument, and always on a kernel whose
+ * mm_lock_seq is a counter (as CONFIG_PER_VMA_LOCK=n makes it false):
+ * then take the lock.
+ */
+VS_EXTERN bool vs_mmap_lock_speculate_try_begin(struct vs_mm *mm,
+						uint32_t *seq);
+
+/**
+ * vs_mmap_lock_speculate_retry - end a speculative read
+ * (mmap_lock_speculate_retry(), 6.13)
+ * @mm: the mm
+ * @seq: what vs_mmap_lock_speculate_try_begin() returned in its @seq
+ *
+ * Orders the reads since the begin before the check (acquire fence;
+ * pairs with the release fence after vs_mmap_write_lock() makes
+ * mm_lock_seq odd).
+ *
+ * Context: any; never waits.
+ * Return: true when a writer took the mmap_lock since the begin (the
+ * reads must be discarded), or for a NULL @mm; false when they are
+ * valid.
+ */
+VS_EXTERN bool vs_mmap_lock_speculate_retry(struct vs_mm *mm, uint32_t seq);
+
+/**
  * vs_find_vma - the first VMA that ends above @addr (find_vma)
  * @mm: the mm
  * @addr: the address
  *
  * Context: mmap_lock held (either side), or inside vs_rcu_read_lock()
- * (then the VMA is a snapshot to revalidate with vm_sequence).
+ * (then the VMA is a snapshot to revalidate with vm_sequence, or with
+ * vs_mmap_lock_speculate_retry(); a typesafe one, mm->mech.vma_typesafe,
+ * may even have been freed and reused since, elsewhere or in another
+ * mm).
  * Return: the VMA with the lowest vm_end > @addr, or NULL.
  */
 VS_EXTERN struct vs_vma *vs_find_vma(struct vs_mm *mm, unsigned long addr);
@@ -475,6 +564,13 @@ VS_EXTERN struct vs_vma *vs_vma_lookup(struct vs_mm *mm, unsigned long addr);
 /**
  * vs_vma_start_write - mark @vma as being changed (per-VMA locks)
  * @vma: the VMA
+ *
+ * By mm->mech.vma_lock: VS_VMA_LOCK_REFCNT (6.15 on) adds
+ * VS_VMA_LOCK_OFFSET to vm_refcnt, which stops new readers, and waits
+ * on mm->vma_writer_wait until only it and the attach reference are
+ * left; VS_VMA_LOCK_RWSEM (6.4) takes vm_lock for write; with
+ * VS_VMA_LOCK_NONE (3.18) it only stores the mark, which the
+ * speculative strategy reads.
  *
  * Context: mmap_lock held for write.  May sleep until per-VMA readers
  * inside @vma leave.
@@ -562,9 +658,12 @@ static inline int vs_vma_is_write_marked(struct vs_vma *vma)
 			  "vs_vma_start_write() done")
 
 /**
- * vs_vma_assert_locked - @vma's vm_lock is held for reading, or @vma is
- * write-locked
+ * vs_vma_assert_locked - @vma's per-VMA lock is held for reading, or
+ * @vma is write-locked
  * @vma: the VMA
+ *
+ * Either lock kind: lockdep knows a vm_refcnt read lock by vm_lock's
+ * address and class ("vm_lock"), as 6.15 names it vmlock_dep_map.
  */
 #define vs_vma_assert_locked(vma) \
 	vs_lockdep_assert(vs__lockdep_held(&(vma)->vm_lock, 0) || \

@@ -18,15 +18,27 @@
  * afterwards it is an ordinary free object and may be handed out again
  * at once.  A cache is therefore not SLAB_TYPESAFE_BY_RCU: a reader may
  * not assume that memory it found under RCU still holds an object of
- * the type.  Chunks are only freed by vs_kmem_cache_destroy(), so such
- * a flag could be added (a free would go straight to the magazine and
- * readers would revalidate); docs/vm.md says why vmsim does not, yet.
+ * the type, unless the cache is VS_KMEM_TYPESAFE_BY_RCU (below).
+ *
+ * A cache made with VS_KMEM_TYPESAFE_BY_RCU (SLAB_TYPESAFE_BY_RCU) is
+ * for objects that lockless readers may still reach once freed: a free
+ * goes back to the magazine at once and the object may be handed out
+ * again at once, but its memory stays an object of the type while the
+ * cache lives (chunks are only freed by vs_kmem_cache_destroy()), so a
+ * reader that revalidates what it read (a reference taken only if
+ * nonzero, an owner and a range rechecked) never reads foreign memory.
+ * Such a cache has a constructor, run once on each object when its
+ * chunk is carved: the fields readers touch are set there and never by
+ * an allocation (no vs_kmem_cache_zalloc()), so that a reader's atomic
+ * on a freed object races with nothing but atomics.
  *
  * Under AddressSanitizer a free object is poisoned, and a freed object
  * goes to the tail of the shared list, not to the magazine, so that it
  * is reused as late as possible (ASan's own quarantine, in spirit); so
  * too on a virtual machine that checks freed memory (vmsim/vcpu.h,
- * VS_MACHINE_CHECK_FREED).
+ * VS_MACHINE_CHECK_FREED).  Not the objects of a VS_KMEM_TYPESAFE_BY_RCU
+ * cache: readers legitimately read them free, and they are reused at
+ * once.
  *
  * Lock order: a magazine's lock, then the cache's lock.
  */
@@ -52,13 +64,22 @@ struct vs__kmem_mag {
 	void *obj[VS_KMEM_MAG];
 };
 
+/** VS_KMEM_TYPESAFE_BY_RCU - a flag of struct vs_kmem_cache: freed
+ * objects may be reused at once but stay objects of the type
+ * (SLAB_TYPESAFE_BY_RCU) */
+#define VS_KMEM_TYPESAFE_BY_RCU 0x1u
+
 /**
  * struct vs_kmem_cache - a cache of objects of one size
  * @name: for statistics
  * @size: bytes of an object, as asked for
  * @align: alignment of an object, a power of two
+ * @flags: 0 or VS_KMEM_TYPESAFE_BY_RCU
+ * @ctor: NULL, or run once on each object as its chunk is carved
+ *        (required with VS_KMEM_TYPESAFE_BY_RCU)
  *
- * Define one with VS_KMEM_CACHE_INIT(); the other fields are private.
+ * Define one with VS_KMEM_CACHE_INIT() or VS_KMEM_CACHE_INIT_TYPESAFE();
+ * the other fields are private.
  * @lock protects the shared free list (@ring, @ring_cap, @ring_head,
  * @nr_free), @chunks, @chunk_cap and the counts.
  */
@@ -66,6 +87,8 @@ struct vs_kmem_cache {
 	const char *name;
 	size_t size;
 	size_t align;
+	unsigned int flags;
+	void (*ctor)(void *obj);
 	VS_CACHELINE_ALIGNED vs_spinlock_t lock; /* private */
 	void **ring;			/* private: free objects */
 	size_t ring_cap;		/* private */
@@ -90,6 +113,18 @@ struct vs_kmem_cache {
 	{ .name = (n), .size = (sz), .align = (al) }
 
 /**
+ * VS_KMEM_CACHE_INIT_TYPESAFE - the initializer of a
+ * VS_KMEM_TYPESAFE_BY_RCU cache
+ * @n: its name, a string literal
+ * @sz: the object size in bytes
+ * @al: the object alignment, a power of two (raised to a pointer's)
+ * @c: the constructor, void (*)(void *)
+ */
+#define VS_KMEM_CACHE_INIT_TYPESAFE(n, sz, al, c) \
+	{ .name = (n), .size = (sz), .align = (al), \
+	  .flags = VS_KMEM_TYPESAFE_BY_RCU, .ctor = (c) }
+
+/**
  * vs_kmem_cache_alloc - an object, not initialised
  * @c: the cache
  *
@@ -100,10 +135,11 @@ VS_EXTERN void *vs_kmem_cache_alloc(struct vs_kmem_cache *c);
 
 /**
  * vs_kmem_cache_zalloc - an object, zeroed
- * @c: the cache
+ * @c: the cache, one without a constructor
  *
  * Context: as vs_kmem_cache_alloc().
- * Return: the object, or NULL when the host is out of memory.
+ * Return: the object, or NULL when the host is out of memory, or when
+ * @c has a constructor (whose fields a zeroing would wipe).
  */
 VS_EXTERN void *vs_kmem_cache_zalloc(struct vs_kmem_cache *c);
 
@@ -112,7 +148,8 @@ VS_EXTERN void *vs_kmem_cache_zalloc(struct vs_kmem_cache *c);
  * @c: the cache it came from
  * @obj: the object; NULL is ignored
  *
- * Context: any thread; no reader may still reach @obj.
+ * Context: any thread; no reader may still reach @obj, but for a
+ * lockless reader that revalidates in a VS_KMEM_TYPESAFE_BY_RCU cache.
  */
 VS_EXTERN void vs_kmem_cache_free(struct vs_kmem_cache *c, void *obj);
 

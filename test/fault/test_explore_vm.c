@@ -8,7 +8,12 @@
  *     it, unmaps a page and maps it again; at the end every present PTE
  *     lies in a VMA and is writable only in a VM_WRITE one, and the mm
  *     is destroyed with every page back (vs_mm_destroy() is 0).  A few
- *     thousand events a schedule;
+ *     thousand events a schedule.  At 6.18, but for the relaxed model
+ *     and race-spf-6_4 and race-pervma-6_4, at 6.4;
+ *   - reuse-mm-pervma, reuse-range-pervma: 6.18's typesafe VMA freed and
+ *     reused, by another mm or elsewhere in one mm, under a per-VMA
+ *     fault's stale pointer; speculate: a lockless walk validated by
+ *     mm_lock_seq; anon-pervma: vmf_anon_prepare() beside a merge;
  *   - stress-STRATEGY: vs_stress_run() in explore mode
  *     (vmsim/check/stress.h): the stress run's writer, prober and
  *     faulters with all their checks, short runs; stress-fail-STRATEGY
@@ -66,21 +71,37 @@ Suite *explore_vm_suite(void);
 
 /* ---- race: a small scenario over one mm ---------------------------------- */
 
+/* What a race case explores: a strategy at a kernel version. */
+struct race_arg {
+	int strategy;
+	const char *kernel;	/* "6.18" but where a case says */
+};
+
 struct race {
 	int strategy;
 	struct vs_mm *mm;
+	struct vs_mm *mm2;	/* reuse: the other mm, or NULL */
+	int same_mm;		/* reuse: the VMA comes back in @mm */
 	struct race *next;	/* on kept_races */
 };
 
 /* Failed schedules' scenarios: their threads were abandoned in them. */
 static struct race *kept_races;
 
-static int race_setup(void **state)
+/* A scenario's mm: one PMD, at @kernel. */
+static int race_mm(struct vs_mm **mmp, const char *kernel)
 {
-	const int *strategy = *state;
 	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
 				    .start = START,
-				    .end = START + VS_PMD_SIZE };
+				    .end = START + VS_PMD_SIZE,
+				    .kernel = kernel };
+
+	return vs_mm_create(mmp, &mo);
+}
+
+static int race_setup(void **state)
+{
+	const struct race_arg *arg = *state;
 	struct race *r = calloc(1, sizeof(*r));
 	long a;
 	int err;
@@ -88,8 +109,8 @@ static int race_setup(void **state)
 	if (!r)
 		return -ENOMEM;
 	*state = r;
-	r->strategy = *strategy;
-	err = vs_mm_create(&r->mm, &mo);
+	r->strategy = arg->strategy;
+	err = race_mm(&r->mm, arg->kernel);
 	if (err) {
 		r->mm = NULL;
 		return err;
@@ -141,41 +162,55 @@ static void race_thread(void *state, unsigned int i)
 	}
 }
 
-/* Every present PTE in a VMA, writable only with VM_WRITE; then the mm
- * goes, every page back. */
-static void race_check(void *state)
+/* Every present PTE of @mm's first @pages pages at AREA in a VMA,
+ * writable only with VM_WRITE, and an anonymous page's anon_vma its
+ * VMA's; then the mm goes, every page back. */
+static void mm_check(struct vs_mm *mm, int pages)
 {
-	struct race *r = state;
+	struct vs_anon_vma *av;
 	struct vs_vma *vma;
+	struct vs_page *page;
 	vs_atomic64_t *e;
 	unsigned long addr;
 	uint64_t pte;
 	int k;
 
-	vs_mmap_read_lock(r->mm);
-	for (k = 0; k < PAGES; k++) {
+	vs_mmap_read_lock(mm);
+	for (k = 0; k < pages; k++) {
 		addr = AREA + (unsigned long)k * VS_PAGE_SIZE;
-		e = vs_pte_offset(&r->mm->pgtable, addr);
+		e = vs_pte_offset(&mm->pgtable, addr);
 		pte = e ? (uint64_t)vs_read_once(e) : 0;
 		if (!vs_pte_present(pte))
 			continue;
-		vma = vs_find_vma(r->mm, addr);
+		vma = vs_find_vma(mm, addr);
 		VS_EXPLORE_ASSERT(vma && vs_read_once(&vma->vm_start) <= addr);
 		VS_EXPLORE_ASSERT(!vs_pte_write(pte) ||
 				  (vs_read_once(&vma->vm_flags) & VS_VM_WRITE));
+		page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+		av = vs_read_once(&vma->anon_vma);
+		VS_EXPLORE_ASSERT(!page ||
+				  !vs_page_test_flags(page, VS_PG_ANON) ||
+				  page->mapping == av);
 	}
-	vs_mmap_read_unlock(r->mm);
-	VS_EXPLORE_ASSERT(vs_mm_destroy(r->mm) == 0);
+	vs_mmap_read_unlock(mm);
+	VS_EXPLORE_ASSERT(vs_mm_destroy(mm) == 0);
+}
+
+static void race_check(void *state)
+{
+	struct race *r = state;
+
+	mm_check(r->mm, PAGES);
 	r->mm = NULL;
 }
 
-/* A failed schedule's mm is left: its threads were abandoned in it.
+/* A failed schedule's mms are left: its threads were abandoned in them.
  * Context: the host thread (kept_races is its alone). */
 static void race_fini(void *state)
 {
 	struct race *r = state;
 
-	if (!r->mm) {
+	if (!r->mm && !r->mm2) {
 		free(r);
 		return;
 	}
@@ -186,19 +221,38 @@ static void race_fini(void *state)
 /* The memory models explored, by name: "" for sequential consistency. */
 static const char *const models[] = { "", "-tso", "-relaxed" };
 
-/* _i: the strategy, plus VS_FAULT_NR_STRATEGIES times the model. */
+/*
+ * _i: the strategy, plus VS_FAULT_NR_STRATEGIES times the model; at
+ * 6.18 (vm_refcnt, the typesafe VMA cache), or, _i past the models,
+ * pervma and spf at 6.4 (the rwsem per-VMA lock, VMAs freed after a
+ * grace period), so that both kinds of per-VMA lock stay explored.
+ * The relaxed model runs at 6.4 too: its check of unpublished objects
+ * (a seam access to an allocation that does not happen before it)
+ * needs VMAs that no reader may meet before their publication, and
+ * 6.18's typesafe ones are met so by design, which would hide a
+ * publication bug (vma-tree-relaxed-root).
+ */
 START_TEST(explore_race)
 {
-	static int strategy;
+	static struct race_arg arg;
 	static char name[32];
 	static struct vs_explore_scenario race = {
 		.name = name, .threads = 3, .setup = race_setup,
 		.thread = race_thread, .check = race_check,
-		.fini = race_fini, .arg = &strategy,
+		.fini = race_fini, .arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+	int older = _i >= 3 * VS_FAULT_NR_STRATEGIES;
 
-	strategy = _i % VS_FAULT_NR_STRATEGIES;
+	arg.strategy = _i % VS_FAULT_NR_STRATEGIES;
+	arg.kernel = older || _i >= 2 * VS_FAULT_NR_STRATEGIES ? "6.4"
+							       : "6.18";
+	if (older) {
+		snprintf(name, sizeof(name), "race-%s-6_4",
+			 vs_fault_strategy_name(arg.strategy));
+		vs_tally_explore(&race, &o);
+		return;
+	}
 	o.memory = (unsigned int)(_i / VS_FAULT_NR_STRATEGIES);
 	/* Under a weak model, 300 schedules a seed and no shrinking (its
 	 * many memory choices make it slow and seldom shorter): the
@@ -209,7 +263,7 @@ START_TEST(explore_race)
 	}
 	/* Its own name: a replay line names the strategy too. */
 	snprintf(name, sizeof(name), "race-%s%s",
-		 vs_fault_strategy_name(strategy), models[o.memory]);
+		 vs_fault_strategy_name(arg.strategy), models[o.memory]);
 	vs_tally_explore(&race, &o);
 }
 END_TEST
@@ -518,6 +572,210 @@ START_TEST(explore_cow)
 }
 END_TEST
 
+/* ---- reuse: a typesafe VMA freed and reused while a reader holds it ------ */
+
+#define X AREA			/* the page reused */
+#define Y (AREA + 8 * VS_PAGE_SIZE)	/* where it comes back in mm */
+
+/* Two mms at 6.18, pervma; mm maps X, written (its table there). */
+static int reuse_setup(void **state)
+{
+	struct race *r = calloc(1, sizeof(*r));
+	long a;
+
+	if (!r)
+		return -ENOMEM;
+	r->same_mm = (int)(uintptr_t)*state;
+	*state = r;
+	/* On an error race_fini() keeps what was made. */
+	if (race_mm(&r->mm, "6.18") || race_mm(&r->mm2, "6.18"))
+		return -ENOMEM;
+	a = vs_mm_set_fault_strategy(r->mm, VS_FAULT_PERVMA);
+	if (!a)
+		a = vs_mmap(r->mm, X, VS_PAGE_SIZE, RW, VS_MAP_PRIVATE |
+			    VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
+	if (a >= 0 && vs_handle_mm_fault(r->mm, X, VS_FAULT_FLAG_WRITE))
+		a = -EIO;
+	return a < 0 ? (int)a : 0;
+}
+
+static long map_one(struct vs_mm *mm, unsigned long addr)
+{
+	return vs_mmap(mm, addr, VS_PAGE_SIZE, RW, VS_MAP_PRIVATE |
+		       VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
+}
+
+/*
+ * The faulter faults X of mm; the writer unmaps X, and its VMA, freed
+ * at once into the writer's magazine, is the next one it allocates:
+ * with _i 0 mm2 maps X (the same range in another mm), with _i 1 mm
+ * maps Y (another range of the same mm), where it stays.  A faulter
+ * that found the VMA at X before must see, once it holds vm_refcnt,
+ * that it is not the VMA it looked up.
+ */
+static void reuse_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	int k;
+
+	for (k = 0; i == 0 && k < 4; k++)
+		(void)vs_handle_mm_fault(r->mm, X, VS_FAULT_FLAG_WRITE);
+	if (i == 0)
+		return;
+	(void)vs_munmap(r->mm, X, VS_PAGE_SIZE);
+	if (r->same_mm)
+		(void)map_one(r->mm, Y);
+	else
+		(void)map_one(r->mm2, X);
+}
+
+/* Nothing mapped in either mm but by its own VMAs. */
+static void reuse_check(void *state)
+{
+	struct race *r = state;
+
+	mm_check(r->mm2, 16);
+	r->mm2 = NULL;
+	mm_check(r->mm, 16);
+	r->mm = NULL;
+}
+
+/* _i: 0 reused by another mm (reuse-mm-pervma), 1 elsewhere in the same
+ * mm (reuse-range-pervma). */
+START_TEST(explore_reuse)
+{
+	static struct vs_explore_scenario reuse = {
+		.threads = 2, .setup = reuse_setup, .thread = reuse_thread,
+		.check = reuse_check, .fini = race_fini,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	reuse.name = _i ? "reuse-range-pervma" : "reuse-mm-pervma";
+	reuse.arg = (void *)(uintptr_t)_i;
+	vs_tally_explore(&reuse, &o);
+}
+END_TEST
+
+/* ---- speculate: a lockless VMA walk validated by mm_lock_seq ------------- */
+
+/*
+ * The reader walks the four pages' VMAs under RCU between
+ * vs_mmap_lock_speculate_try_begin() and _retry(): a walk that is not
+ * retried must have found every page mapped, as it is whenever the
+ * mmap_lock is free; the writer splits and merges, which leaves a
+ * page's range briefly in no VMA while it holds the lock.
+ */
+static void speculate_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	unsigned long addr;
+	struct vs_vma *vma;
+	int k, p, covered;
+	uint32_t seq;
+
+	for (k = 0; i == 0 && k < 8; k++) {
+		if (!vs_mmap_lock_speculate_try_begin(r->mm, &seq))
+			continue;
+		covered = 1;
+		vs_rcu_read_lock();
+		for (p = 0; p < PAGES; p++) {
+			addr = AREA + (unsigned long)p * VS_PAGE_SIZE;
+			vma = vs_find_vma(r->mm, addr);
+			covered &= vma && vs_read_once(&vma->vm_start) <= addr;
+		}
+		vs_rcu_read_unlock();
+		VS_EXPLORE_ASSERT(vs_mmap_lock_speculate_retry(r->mm, seq) ||
+				  covered);
+	}
+	for (k = 0; i == 1 && k < 3; k++) {
+		(void)vs_mprotect(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE,
+				  VS_PROT_READ);
+		(void)vs_mprotect(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE, RW);
+	}
+}
+
+START_TEST(explore_speculate)
+{
+	static struct race_arg arg = { VS_FAULT_LOCKED, "6.18" };
+	static const struct vs_explore_scenario speculate = {
+		.name = "speculate", .threads = 2, .setup = race_setup,
+		.thread = speculate_thread, .check = race_check,
+		.fini = race_fini, .arg = &arg,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&speculate, &o);
+}
+END_TEST
+
+/* ---- anon: vmf_anon_prepare under the VMA lock --------------------------- */
+
+#define B (AREA + 2 * VS_PAGE_SIZE)	/* the VMA faulted, no anon_vma */
+
+/* 6.18, pervma: b = [B, B + 2 pages) mapped, never written; the table
+ * there made by a write two pages above it, in a VMA of its own. */
+static int anon_setup(void **state)
+{
+	static const struct race_arg arg = { VS_FAULT_PERVMA, "6.18" };
+	struct race *r;
+	long a;
+	int err;
+
+	*state = (void *)&arg;
+	err = race_setup(state);
+	if (err)
+		return err;
+	r = *state;
+	a = vs_munmap(r->mm, AREA, PAGES * VS_PAGE_SIZE);
+	if (!a)
+		a = vs_mmap(r->mm, B, 2 * VS_PAGE_SIZE, RW, VS_MAP_PRIVATE |
+			    VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
+	return a < 0 ? (int)a : 0;
+}
+
+/*
+ * The faulter writes b's pages under b's VMA lock, preparing its
+ * anon_vma; the writer maps the two pages below b, a new VMA that
+ * merges with b: it reads b's anon_vma before it write-locks b to
+ * remove it, so a fault that prepares b's anon_vma meanwhile without
+ * the mmap_lock leaves a page whose anon_vma the merged VMA lacks.
+ */
+static void anon_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	int k;
+
+	for (k = 0; i == 0 && k < 4; k++)
+		(void)vs_handle_mm_fault(r->mm, B + (unsigned long)(k & 1) *
+					 VS_PAGE_SIZE, VS_FAULT_FLAG_WRITE);
+	if (i == 0)
+		return;
+	for (k = 0; k < 2; k++) {
+		if (k) {	/* b again, new */
+			(void)vs_munmap(r->mm, AREA, PAGES * VS_PAGE_SIZE);
+			(void)vs_mmap(r->mm, B, 2 * VS_PAGE_SIZE, RW,
+				      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS |
+				      VS_MAP_FIXED, NULL, 0);
+		}
+		(void)vs_mmap(r->mm, AREA, 2 * VS_PAGE_SIZE, RW,
+			      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
+			      NULL, 0);
+	}
+}
+
+START_TEST(explore_anon)
+{
+	static const struct vs_explore_scenario anon = {
+		.name = "anon-pervma", .threads = 2, .setup = anon_setup,
+		.thread = anon_thread, .check = race_check,
+		.fini = race_fini,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&anon, &o);
+}
+END_TEST
+
 /* ---- dirty: a lockless DIRTY update beside a fault's fixup --------------- */
 
 #define LAST (AREA + (PAGES - 1) * VS_PAGE_SIZE)
@@ -573,18 +831,18 @@ static void dirty_check(void *state)
 /* _i: the strategy. */
 START_TEST(explore_dirty)
 {
-	static int strategy;
+	static struct race_arg arg = { .kernel = "6.18" };
 	static char name[32];
 	static struct vs_explore_scenario dirty = {
 		.name = name, .threads = 2, .setup = dirty_setup,
 		.thread = dirty_thread, .check = dirty_check,
-		.fini = race_fini, .arg = &strategy,
+		.fini = race_fini, .arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	strategy = _i;
+	arg.strategy = _i;
 	snprintf(name, sizeof(name), "dirty-%s",
-		 vs_fault_strategy_name(strategy));
+		 vs_fault_strategy_name(arg.strategy));
 	vs_tally_explore(&dirty, &o);
 }
 END_TEST
@@ -613,6 +871,8 @@ START_TEST(explore_stress)
 	char what[32];
 	int seed;
 
+	if (vs_test_no_pervma(strategy == VS_FAULT_PERVMA))
+		return;
 	memset(&t, 0, sizeof(t));
 	o.max_schedules = vs_tally_schedules(0);
 	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
@@ -826,7 +1086,7 @@ END_TEST
 
 Suite *explore_vm_suite(void)
 {
-	static char names[3][3 * VS_FAULT_NR_STRATEGIES][40];
+	static char names[4][3 * VS_FAULT_NR_STRATEGIES][40];
 	Suite *s = suite_create("explore_vm");
 	TCase *tc = vs_test_plain_tcase(s, "api");
 	int k, m;
@@ -876,5 +1136,19 @@ Suite *explore_vm_suite(void)
 					    explore_race, i, i + 1);
 		}
 	}
+	for (k = VS_FAULT_SPF; k <= VS_FAULT_PERVMA; k++) {
+		int i = k + 3 * VS_FAULT_NR_STRATEGIES;
+
+		snprintf(names[3][k], sizeof(names[3][k]), "race-%s-6_4",
+			 vs_fault_strategy_name(k));
+		tcase_add_loop_test(vs_test_plain_tcase(s, names[3][k]),
+				    explore_race, i, i + 1);
+	}
+	tcase_add_loop_test(vs_test_plain_tcase(s, "reuse-mm-pervma"),
+			    explore_reuse, 0, 1);
+	tcase_add_loop_test(vs_test_plain_tcase(s, "reuse-range-pervma"),
+			    explore_reuse, 1, 2);
+	tcase_add_test(vs_test_plain_tcase(s, "speculate"), explore_speculate);
+	tcase_add_test(vs_test_plain_tcase(s, "anon-pervma"), explore_anon);
 	return s;
 }

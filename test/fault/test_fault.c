@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vmsim/error.h>
 #include <vmsim/fault.h>
 #include <vmsim/file.h>
 #include <vmsim/memory.h>
@@ -40,9 +41,25 @@ static const char zeroes[PG];
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static struct vs_mm *mm_new_pool(int strategy, size_t pages)
+/*
+ * The kernel a case of @strategy runs at: $VMSIM_KERNEL's, but for
+ * pervma on one without a per-VMA lock (3.18), where 6.4's stands in
+ * (pervma_unsupported tests the refusal).
+ */
+static const char *kernel_for(int strategy)
 {
-	struct vs_mm_options o = { .pool_pages = pages };
+	struct vs_kernel k;
+
+	if (strategy != VS_FAULT_PERVMA)
+		return NULL;
+	ck_assert_int_eq(vs_kernel_load(&k, NULL, NULL, 0), 0);
+	return k.mech.vma_lock == VS_VMA_LOCK_NONE ? "6.4" : NULL;
+}
+
+static struct vs_mm *mm_new_kernel(int strategy, size_t pages,
+				   const char *kernel)
+{
+	struct vs_mm_options o = { .pool_pages = pages, .kernel = kernel };
 	struct vs_mm *mm = NULL;
 
 	ck_assert_int_eq(vs_thread_attach(), 0);
@@ -50,6 +67,11 @@ static struct vs_mm *mm_new_pool(int strategy, size_t pages)
 	ck_assert_int_eq(vs_mm_set_fault_strategy(mm, strategy), 0);
 	ck_assert_int_eq(vs_mm_fault_strategy(mm), strategy);
 	return mm;
+}
+
+static struct vs_mm *mm_new_pool(int strategy, size_t pages)
+{
+	return mm_new_kernel(strategy, pages, kernel_for(strategy));
 }
 
 static struct vs_mm *mm_new(int strategy)
@@ -326,6 +348,12 @@ START_TEST(fault_bad_args)
 	ck_assert_int_eq(vs_mm_fault_strategy(mm), VS_FAULT_LOCKED);
 	ck_assert_int_eq(vs_mm_fault_strategy(NULL), VS_FAULT_LOCKED);
 	for (i = VS_FAULT_NR_STRATEGIES - 1; i >= 0; i--) {
+		if (i == VS_FAULT_PERVMA &&
+		    mm->mech.vma_lock == VS_VMA_LOCK_NONE) {
+			ck_assert_int_eq(vs_mm_set_fault_strategy(mm, i),
+					 -EOPNOTSUPP);
+			continue;
+		}
 		ck_assert_int_eq(vs_mm_set_fault_strategy(mm, i), 0);
 		ck_assert_int_eq(vs_mm_fault_strategy(mm), i);
 	}
@@ -1407,7 +1435,8 @@ static void *staged_writer(void *arg)
 
 START_TEST(stats_vma_being_written)
 {
-	struct vs_mm *mm = mm_new(VS_FAULT_SPF);
+	struct vs_mm *mm = mm_new_kernel(VS_FAULT_SPF, POOL,
+					 kernel_for(VS_FAULT_PERVMA));
 	struct vs_fault_stats s1, s2, s3;
 	struct staged_writer w = { .mm = mm };
 	pthread_t tid;
@@ -1464,6 +1493,9 @@ END_TEST
 START_TEST(stats_pervma)
 {
 	struct vs_mm *mm = mm_new(VS_FAULT_PERVMA);
+	/* 6.8's vmf_anon_prepare() prepares under the mmap_lock's trylock
+	 * (anon_prepare_trylock_*); before, the fault retries. */
+	unsigned long retry = !mm->mech.anon_prepare_trylock;
 	struct vs_fault_stats s;
 
 	map(mm, A0, 4, RW, ANON, NULL, 0);
@@ -1471,17 +1503,17 @@ START_TEST(stats_pervma)
 	vs_fault_stats_reset();
 	/* No anon_vma: the handler needs the mmap_lock. */
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, UW | NF),
-			 VS_VM_FAULT_RETRY);
+			 retry ? VS_VM_FAULT_RETRY : 0);
 	s = stats();
-	ck_assert_uint_eq(s.vma_lock_retry, 1);
-	ck_assert_uint_eq(s.vma_lock_success, 0);
+	ck_assert_uint_eq(s.vma_lock_retry, retry);
+	ck_assert_uint_eq(s.vma_lock_success, !retry);
 	ck_assert_uint_eq(s.locked, 0);
-	ck_assert_uint_eq(pte_at(mm, A0), 0);
-	ck_assert_ptr_null(anon_vma_of(mm, A0));
+	ck_assert_uint_eq(pte_at(mm, A0) == 0, retry);
+	ck_assert((anon_vma_of(mm, A0) == NULL) == retry);
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0, UW), 0);
 	s = stats();
-	ck_assert_uint_eq(s.vma_lock_retry, 2);
-	ck_assert_uint_eq(s.locked, 1);
+	ck_assert_uint_eq(s.vma_lock_retry, 2 * retry);
+	ck_assert_uint_eq(s.locked, retry);
 	ck_assert_ptr_nonnull(anon_vma_of(mm, A0));
 	/* With one: under the VMA lock. */
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0 + PG, UW | NF), 0);
@@ -1490,9 +1522,9 @@ START_TEST(stats_pervma)
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0 + 16 * PG, U | NF), 0);
 	ck_assert_ptr_null(anon_vma_of(mm, A0 + 16 * PG));
 	s = stats();
-	ck_assert_uint_eq(s.vma_lock_success, 3);
-	ck_assert_uint_eq(s.vma_lock_retry, 2);
-	ck_assert_uint_eq(s.locked, 1);
+	ck_assert_uint_eq(s.vma_lock_success, 5 - 2 * retry);
+	ck_assert_uint_eq(s.vma_lock_retry, 2 * retry);
+	ck_assert_uint_eq(s.locked, retry);
 	/* A hole: lock_vma_under_rcu finds nothing. */
 	ck_assert_int_eq(vs_handle_mm_fault(mm, A0 + 8 * PG, U | NF),
 			 VS_VM_FAULT_RETRY);
@@ -1504,7 +1536,7 @@ START_TEST(stats_pervma)
 	s = stats();
 	ck_assert_uint_eq(s.vma_lock_abort, 2);
 	ck_assert_uint_eq(s.sigsegv, 1);
-	ck_assert_uint_eq(s.locked, 2);
+	ck_assert_uint_eq(s.locked, retry + 1);
 	ck_assert_uint_eq(s.faults, 7);
 	ck_assert_uint_eq(s.vma_lock_miss, 0);
 	ck_assert_uint_eq(s.spf_success, 0);
@@ -1515,10 +1547,85 @@ START_TEST(stats_pervma)
 }
 END_TEST
 
+/* A thread of the test that holds the mmap_lock for write, marking
+ * nothing, from step 1 until step 2. */
+static void *write_holder(void *arg)
+{
+	struct staged_writer *w = arg;
+
+	vs_thread_attach();
+	vs_mmap_write_lock(w->mm);
+	vs_test_set(&w->step, 1);
+	(void)vs_test_wait_eq(&w->step, 2, VS_TEST_WAIT_NS);
+	vs_mmap_write_unlock(w->mm);
+	return NULL;
+}
+
+/*
+ * 6.18's vmf_anon_prepare(): a write fault under the VMA lock in a VMA
+ * without an anon_vma prepares one under vs_mmap_read_trylock(), and
+ * retries only while a writer holds the mmap_lock; 6.4's always
+ * retries.  _i: 0 at 6.18, 1 at 6.4.
+ */
+START_TEST(anon_prepare_trylock)
+{
+	struct vs_mm *mm = mm_new_kernel(VS_FAULT_PERVMA, POOL,
+					 _i ? "6.4" : "6.18");
+	struct staged_writer w = { .mm = mm };
+	struct vs_fault_stats s;
+	pthread_t tid;
+	int r;
+
+	ck_assert_uint_eq(mm->mech.anon_prepare_trylock, !_i);
+	map(mm, A0, 4, RW, ANON, NULL, 0);
+	vs_fault_stats_reset();
+	vs_atomic_init(&w.step, 0);
+	vs_test_thread_create(&tid, write_holder, &w);
+	ck_assert(vs_test_wait_eq(&w.step, 1, VS_TEST_WAIT_NS));
+	r = vs_handle_mm_fault(mm, A0, UW | NF);
+	vs_test_set(&w.step, 2);
+	vs_test_thread_join(tid);
+	ck_assert_int_eq(r, VS_VM_FAULT_RETRY);
+	ck_assert_ptr_null(anon_vma_of(mm, A0));
+	r = vs_handle_mm_fault(mm, A0, UW | NF);
+	s = stats();
+	ck_assert_int_eq(r, _i ? VS_VM_FAULT_RETRY : 0);
+	ck_assert((anon_vma_of(mm, A0) == NULL) == _i);
+	ck_assert_uint_eq(s.vma_lock_retry, 1 + _i);
+	ck_assert_uint_eq(s.vma_lock_success, !_i);
+	ck_assert_uint_eq(s.locked, 0);
+	check_mm(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/* 3.18 has no per-VMA lock: pervma is refused, -EOPNOTSUPP. */
+START_TEST(pervma_unsupported)
+{
+	struct vs_mm *mm = mm_new_kernel(VS_FAULT_LOCKED, POOL, "3.18");
+
+	ck_assert_uint_eq(mm->mech.vma_lock, VS_VMA_LOCK_NONE);
+	map(mm, A0, 1, RW, ANON, NULL, 0);
+	ck_assert_int_eq(vs_mm_set_fault_strategy(mm, VS_FAULT_PERVMA),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(vs_mm_fault_strategy(mm), VS_FAULT_LOCKED);
+	ck_assert_int_eq(vs_handle_mm_fault_as(mm, A0, UW, VS_FAULT_PERVMA),
+			 -EOPNOTSUPP);
+	ck_assert_uint_eq(pte_at(mm, A0), 0);
+	ck_assert_str_eq(vs_err_name(-EOPNOTSUPP), "EOPNOTSUPP");
+	ck_assert_ptr_nonnull(strstr(vs_strerror(-EOPNOTSUPP),
+				     "not supported"));
+	/* The others still fault. */
+	ck_assert_int_eq(vs_handle_mm_fault_as(mm, A0, UW, VS_FAULT_SPF), 0);
+	mm_done(mm);
+}
+END_TEST
+
 /* vs_handle_mm_fault_as() uses its argument, not the mm's strategy. */
 START_TEST(stats_strategy_per_call)
 {
-	struct vs_mm *mm = mm_new(VS_FAULT_LOCKED);
+	struct vs_mm *mm = mm_new_kernel(VS_FAULT_LOCKED, POOL,
+					 kernel_for(VS_FAULT_PERVMA));
 	struct vs_fault_stats s;
 
 	map(mm, A0, 8, RW, ANON, NULL, 0);
@@ -1617,6 +1724,7 @@ Suite *fault_suite(void)
 	vs_test_add(tc, stats_reset_zeroes, stats_count_and_sub, stats_locked,
 		    stats_spf_success, stats_spf_no_table_then_anon_vma,
 		    stats_spf_no_vma, stats_vma_being_written, stats_pervma,
-		    stats_strategy_per_call);
+		    stats_strategy_per_call, pervma_unsupported);
+	vs_test_add_loop(tc, 2, anon_prepare_trylock);
 	return s;
 }

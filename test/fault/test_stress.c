@@ -91,6 +91,8 @@ static void stress_run(int kind, int strategy)
 	struct vs_stress_report rep;
 
 	ck_assert_ptr_nonnull(cfg.lock_kind);
+	if (vs_test_no_pervma(strategy == VS_FAULT_PERVMA))
+		return;
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
 	stress_print(cfg.lock_kind, strategy, &rep);
 	ck_assert_msg(rep.violations == 0, "stress %s/%s seed %#llx: %lu "
@@ -222,6 +224,8 @@ START_TEST(stress_runs)
 					.log = stderr };
 	struct vs_stress_report rep, one;
 
+	if (vs_test_no_pervma(cfg.strategy == VS_FAULT_PERVMA))
+		return;
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
 	ck_assert_msg(rep.violations == 0, "%s", rep.first);
 	ck_assert_uint_eq(rep.runs, 3);
@@ -287,6 +291,8 @@ START_TEST(stress_fail)
 	long out = vs_test_slab_out(), after;
 	struct vs_stress_report rep;
 
+	if (vs_test_no_pervma(strategy == VS_FAULT_PERVMA))
+		return;
 	ck_assert_int_eq(vs_stress_run(&cfg, &rep), 0);
 	printf("stress fail: %-6s %-10s p %.2f: %8lu faults %lu ops %lu forks, "
 	       "%lu failures injected: %lu ops failed with ENOMEM, %lu "
@@ -420,6 +426,8 @@ START_TEST(stress_downgrade_keeps_writer)
 					.log = stderr };
 	struct vs_stress_report rep;
 
+	if (vs_test_no_pervma(cfg.strategy == VS_FAULT_PERVMA))
+		return;
 	sticky = *vs_lock_kind_ops("rwsem");
 	sticky.name = "sticky-rwsem";
 	sticky.downgrade_write = sticky_downgrade;

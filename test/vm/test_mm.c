@@ -229,29 +229,162 @@ START_TEST(mm_create_args)
 }
 END_TEST
 
+/* mm_lock_seq: a counter advanced at write unlock (before 6.13), or a
+ * seqcount, odd while the lock is write-held (6.13 on). */
 START_TEST(mm_lock_seq)
 {
 	struct vs_mm *mm = mm_new();
 	uint32_t seq = vs_read_once(&mm->mm_lock_seq);
+	uint32_t odd = mm->mech.mm_lock_seqcount;
 	struct vs_vma *v;
 
 	map_fixed(mm, A0, PG, RW, ANON);
-	ck_assert_uint_ne(vs_read_once(&mm->mm_lock_seq), seq);
+	ck_assert_uint_eq(vs_read_once(&mm->mm_lock_seq), seq + 1 + odd);
 	seq = vs_read_once(&mm->mm_lock_seq);
+	ck_assert_uint_eq(seq & odd, 0);
 	vs_mmap_write_lock(mm);
+	ck_assert_uint_eq(vs_read_once(&mm->mm_lock_seq), seq + odd);
 	v = vs_vma_lookup(mm, A0);
 	ck_assert_ptr_nonnull(v);
-	ck_assert_uint_ne(vs_read_once(&v->vm_lock_seq), seq);
+	ck_assert(!vs_vma_is_write_marked(v));
 	vs_vma_start_write(v);
-	ck_assert_uint_eq(vs_read_once(&v->vm_lock_seq), seq);
+	ck_assert_uint_eq(vs_read_once(&v->vm_lock_seq), seq + odd);
+	ck_assert(vs_vma_is_write_marked(v));
+	/* The writer alone: no reader holds vm_refcnt. */
+	ck_assert_uint_eq(vs_read_once(&v->vm_refcnt),
+			  mm->mech.vma_lock == VS_VMA_LOCK_REFCNT);
 	vs_mmap_write_downgrade(mm);
-	ck_assert_uint_eq(vs_read_once(&mm->mm_lock_seq), seq + 1);
+	ck_assert_uint_eq(vs_read_once(&mm->mm_lock_seq), seq + 1 + odd);
+	ck_assert(!vs_vma_is_write_marked(v));
 	vs_mmap_read_unlock(mm);
 	ck_assert(vs_mmap_read_trylock(mm));
 	ck_assert_ptr_eq(vs_find_vma(mm, 0), v);
 	ck_assert_ptr_null(vs_vma_lookup(mm, A0 + PG));
 	ck_assert_ptr_null(vs_find_vma(mm, A0 + PG));
 	vs_mmap_read_unlock(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/*
+ * 6.13's mmap_lock_speculate_try_begin()/retry(): a lockless read of a
+ * VMA field (vs_find_vma() inside RCU) that the mm_lock_seq validates.
+ * A counter kernel never speculates.
+ */
+START_TEST(mmap_lock_speculate)
+{
+	struct vs_mm *mm = mm_new();
+	bool seqcount = mm->mech.mm_lock_seqcount;
+	unsigned long flags = 0;
+	struct vs_vma *v;
+	uint32_t seq;
+
+	map_fixed(mm, A0, 2 * PG, RW, ANON);
+	ck_assert(!vs_mmap_lock_speculate_try_begin(NULL, &seq));
+	ck_assert(!vs_mmap_lock_speculate_try_begin(mm, NULL));
+	ck_assert(vs_mmap_lock_speculate_retry(NULL, 0));
+	ck_assert(vs_mmap_lock_speculate_try_begin(mm, &seq) == seqcount);
+	if (!seqcount) {
+		mm_done(mm);
+		return;
+	}
+	vs_rcu_read_lock();
+	v = vs_find_vma(mm, A0);
+	if (v && vs_read_once(&v->vm_start) <= A0)
+		flags = vs_read_once(&v->vm_flags);
+	vs_rcu_read_unlock();
+	ck_assert(!vs_mmap_lock_speculate_retry(mm, seq));
+	ck_assert_uint_eq(flags & (VS_VM_READ | VS_VM_WRITE),
+			  VS_VM_READ | VS_VM_WRITE);
+	/* A writer since: the read is discarded. */
+	ck_assert_int_eq(vs_mprotect(mm, A0, PG, VS_PROT_READ), 0);
+	ck_assert(vs_mmap_lock_speculate_retry(mm, seq));
+	/* Never while one holds the lock; again once it is gone. */
+	vs_mmap_write_lock(mm);
+	ck_assert(!vs_mmap_lock_speculate_try_begin(mm, &seq));
+	vs_mmap_write_unlock(mm);
+	ck_assert(vs_mmap_lock_speculate_try_begin(mm, &seq));
+	ck_assert(!vs_mmap_lock_speculate_retry(mm, seq));
+	/* A downgrade ends the write section. */
+	vs_mmap_write_lock(mm);
+	vs_mmap_write_downgrade(mm);
+	ck_assert(vs_mmap_lock_speculate_try_begin(mm, &seq));
+	vs_mmap_read_unlock(mm);
+	ck_assert(!vs_mmap_lock_speculate_retry(mm, seq));
+	mm_done(mm);
+}
+END_TEST
+
+/*
+ * vm_refcnt (6.15 on): 1 while the VMA is in the index, 0 once out.
+ * With the typesafe cache (6.15 on) the removed VMA is reused at once
+ * (the same thread's magazine), its vm_sequence still counting; before,
+ * it waits for a grace period.
+ */
+START_TEST(vma_refcnt_and_reuse)
+{
+	struct vs_mm *mm = mm_new();
+	int refcnt = mm->mech.vma_lock == VS_VMA_LOCK_REFCNT;
+	struct vs_vma *v, *w;
+	uint32_t seq;
+
+	map_fixed(mm, A0, PG, RW, ANON);
+	vs_mmap_read_lock(mm);
+	v = vs_vma_lookup(mm, A0);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(vs_read_once(&v->vm_refcnt), refcnt);
+	ck_assert_uint_eq(vs_read_once(&v->vm_detached), 0);
+	vs_mmap_read_unlock(mm);
+	seq = vs_read_once(&v->vm_sequence.sequence);
+	ck_assert_int_eq(vs_munmap(mm, A0, PG), 0);
+	map_fixed(mm, A0 + 4 * PG, PG, RW, ANON);
+	vs_mmap_read_lock(mm);
+	w = vs_vma_lookup(mm, A0 + 4 * PG);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(vs_read_once(&w->vm_refcnt), refcnt);
+	if (mm->mech.vma_typesafe) {
+		ck_assert_ptr_eq(w, v);
+		/* The removal's section and the insert's: two more. */
+		ck_assert_uint_eq(vs_read_once(&w->vm_sequence.sequence),
+				  seq + 4);
+	} else {
+		ck_assert_ptr_ne(w, v);
+	}
+	vs_mmap_read_unlock(mm);
+	mm_done(mm);
+}
+END_TEST
+
+/* Did @mm's last write section mark @v?  Context: mmap_lock not
+ * write-held. */
+static int marked_last(struct vs_mm *mm, struct vs_vma *v)
+{
+	return vs_read_once(&v->vm_lock_seq) ==
+	       vs_read_once(&mm->mm_lock_seq) - 1;
+}
+
+/*
+ * dup_mmap() write-locks every VMA of the parent from 6.4.1 on
+ * (fork_lock_all), only those whose PTEs it copies before: a shared
+ * anonymous mapping never written privately is not copied.
+ */
+START_TEST(fork_locks_vmas)
+{
+	struct vs_mm *mm = mm_new(), *child;
+	struct vs_vma *anon, *shared;
+
+	map_fixed(mm, A0, PG, RW, ANON);
+	ck_assert_int_eq(vs_mmap(mm, A0 + 4 * PG, PG, RW,
+				  VS_MAP_SHARED | VS_MAP_ANONYMOUS |
+				  VS_MAP_FIXED, NULL, 0), (long)(A0 + 4 * PG));
+	ck_assert_int_eq(vs_fork(mm, &child), 0);
+	vs_mmap_read_lock(mm);
+	anon = vs_vma_lookup(mm, A0);
+	shared = vs_vma_lookup(mm, A0 + 4 * PG);
+	ck_assert(marked_last(mm, anon));
+	ck_assert(marked_last(mm, shared) == !!mm->mech.fork_lock_all);
+	vs_mmap_read_unlock(mm);
+	mm_done(child);
 	mm_done(mm);
 }
 END_TEST
@@ -1016,8 +1149,10 @@ static void *pervma_reader(void *arg)
 /* Once per lock kind (_i). */
 START_TEST(pervma_readers_vs_writer)
 {
+	/* The reader takes 6.4's vm_lock itself. */
 	struct vs_mm_options o = { .lock_kind = vs_lock_kind_name(_i),
-				   .pool_pages = POOL, .ptl_per_mm = _i & 1 };
+				   .pool_pages = POOL, .ptl_per_mm = _i & 1,
+				   .kernel = "6.4" };
 	struct pervma_ctx c = { 0 };
 	int64_t end = vs_test_now_ns() + vs_test_run_ns(150);
 	pthread_t tid[2];
@@ -1354,6 +1489,7 @@ Suite *mm_suite(void)
 	int n;
 
 	vs_test_add(vs_test_tcase(s, "ops"), mm_create_args, mm_lock_seq,
+		    mmap_lock_speculate, vma_refcnt_and_reuse, fork_locks_vmas,
 		    mmap_errors, mmap_topdown_merge, mmap_hint_and_fixed,
 		    mmap_topdown_gaps, mmap_populate_accounting,
 		    mm_destroy_returns_pages, mm_destroy_busy, munmap_cases,
