@@ -40,7 +40,8 @@
  * are copied only for VMAs with an anon_vma) and is then destroyed.
  *
  *	VS_DIFF_SEED=N    run seed N only (reproduce a failure)
- *	VS_DIFF_STEPS=N   steps per seed (default 2500, times VS_TEST_SCALE)
+ *	VS_DIFF_STEPS=N   steps per seed (default 2500, 625 under a
+ *	                  sanitizer; times VS_TEST_SCALE)
  *
  * A failure shrinks the sequence (drops chunks of operations while a
  * replay from an empty range still fails), then prints the seed, the
@@ -142,8 +143,24 @@
 #define MAX_OP_PAGES 64UL
 #define MAX_TOUCH_PAGES 16UL
 
+/*
+ * Under a sanitizer each /proc read and each fork walks its shadow
+ * mappings too, several times slower: a quarter of the steps there.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DIFF_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DIFF_SANITIZED 1
+#endif
+#endif
+
 #define NR_SEEDS 20
+#ifdef DIFF_SANITIZED
+#define STEPS_PER_SEED 625
+#else
 #define STEPS_PER_SEED 2500
+#endif
 #define SHRINK_NS (10 * VS_TEST_NS_PER_SEC)
 #define MAX_VMAS RANGE_PAGES
 #define MAPS_BUF_SIZE (1 << 20)
