@@ -3,11 +3,12 @@
  * vm/fork.c - vs_fork, after kernel/fork.c dup_mmap() and mm/memory.c
  * copy_page_range().
  *
- * Every VMA is copied.  PTEs are copied only for VMAs with an anon_vma,
- * and for private anonymous ones (copy_page_range: "don't copy ptes
- * where a page fault will fill them correctly"), so shared and file
- * mappings never written privately start empty in the child and fault
- * the shared pages in.
+ * Every VMA is copied.  PTEs are copied only for VMAs with an anon_vma
+ * (6.18's vma_needs_copy(), 3.18's test in copy_page_range(): "don't
+ * copy ptes where a page fault will fill them correctly"), so shared
+ * and file mappings never written privately, and private anonymous
+ * ones that only read the zero page, start empty in the child and fault
+ * their pages in again.
  * A copied PTE takes a reference and a mapcount on its page and counts
  * in the child's RSS; in a private VMA a writable PTE is
  * write-protected in both mms, so the first write copies (COW).
@@ -82,11 +83,10 @@ static int dup_vma(struct vs_mm *mm, struct vs_mm *child, struct vs_vma *vma)
 		vs__vma_free(new);
 		return err;
 	}
-	/* Private anonymous VMAs are copied even without an anon_vma (then
-	 * only zero-page PTEs), in case a fault path mapped a page without
-	 * preparing one. */
-	if (!vs_read_once(&vma->anon_vma) &&
-	    (vma->vm_file || (vma->vm_flags & VS_VM_SHARED)))
+	/* Every anonymous page is mapped under its VMA's anon_vma
+	 * (vs_alloc_anon_page()): without one there are only zero-page and
+	 * file PTEs, which a fault in the child maps again. */
+	if (!vs_read_once(&vma->anon_vma))
 		return 0;
 	/* The parent's COW write-protect must stop its per-VMA and
 	 * speculative faults from racing the copy (already done with

@@ -488,6 +488,9 @@ long vs_mmap(struct vs_mm *mm, unsigned long addr, size_t len, int prot,
 		goto out;
 	}
 	ret = mmap_check_type(addr, prot, flags, file, &vm_flags, &pgoff);
+	/* accountable_mapping() (6.18, 3.18): private and writable */
+	if ((vm_flags & (VS_VM_SHARED | VS_VM_WRITE)) == VS_VM_WRITE)
+		vm_flags |= VS_VM_ACCOUNT;
 	if (ret == 0)
 		ret = mmap_region(mm, addr, len, vm_flags, pgoff, file, flags);
 out:
@@ -516,7 +519,8 @@ static int do_brk(struct vs_mm *mm, unsigned long oldbrk,
 		return -ENOMEM;
 	ret = mmap_region(mm, oldbrk, newbrk - oldbrk,
 			  VS_VM_READ | VS_VM_WRITE | VS_VM_MAYREAD |
-				  VS_VM_MAYWRITE | VS_VM_MAYEXEC,
+				  VS_VM_MAYWRITE | VS_VM_MAYEXEC |
+				  VS_VM_ACCOUNT,
 			  oldbrk >> VS_PAGE_SHIFT, NULL, 0);
 	return ret < 0 ? (int)ret : 0;
 }

@@ -43,6 +43,27 @@ static int change_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 }
 
 /*
+ * VM_ACCOUNT of @vma with @newflags (6.18's mprotect_fixup()): charged
+ * when a private mapping first becomes writable; dropped when it stops
+ * being writable while anonymous and never faulted (since 6.2; 3.18
+ * keeps it: a difference the model has for 3.18, whose mechanisms name
+ * no key for it).  Context: mmap_lock held for write.
+ */
+static unsigned long mprotect_account(struct vs_vma *vma,
+				      unsigned long newflags)
+{
+	vs_mmap_assert_write_locked(vma->vm_mm);
+	if (newflags & VS_VM_WRITE) {
+		if (!(vma->vm_flags & (VS_VM_ACCOUNT | VS_VM_WRITE |
+				       VS_VM_SHARED)))
+			newflags |= VS_VM_ACCOUNT;
+	} else if (!vma->vm_file && !vs_read_once(&vma->anon_vma)) {
+		newflags &= ~VS_VM_ACCOUNT;
+	}
+	return newflags;
+}
+
+/*
  * mprotect_fixup: give [start, end) of @vma the flags @newflags,
  * splitting and merging.  Context: mmap_lock held for write.
  * Return: 0 or -ENOMEM; *@endp: the end of the VMA that now holds the
@@ -60,6 +81,7 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 	*endp = vma->vm_end;
 	if (newflags == vma->vm_flags)
 		return 0;
+	newflags = mprotect_account(vma, newflags);
 	if (start > vma->vm_start) {
 		err = vs__vma_split(mm, vma, start, &new);
 		if (err)

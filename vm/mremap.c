@@ -119,18 +119,19 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 	vs__mmu_notify_end(mm, new_addr, new_addr + new_len,
 			   VS_MMU_NOTIFY_MAP, new->vm_flags);
 	vs_vm_write_end(new);
+	/* 6.18's copy_vma() merges the new VMA while the old range is
+	 * still mapped: with the source itself when that is adjacent and
+	 * never faulted, so that every piece of it left after the unmap
+	 * shares the anon_vma a neighbour brought to the merge. */
+	if (moved == len)
+		(void)vs__vma_merge_neighbours(mm, new);
 	vs__fail_nofail(!VS_BROKEN(mremap_unmap_may_fail));
 	if (moved < len)
 		(void)vs__do_munmap(mm, new_addr, new_addr + new_len);
 	else if (old_len) /* 0: a duplicate of a shared mapping */
 		(void)vs__do_munmap(mm, addr, addr + old_len);
 	vs__fail_nofail(-!VS_BROKEN(mremap_unmap_may_fail));
-	if (moved < len)
-		return -ENOMEM;
-	new = vs_vma_lookup(mm, new_addr);
-	if (new)
-		(void)vs__vma_merge_neighbours(mm, new);
-	return (long)new_addr;
+	return moved < len ? -ENOMEM : (long)new_addr;
 }
 
 /* Can @vma grow by @delta in place (vma_expandable)? */

@@ -73,24 +73,73 @@ void vs__anon_vma_put(struct vs_anon_vma *av)
 		vs_kmem_cache_free_rcu(&anon_vma_cache, av);
 }
 
+/*
+ * Could @a and @b, right above it, share an anon_vma: adjacent, the same
+ * file at contiguous offsets, flags equal but for the access bits
+ * (anon_vma_compatible() of 6.18's mm/vma.c and of 3.18's mm/mmap.c)?
+ * Context: mmap_lock held.
+ */
+static int anon_vma_shareable(const struct vs_vma *a, const struct vs_vma *b)
+{
+	const unsigned long access = VS_VM_READ | VS_VM_WRITE | VS_VM_EXEC;
+
+	return a->vm_end == b->vm_start && a->vm_file == b->vm_file &&
+	       !((a->vm_flags ^ b->vm_flags) & ~access) &&
+	       b->vm_pgoff == a->vm_pgoff +
+				      ((b->vm_start - a->vm_start) >>
+				       VS_PAGE_SHIFT);
+}
+
+/*
+ * A neighbour's anon_vma that @vma may take instead of a new one, the
+ * next VMA's first (find_mergeable_anon_vma()), so that the two can
+ * still merge after an mprotect.  The kernel takes it only when the
+ * neighbour's anon_vma_chain is singular; the model keeps no chain, so
+ * in a forked child it takes one the kernel would not.
+ * Context: mmap_lock held.
+ * Return: the anon_vma with a reference for @vma, or NULL.
+ */
+static struct vs_anon_vma *anon_vma_reusable(struct vs_vma *vma)
+{
+	struct vs_vma *next = vs__vma_next(vma->vm_mm, vma);
+	struct vs_vma *prev = vs__vma_prev(vma->vm_mm, vma);
+	struct vs_anon_vma *av = NULL;
+
+	/* Acquire: pairs with the cmpxchg of the neighbour's preparer. */
+	if (next && anon_vma_shareable(vma, next))
+		av = vs_load_acquire(&next->anon_vma);
+	if (!av && prev && anon_vma_shareable(prev, vma))
+		av = vs_load_acquire(&prev->anon_vma);
+	/* The neighbour's own reference keeps @av alive: it cannot leave
+	 * the tree while this mmap_lock is held. */
+	if (av)
+		vs__anon_vma_get(av);
+	return av;
+}
+
 /**
- * vs__anon_vma_prepare - give @vma an anon_vma if it has none
+ * vs__anon_vma_prepare - give @vma an anon_vma if it has none: a
+ * neighbour's where anon_vma_reusable() finds one, else a new one
  *
  * Context: mmap_lock held (either side): a fault under the VMA lock or
  * speculative returns VS_VM_FAULT_RETRY for it instead (fault/memory.c);
- * a racing preparer loses the cmpxchg and frees its copy (the kernel's
+ * a racing preparer loses the cmpxchg and drops its copy (the kernel's
  * __anon_vma_prepare under page_table_lock).
  * Return: 0 or -ENOMEM.
  */
 int vs__anon_vma_prepare(struct vs_vma *vma)
 {
 	struct vs_anon_vma *av, *old = NULL;
+	int reused;
 
 	vs_mmap_assert_locked(vma->vm_mm);
 	/* Acquire: pairs with the cmpxchg below. */
 	if (vs_load_acquire(&vma->anon_vma))
 		return 0;
-	av = vs__anon_vma_alloc();
+	av = anon_vma_reusable(vma);
+	reused = av != NULL;
+	if (!av)
+		av = vs__anon_vma_alloc();
 	if (!av)
 		return -ENOMEM;
 	/* The planted bug: a write section, as for the fields a speculative
@@ -98,8 +147,12 @@ int vs__anon_vma_prepare(struct vs_vma *vma)
 	if (VS_BROKEN(anon_vma_seq_under_read_lock))
 		vs_write_seqcount_begin(&vma->vm_sequence);
 	/* Fully ordered: the initialised anon_vma before the pointer. */
-	if (!vs_cmpxchg(&vma->anon_vma, &old, av))
-		vs_kmem_cache_free(&anon_vma_cache, av);
+	if (!vs_cmpxchg(&vma->anon_vma, &old, av)) {
+		if (reused)
+			vs__anon_vma_put(av);
+		else
+			vs_kmem_cache_free(&anon_vma_cache, av);
+	}
 	if (VS_BROKEN(anon_vma_seq_under_read_lock))
 		vs_write_seqcount_end(&vma->vm_sequence);
 	return 0;

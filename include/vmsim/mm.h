@@ -80,6 +80,8 @@
 #define VS_VM_MAYWRITE 0x00000020UL	/* VM_MAYWRITE */
 #define VS_VM_MAYEXEC 0x00000040UL	/* VM_MAYEXEC */
 #define VS_VM_MAYSHARE 0x00000080UL	/* VM_MAYSHARE: a MAP_SHARED mapping */
+#define VS_VM_ACCOUNT 0x00100000UL	/* VM_ACCOUNT: commit charged; VMAs
+					 * that differ in it never merge */
 
 struct vs_file;
 struct vs_anon_vma;

@@ -4,20 +4,50 @@
  *
  * A range of RANGE_PAGES pages is reserved in the test process and left
  * empty between two guard mappings.  A seeded random sequence of mmap,
- * munmap, mprotect, madvise and mremap calls is applied to the real range
- * (real system calls) and to a vs_mm that covers the same addresses.
- * After each step the return values (address or errno) must be equal, and
- * the model's VMAs must equal the kernel's /proc/self/maps lines inside
- * the range: start, end, permissions, shared or private, and for shared
- * mappings the file offset and which mappings share one object (one
- * shmem inode in the kernel, one struct vs_file in the model).
+ * munmap, mprotect, madvise and mremap calls, touches and forks is
+ * applied to the real range (real system calls, loads and stores) and to
+ * a vs_mm that covers the same addresses.  After each step:
+ *
+ *  - the results must be equal: an address or errno, and for a touch
+ *    the pages it reached before a fault (SIGSEGV or SIGBUS; -EFAULT
+ *    from vs_access());
+ *  - the model's VMAs must equal the kernel's /proc/self/smaps entries
+ *    inside the range: start, end, permissions, shared or private, and
+ *    for shared mappings the file offset and which mappings share one
+ *    object (one shmem inode in the kernel, one struct vs_file in the
+ *    model);
+ *  - the same pages must be resident: the present bit (63) of
+ *    /proc/self/pagemap, which needs no privilege, against the model's
+ *    present PTEs; and each VMA's "Rss:" and "Anonymous:" against the
+ *    model's present pages of that VMA as 6.18's smaps_pte_entry()
+ *    counts them: not the zero page (vm_normal_page() is NULL for it),
+ *    shmem pages in Rss only.
+ *
+ * Touches.  read_pages(a, n) and write_pages(a, n) in a reproduction
+ * load or store one byte at the start of each of n pages from a.  The
+ * real one runs with SIGSEGV and SIGBUS caught (siglongjmp() out of the
+ * handler), so that a fault on one side only is a difference and not a
+ * crash; the model's is vs_access() page by page.  Nine in ten stay in
+ * one VMA (which may forbid them), the rest go anywhere in the range.
+ *
+ * Fork.  fork() for real: the child reads its own smaps and pagemap,
+ * sends them up a pipe, makes its store (when the step has one: the
+ * write_pages() in the reproduction's comment), reports again and
+ * _exit()s.  It runs system calls and the store only: no model code, no
+ * liburcu, no allocation (it is the child of a threaded process).  The
+ * model makes the same store in its vs_fork() child, which must agree
+ * with the real one before and after it (6.18's vma_needs_copy(): PTEs
+ * are copied only for VMAs with an anon_vma) and is then destroyed.
  *
  *	VS_DIFF_SEED=N    run seed N only (reproduce a failure)
- *	VS_DIFF_STEPS=N   steps per seed (default 2500, times VS_TEST_SCALE)
+ *	VS_DIFF_STEPS=N   steps per seed (default 2500, 625 under a
+ *	                  sanitizer; times VS_TEST_SCALE)
  *
  * A failure shrinks the sequence (drops chunks of operations while a
  * replay from an empty range still fails), then prints the seed, the
- * operations as C calls relative to the range base, and both VMA lists.
+ * operations as C calls relative to the range base, and both sides'
+ * VMA lists (with Rss and Anonymous) and residency, page by page, at
+ * the failing step (the children's, when the children differ).
  *
  * The range.  A region is mapped (PROT_NONE, MAP_NORESERVE) where the
  * kernel chooses, a gap of PAD_BYTES is kept free above the range, and
@@ -32,7 +62,8 @@
  * clipped: clipping or coalescing would hide the very splits and merges
  * the test is for.
  *
- * What is excluded, and why (each is kernel state the model lacks):
+ * What is excluded, and why (each but 9 is kernel state the model
+ * lacks):
  *
  *  1. Addresses outside the range.  The model knows its range only; the
  *     kernel sees the whole process.  Every address and length stays in
@@ -45,11 +76,10 @@
  *     in-place growth fails, the kernel moves the mapping anywhere in
  *     the process (vrm_set_new_addr() -> get_unmapped_area()).  MAYMOVE
  *     alone is generated only with new_len <= old_len (never moves).
- *  4. Faults.  The test never touches the range, so no kernel VMA has an
- *     anon_vma: is_mergeable_anon_vma() and the VM_ACCOUNT drop of
- *     mprotect_fixup() for unfaulted VMAs see the state the model sees
- *     without faults, and copy_vma() resets an unfaulted VMA's vm_pgoff
- *     to its new address, as the model does.
+ *  4. Reclaim: the test assumes no page of the range is swapped out or
+ *     reclaimed while it runs (the range is small); one taken by memory
+ *     pressure would read as not resident.  Only touches and forks
+ *     populate it: no MAP_POPULATE, no madvise that faults.
  *  5. Commit accounting (__vm_enough_memory, overcommit ENOMEM) and
  *     RLIMIT_AS / max_map_count: the sizes are small (RANGE_PAGES), far
  *     from any limit.
@@ -57,6 +87,19 @@
  *     (it faults), MAP_GROWSDOWN, file mappings other than shmem, and
  *     madvise advice other than MADV_DONTNEED (an unknown advice value
  *     is generated, for EINVAL).
+ *  7. Protection keys: on a CPU with PKU the kernel gives a PROT_EXEC-
+ *     only mapping an execute-only pkey, so a load from it faults; the
+ *     model has no pkeys.  A touch that meets such a VMA is a store.
+ *  8. Huge pages: PR_SET_THP_DISABLE is set while the range exists, so
+ *     that no fault maps a THP or an mTHP folio; the model has 4 KiB
+ *     pages only.
+ *  9. Fault-around, a gap of the model rather than state it lacks: a
+ *     read fault in a shmem mapping maps the file's cached pages around
+ *     the address too (do_fault_around(), fault_around_bytes, 64 KiB),
+ *     and the model maps the faulting page only.  A touch that would
+ *     load from a page of a shared mapping that is not resident is a
+ *     store (a write fault maps one page on both sides); stores and
+ *     private mappings have no fault-around.
  *
  * The kernel's version is state too: vm/ follows Linux 6.18, where
  * mremap() looks the VMA up before a shrink (check_prep_vma()), a pure
@@ -70,17 +113,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <vmsim/error.h>
+#include <vmsim/fault.h>
 #include <vmsim/mm.h>
+#include <vmsim/page.h>
+#include <vmsim/pgtable.h>
 #include <vmsim/thread.h>
 
 #include "test.h"
@@ -91,21 +141,44 @@
 #define GUARD (16 * PG)
 #define PAD_BYTES (1UL << 30)
 #define MAX_OP_PAGES 64UL
+#define MAX_TOUCH_PAGES 16UL
 
-#define NR_SEEDS 8
+/*
+ * Under a sanitizer each /proc read and each fork walks its shadow
+ * mappings too, several times slower: a quarter of the steps there.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DIFF_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DIFF_SANITIZED 1
+#endif
+#endif
+
+#define NR_SEEDS 20
+#ifdef DIFF_SANITIZED
+#define STEPS_PER_SEED 625
+#else
 #define STEPS_PER_SEED 2500
+#endif
 #define SHRINK_NS (10 * VS_TEST_NS_PER_SEC)
 #define MAX_VMAS RANGE_PAGES
 #define MAPS_BUF_SIZE (1 << 20)
+#define PAGEMAP_BYTES (RANGE_PAGES * sizeof(uint64_t))
+#define PM_PRESENT (UINT64_C(1) << 63)  /* pagemap: page present */
 
 enum op_kind { OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_MADVISE, OP_MREMAP,
-	       NR_OP_KINDS };
+	       OP_TOUCH, OP_FORK, NR_OP_KINDS };
+#define NR_CALL_KINDS (OP_MREMAP + 1)   /* the system calls */
 
 /*
  * One operation.  @addr and @new_addr are offsets from the range base
  * (so that a sequence replays at any base); @prot is the advice for
- * madvise.  @kret and @mret: the kernel's and the model's results, an
- * address or a negative errno.
+ * madvise, and 1 for a store (0 a load) for a touch and for the
+ * child's touch of a fork (@len 0: the child touches nothing).
+ * @kret and @mret: the kernel's and the model's results, an address or
+ * a negative errno; for a touch (and a fork's child touch) the pages
+ * touched, or -(1 + pages touched) when the next one faulted.
  */
 struct op {
 	enum op_kind kind;
@@ -115,25 +188,38 @@ struct op {
 	long kret, mret;
 };
 
-/* One VMA as /proc/self/maps shows it; @id names the mapped object. */
+/*
+ * One VMA as /proc/self/smaps shows it; @id names the mapped object;
+ * @rss and @anon: its "Rss:" and "Anonymous:", in pages.
+ */
 struct vrec {
 	unsigned long start, end, off;
+	unsigned long rss, anon;
 	uintptr_t id;
 	char perm[5];
 };
 
+/*
+ * The VMAs of the range and what is resident: @res[i] for page i, '.'
+ * none; the kernel's '#' present (pagemap says no more without
+ * privilege), the model's 'z' the zero page, 'a' an anonymous page,
+ * 'f' a file (shmem) page.
+ */
 struct snap {
 	size_t n;
 	struct vrec v[MAX_VMAS];
+	char res[RANGE_PAGES + 1];
 };
 
 struct diff {
 	unsigned long resv, resv_len;   /* the whole reservation */
+	int thp_disable;                /* PR_GET_THP_DISABLE before */
 	unsigned long base;             /* the range */
 	struct vs_mm *mm;
 	struct op *ops, *tmp;           /* the sequence; shrink's scratch */
 	uint64_t rng;
 	struct snap kern, model;
+	const char *side;               /* whose snapshots: parent, child */
 	char why[512];
 	unsigned long ok[NR_OP_KINDS], err[NR_OP_KINDS];
 };
@@ -179,6 +265,10 @@ static void range_reserve(struct diff *d)
 {
 	void *p;
 
+	/* exclusion 8: no huge pages, of any size */
+	d->thp_disable = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
+	ck_assert_int_ge(d->thp_disable, 0);
+	ck_assert_int_eq(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), 0);
 	d->resv_len = GUARD + RANGE + GUARD + PAD_BYTES;
 	p = mmap(NULL, d->resv_len, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -223,35 +313,70 @@ static void range_release(struct diff *d)
 {
 	model_destroy(d);
 	ck_assert_int_eq(munmap((void *)d->resv, GUARD + RANGE + GUARD), 0);
+	/* off again if it was (6.18's variant "except advised" becomes
+	 * the full one; the test suites never set it) */
+	ck_assert_int_eq(prctl(PR_SET_THP_DISABLE, d->thp_disable != 0, 0,
+			       0, 0), 0);
 }
 
 /* ---- snapshots --------------------------------------------------------- */
 
+/* Checks that run every step test and ck_abort_msg() rather than
+ * ck_assert: check's assertions each write to its message pipe. */
+
 /*
- * Read /proc/self/maps into the static buffer with read(2): no stdio,
- * no allocation that could land in the range while it is compared.
+ * Read all of @path into @buf (NUL-terminated) with read(2): no stdio,
+ * no allocation that could land in the range while it is compared, and
+ * nothing a forked child of this threaded process may not call.
+ * Return: the length, or -1 (errno set; -1 with errno ENOSPC when @buf
+ * is too small).
  */
-static size_t read_maps(void)
+static ssize_t read_proc(const char *path, char *buf, size_t size)
 {
 	size_t n = 0;
-	ssize_t r;
-	int fd;
+	ssize_t r = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	ck_assert_msg(fd >= 0, "/proc/self/maps: %s", strerror(errno));
-	while (n < sizeof(maps_buf) - 1) {
-		r = read(fd, maps_buf + n, sizeof(maps_buf) - 1 - n);
+	if (fd < 0)
+		return -1;
+	while (n < size - 1) {
+		r = read(fd, buf + n, size - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
-		ck_assert_msg(r >= 0, "read maps: %s", strerror(errno));
-		if (r == 0)
+		if (r <= 0)
 			break;
 		n += (size_t)r;
 	}
-	ck_assert_msg(n < sizeof(maps_buf) - 1, "maps: buffer too small");
 	close(fd);
-	maps_buf[n] = '\0';
-	return n;
+	if (r < 0 || n >= size - 1) {
+		if (r >= 0)
+			errno = ENOSPC;
+		return -1;
+	}
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/*
+ * The range's pagemap entries (one u64 a page) into @buf: the present
+ * bit, 63, is there without privilege (the PFN is not).
+ * Return: 0, or -1 with errno set.
+ */
+static int read_pagemap(unsigned long base, uint64_t *buf)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = pread(fd, buf, PAGEMAP_BYTES, (off_t)(base / PG * 8));
+	close(fd);
+	if (r != (ssize_t)PAGEMAP_BYTES) {
+		if (r >= 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -262,6 +387,7 @@ static char *parse_line(char *p, struct vrec *v)
 {
 	char *nl;
 
+	memset(v, 0, sizeof(*v));
 	v->start = strtoul(p, &p, 16);
 	v->end = strtoul(p + 1, &p, 16);
 	memcpy(v->perm, p + 1, 4);
@@ -274,20 +400,43 @@ static char *parse_line(char *p, struct vrec *v)
 }
 
 /*
- * The kernel's VMAs that intersect the range.  Private anonymous
- * mappings show offset 0 and no inode; shared ones their shmem inode.
+ * An smaps field line of @v (NULL: of a VMA outside the range): "Rss:"
+ * and "Anonymous:" are kept.  Return: the start of the next line.
+ */
+static char *parse_field(char *p, struct vrec *v)
+{
+	char *nl = strchr(p, '\n');
+
+	if (v && strncmp(p, "Rss:", 4) == 0)
+		v->rss = strtoul(p + 4, NULL, 10) * 1024 / PG;
+	else if (v && strncmp(p, "Anonymous:", 10) == 0)
+		v->anon = strtoul(p + 10, NULL, 10) * 1024 / PG;
+	return nl ? nl + 1 : NULL;
+}
+
+/*
+ * The kernel's VMAs that intersect the range, from the smaps text @text
+ * (a VMA's line starts with a lower-case hex digit, its fields with a
+ * capital), and its residency from the pagemap entries @pm.  Private
+ * anonymous mappings show offset 0 and no inode; shared ones their
+ * shmem inode.
  * Return: 0, or -1 with d->why set when a VMA crosses a range boundary.
  */
-static int snap_kernel(struct diff *d, struct snap *s)
+static int snap_parse(struct diff *d, struct snap *s, char *text,
+		      const uint64_t *pm)
 {
-	unsigned long lo = d->base, hi = d->base + RANGE;
-	struct vrec v;
-	char *p = maps_buf;
+	unsigned long lo = d->base, hi = d->base + RANGE, i;
+	struct vrec v, *in = NULL;
+	char *p = text;
 
-	read_maps();
 	s->n = 0;
 	while (p && *p) {
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) {
+			p = parse_field(p, in);
+			continue;
+		}
 		p = parse_line(p, &v);
+		in = NULL;
 		if (v.end <= lo || v.start >= hi)
 			continue;
 		if (v.start < lo || v.end > hi) {
@@ -298,24 +447,90 @@ static int snap_kernel(struct diff *d, struct snap *s)
 		}
 		if (v.perm[3] != 's')
 			v.id = 0;
-		ck_assert_uint_lt(s->n, MAX_VMAS);
-		s->v[s->n++] = v;
+		if (s->n >= MAX_VMAS)
+			ck_abort_msg("more than %lu VMAs", MAX_VMAS);
+		s->v[s->n] = v;
+		in = &s->v[s->n++];
 	}
+	for (i = 0; i < RANGE_PAGES; i++)
+		s->res[i] = pm[i] & PM_PRESENT ? '#' : '.';
+	s->res[RANGE_PAGES] = '\0';
 	return 0;
 }
 
-/* The model's VMAs, under mmap_lock for read, in maps form. */
-static void snap_model(struct diff *d, struct snap *s)
+static uint64_t pagemap_buf[RANGE_PAGES];
+
+/* The kernel's side of this process.  Return: as snap_parse(). */
+static int snap_kernel(struct diff *d, struct snap *s)
+{
+	if (read_proc("/proc/self/smaps", maps_buf, sizeof(maps_buf)) < 0)
+		ck_abort_msg("/proc/self/smaps: %s", strerror(errno));
+	if (read_pagemap(d->base, pagemap_buf) != 0)
+		ck_abort_msg("/proc/self/pagemap: %s", strerror(errno));
+	return snap_parse(d, s, maps_buf, pagemap_buf);
+}
+
+struct res_walk {
+	const struct vs_mm *mm;
+	struct snap *s;
+};
+
+/* vs_pgtable_walk()'s visit: one present PTE.  Context: its PTL held. */
+static int res_pte(vs_atomic64_t *pte, unsigned long addr, void *arg)
+{
+	struct res_walk *w = arg;
+	struct vs_page *page;
+
+	page = vs_pfn_to_page(w->mm->pool, vs_pte_pfn(vs_ptep_get(pte)));
+	if (!page)
+		ck_abort_msg("PTE of %#lx: no page", addr);
+	w->s->res[(addr - w->mm->start) / PG] =
+		vs_page_test_flags(page, VS_PG_ZERO) ? 'z' :
+		vs_page_test_flags(page, VS_PG_ANON) ? 'a' : 'f';
+	return 0;
+}
+
+/*
+ * The model's residency, and each VMA's "Rss:" and "Anonymous:" as
+ * 6.18's smaps_pte_entry() counts them: every present page but the
+ * zero page (vm_normal_page() is NULL for it), the anonymous ones
+ * apart.  Context: mmap_lock held.
+ */
+static void snap_model_res(struct vs_mm *mm, struct snap *s)
+{
+	struct res_walk w = { mm, s };
+	unsigned long i;
+	size_t k;
+	char c;
+
+	memset(s->res, '.', RANGE_PAGES);
+	s->res[RANGE_PAGES] = '\0';
+	if (vs_pgtable_walk(&mm->pgtable, mm->start, mm->end, res_pte, &w))
+		ck_abort_msg("vs_pgtable_walk failed");
+	for (k = 0; k < s->n; k++) {
+		for (i = (s->v[k].start - mm->start) / PG;
+		     i < (s->v[k].end - mm->start) / PG; i++) {
+			c = s->res[i];
+			s->v[k].rss += c == 'a' || c == 'f';
+			s->v[k].anon += c == 'a';
+		}
+	}
+}
+
+/* The model's VMAs and residency.  Context: takes mmap_lock for read. */
+static void snap_model(struct vs_mm *mm, struct snap *s)
 {
 	struct vs_vma *vma;
 	struct vrec *v;
 
 	s->n = 0;
-	vs_mmap_read_lock(d->mm);
-	for (vma = vs_find_vma(d->mm, 0); vma;
-	     vma = vs_find_vma(d->mm, vma->vm_end)) {
-		ck_assert_uint_lt(s->n, MAX_VMAS);
+	vs_mmap_read_lock(mm);
+	for (vma = vs_find_vma(mm, 0); vma;
+	     vma = vs_find_vma(mm, vma->vm_end)) {
+		if (s->n >= MAX_VMAS)
+			ck_abort_msg("more than %lu VMAs", MAX_VMAS);
 		v = &s->v[s->n++];
+		memset(v, 0, sizeof(*v));
 		v->start = vma->vm_start;
 		v->end = vma->vm_end;
 		v->perm[0] = vma->vm_flags & VS_VM_READ ? 'r' : '-';
@@ -326,7 +541,8 @@ static void snap_model(struct diff *d, struct snap *s)
 		v->off = vma->vm_file ? vma->vm_pgoff * PG : 0;
 		v->id = v->perm[3] == 's' ? (uintptr_t)vma->vm_file : 0;
 	}
-	vs_mmap_read_unlock(d->mm);
+	snap_model_res(mm, s);
+	vs_mmap_read_unlock(mm);
 }
 
 static int vrec_eq(const struct vrec *a, const struct vrec *b)
@@ -371,7 +587,49 @@ static int ids_match(struct diff *d)
 	return 1;
 }
 
-/* Return: 1 when the lists are equal, else 0 with d->why set. */
+/* The first page resident on one side only, or -1. */
+static long res_differs(const struct snap *k, const struct snap *m)
+{
+	unsigned long i;
+
+	for (i = 0; i < RANGE_PAGES; i++)
+		if ((k->res[i] != '.') != (m->res[i] != '.'))
+			return (long)i;
+	return -1;
+}
+
+/*
+ * The same pages are resident, and every VMA has the same "Rss:" and
+ * "Anonymous:".  The lists are already equal entry by entry.
+ * Return: 1 when they are, else 0 with d->why set.
+ */
+static int res_match(struct diff *d)
+{
+	const struct snap *k = &d->kern, *m = &d->model;
+	long pg = res_differs(k, m);
+	size_t i;
+
+	if (pg >= 0) {
+		snprintf(d->why, sizeof(d->why), "%s: page base+%#lx is "
+			 "resident in the %s only", d->side,
+			 (unsigned long)pg * PG,
+			 k->res[pg] != '.' ? "kernel" : "model");
+		return 0;
+	}
+	for (i = 0; i < k->n; i++) {
+		if (k->v[i].rss == m->v[i].rss && k->v[i].anon == m->v[i].anon)
+			continue;
+		snprintf(d->why, sizeof(d->why), "%s: VMA %zu (base+%#lx): "
+			 "Rss %lu, Anonymous %lu pages in the kernel, %lu, "
+			 "%lu in the model", d->side, i,
+			 k->v[i].start - d->base, k->v[i].rss, k->v[i].anon,
+			 m->v[i].rss, m->v[i].anon);
+		return 0;
+	}
+	return 1;
+}
+
+/* Return: 1 when the snapshots are equal, else 0 with d->why set. */
 static int snaps_match(struct diff *d)
 {
 	const struct snap *k = &d->kern, *m = &d->model;
@@ -390,16 +648,17 @@ static int snaps_match(struct diff *d)
 		else
 			snprintf(mb, sizeof(mb), "(none)");
 		snprintf(d->why, sizeof(d->why),
-			 "VMA %zu differs: kernel %s, model %s", i, kb, mb);
+			 "%s: VMA %zu differs: kernel %s, model %s", d->side,
+			 i, kb, mb);
 		return 0;
 	}
-	return ids_match(d);
+	return ids_match(d) && res_match(d);
 }
 
 /* ---- operations -------------------------------------------------------- */
 
 /* The real system call.  Return: its result, or -errno. */
-static long real_op(const struct diff *d, const struct op *op)
+static long real_call(const struct diff *d, const struct op *op)
 {
 	void *a = (void *)(d->base + op->addr);
 	long r;
@@ -427,6 +686,78 @@ static long real_op(const struct diff *d, const struct op *op)
 	return r == -1 ? -errno : r;
 }
 
+static sigjmp_buf touch_env;
+
+/* SIGSEGV or SIGBUS during a touch: back into real_touch(). */
+static void touch_fault(int sig)
+{
+	(void)sig;
+	siglongjmp(touch_env, 1);
+}
+
+/*
+ * Load (@write 0) or store (1) one byte at the start of each of @n pages
+ * from @addr, for real, with SIGSEGV and SIGBUS caught.  Nothing but the
+ * accesses and sigaction(): a forked child calls it too.
+ * Return: @n, or -(1 + i) when page i faulted.
+ */
+static long real_touch(unsigned long addr, unsigned long n, int write)
+{
+	struct sigaction sa, old_segv, old_bus;
+	volatile unsigned long i = 0;
+	volatile char *p;
+	long r;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = touch_fault;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	if (sigsetjmp(touch_env, 1) == 0) {
+		for (; i < n; i++) {
+			p = (volatile char *)(addr + i * PG);
+			if (write)
+				*p = 1;
+			else
+				(void)*p;
+		}
+		r = (long)n;
+	} else {
+		r = -(long)(1 + i);
+	}
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	return r;
+}
+
+/*
+ * The same touch in @mm: vs_access() page by page, as a CPU runs into
+ * the fault.  Context: as vs_access(): no lock of @mm held.
+ * Return: as real_touch().
+ */
+static long model_touch(struct vs_mm *mm, unsigned long addr,
+			unsigned long n, int write)
+{
+	unsigned long i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = vs_access(mm, addr + i * PG, 1, write);
+		if (err == -EFAULT)
+			return -(long)(1 + i);
+		if (err)
+			ck_abort_msg("vs_access: %s", vs_strerror(err));
+	}
+	return (long)n;
+}
+
+static long real_op(const struct diff *d, const struct op *op)
+{
+	if (op->kind == OP_TOUCH)
+		return real_touch(d->base + op->addr, op->len / PG, op->prot);
+	return real_call(d, op);
+}
+
 static long model_op(const struct diff *d, const struct op *op)
 {
 	unsigned long a = d->base + op->addr;
@@ -441,17 +772,162 @@ static long model_op(const struct diff *d, const struct op *op)
 		return vs_mprotect(d->mm, a, op->len, op->prot);
 	case OP_MADVISE:
 		return vs_madvise(d->mm, a, op->len, op->prot);
+	case OP_TOUCH:
+		return model_touch(d->mm, a, op->len / PG, op->prot);
 	default:
 		return vs_mremap(d->mm, a, op->len, op->new_len, op->flags,
 				 d->base + op->new_addr);
 	}
 }
 
-static void fmt_ret(const struct diff *d, long r, char *buf, size_t size)
+/* ---- fork -------------------------------------------------------------- */
+
+/* What a child sends: two reports and its touch's result between. */
+static char child_buf[2 * (MAPS_BUF_SIZE + PAGEMAP_BYTES) + 64];
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t r;
+
+	while (len) {
+		r = write(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* In the child: its smaps, length first, and its pagemap, down @fd. */
+static void child_report(int fd, unsigned long base)
+{
+	ssize_t n = read_proc("/proc/self/smaps", maps_buf, sizeof(maps_buf));
+
+	if (n < 0 || read_pagemap(base, pagemap_buf) != 0)
+		_exit(2);
+	if (write_all(fd, &n, sizeof(n)) ||
+	    write_all(fd, maps_buf, (size_t)n) ||
+	    write_all(fd, pagemap_buf, PAGEMAP_BYTES))
+		_exit(3);
+}
+
+/*
+ * The real fork: the child reports, touches as @op says, reports again
+ * and exits; it runs no model code and no liburcu, only system calls
+ * and the touch.  Its reports land in child_buf.
+ */
+static void real_fork(struct diff *d, const struct op *op)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fds[2], status;
+	long t;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		child_report(fds[1], d->base);
+		if (op->len) {
+			t = real_touch(d->base + op->addr, op->len / PG,
+				       op->prot);
+			if (write_all(fds[1], &t, sizeof(t)))
+				_exit(3);
+			child_report(fds[1], d->base);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	while (n < sizeof(child_buf)) {
+		r = read(fds[0], child_buf + n, sizeof(child_buf) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		ck_assert_msg(r >= 0, "read from the child: %s",
+			      strerror(errno));
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "fork child: status %#x", status);
+}
+
+/*
+ * One report of the child, at *@p in child_buf, into d->kern.
+ * Return: as snap_parse(); *@p moves past the report.
+ */
+static int child_snap(struct diff *d, const char **p)
+{
+	ssize_t n;
+
+	memcpy(&n, *p, sizeof(n));
+	ck_assert(n >= 0 && (size_t)n < sizeof(maps_buf));
+	memcpy(maps_buf, *p + sizeof(n), (size_t)n);
+	maps_buf[n] = '\0';
+	memcpy(pagemap_buf, *p + sizeof(n) + n, PAGEMAP_BYTES);
+	*p += sizeof(n) + (size_t)n + PAGEMAP_BYTES;
+	return snap_parse(d, &d->kern, maps_buf, pagemap_buf);
+}
+
+/*
+ * fork() for real and vs_fork() in the model; the children must agree
+ * (6.18's vma_needs_copy(): PTEs are copied only for VMAs with an
+ * anon_vma), before and after the child's touch.  @op->kret and
+ * @op->mret: the two touches' results (0 with none).
+ * Context: no lock of d->mm held (vs_fork() takes it).
+ * Return: 1 when the children agree, else 0 with d->why set and the
+ * children's snapshots in d->kern and d->model.
+ */
+static int fork_step(struct diff *d, struct op *op)
+{
+	const char *p = child_buf;
+	struct vs_mm *child;
+	int err, ok;
+
+	real_fork(d, op);
+	err = vs_fork(d->mm, &child);
+	ck_assert_msg(err == 0, "vs_fork: %s", vs_strerror(err));
+	op->kret = op->mret = 0;
+	d->side = "fork child";
+	ok = child_snap(d, &p) == 0;
+	snap_model(child, &d->model);
+	ok = ok && snaps_match(d);
+	if (ok && op->len) {
+		memcpy(&op->kret, p, sizeof(op->kret));
+		p += sizeof(op->kret);
+		op->mret = model_touch(child, d->base + op->addr,
+				       op->len / PG, op->prot);
+		ok = child_snap(d, &p) == 0;
+		snap_model(child, &d->model);
+		ok = ok && snaps_match(d);
+	}
+	err = vs_mm_destroy(child);
+	ck_assert_msg(err == 0, "vs_mm_destroy: %s", vs_strerror(err));
+	if (ok)
+		d->side = "parent";
+	return ok;
+}
+
+/* @r, a result of @op, as a reproduction prints it. */
+static void fmt_ret(const struct diff *d, const struct op *op, long r,
+		    char *buf, size_t size)
 {
 	unsigned long u = (unsigned long)r;
 
-	if (r < 0 && r > -4096)
+	if (op->kind == OP_FORK && !op->len)
+		snprintf(buf, size, "0");
+	else if (op->kind == OP_TOUCH || op->kind == OP_FORK)
+		snprintf(buf, size, r < 0 ? "fault after %ld pages" :
+			 "%ld pages", r < 0 ? -r - 1 : r);
+	else if (r < 0 && r > -4096)
 		snprintf(buf, size, "-%s", vs_err_name((int)r));
 	else if (u >= d->base && u <= d->base + RANGE)
 		snprintf(buf, size, "base+%#lx", u - d->base);
@@ -460,7 +936,8 @@ static void fmt_ret(const struct diff *d, long r, char *buf, size_t size)
 }
 
 /*
- * Apply @op to both sides and compare the results and the VMA lists.
+ * Apply @op to both sides and compare the results, the VMA lists and
+ * what is resident (a fork also compares the children).
  * Return: 1 when they match, else 0 with d->why set.
  */
 static int step(struct diff *d, struct op *op)
@@ -468,19 +945,25 @@ static int step(struct diff *d, struct op *op)
 	char kb[64], mb[64];
 	int ok;
 
-	op->kret = real_op(d, op);
-	op->mret = model_op(d, op);
+	d->side = "parent";
+	if (op->kind == OP_FORK) {
+		if (!fork_step(d, op))
+			return 0;
+	} else {
+		op->kret = real_op(d, op);
+		op->mret = model_op(d, op);
+	}
 	if (op->kret < 0)
 		d->err[op->kind]++;
 	else
 		d->ok[op->kind]++;
 	if (snap_kernel(d, &d->kern) != 0)
 		return 0;
-	snap_model(d, &d->model);
+	snap_model(d->mm, &d->model);
 	ok = snaps_match(d);
 	if (op->kret != op->mret) {
-		fmt_ret(d, op->kret, kb, sizeof(kb));
-		fmt_ret(d, op->mret, mb, sizeof(mb));
+		fmt_ret(d, op, op->kret, kb, sizeof(kb));
+		fmt_ret(d, op, op->mret, mb, sizeof(mb));
 		snprintf(d->why, sizeof(d->why),
 			 "results differ: kernel %s, model %s", kb, mb);
 		return 0;
@@ -703,7 +1186,7 @@ static void gen_bad_mremap(struct diff *d, struct op *op)
  */
 static void gen_invalid(struct diff *d, struct op *op)
 {
-	enum op_kind kind = (enum op_kind)rnd_below(d, NR_OP_KINDS);
+	enum op_kind kind = (enum op_kind)rnd_below(d, NR_CALL_KINDS);
 	unsigned long r = rnd_below(d, 8);
 
 	if (kind == OP_MREMAP) {
@@ -739,23 +1222,94 @@ static void gen_invalid(struct diff *d, struct op *op)
 	}
 }
 
+/*
+ * May a load from [off, off + len) not be made?  When it meets a
+ * PROT_EXEC-only VMA (exclusion 7), or a page of a shared mapping that
+ * is not resident (exclusion 9: the fault would map pages around it).
+ */
+static int load_excluded(const struct diff *d, unsigned long off,
+			 unsigned long len)
+{
+	unsigned long lo = d->base + off, hi = lo + len, a;
+	const struct vrec *v;
+	size_t i;
+
+	for (i = 0; i < d->kern.n; i++) {
+		v = &d->kern.v[i];
+		if (v->end <= lo || v->start >= hi)
+			continue;
+		if (strncmp(v->perm, "--x", 3) == 0)
+			return 1;
+		if (v->perm[3] != 's')
+			continue;
+		for (a = lo > v->start ? lo : v->start;
+		     a < hi && a < v->end; a += PG)
+			if (d->kern.res[(a - d->base) / PG] == '.')
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A touch of 1..MAX_TOUCH_PAGES pages, mostly short: nine in ten inside
+ * one VMA (which may not allow it), else anywhere in the range.
+ */
+static void gen_touch(struct diff *d, struct op *op)
+{
+	const struct snap *s = &d->kern;
+	const struct vrec *v;
+	unsigned long pages;
+
+	op->kind = OP_TOUCH;
+	op->prot = chance(d, 50);
+	pages = 1 + rnd_below(d, chance(d, 70) ? 4 : MAX_TOUCH_PAGES);
+	if (s->n && chance(d, 90)) {
+		v = &s->v[rnd_below(d, s->n)];
+		op->addr = v->start - d->base +
+			   rnd_below(d, (v->end - v->start) / PG) * PG;
+		op->len = pages * PG;
+		if (op->addr + op->len > v->end - d->base)
+			op->len = v->end - d->base - op->addr;
+	} else {
+		op->addr = rnd_below(d, RANGE_PAGES) * PG;
+		op->len = pages * PG;
+		clamp_len(op->addr, &op->len);
+	}
+	if (load_excluded(d, op->addr, op->len))
+		op->prot = 1;
+}
+
+/* A fork; in three of five the child then stores, as a touch would. */
+static void gen_fork(struct diff *d, struct op *op)
+{
+	if (chance(d, 60)) {
+		gen_touch(d, op);
+		op->prot = 1;
+	}
+	op->kind = OP_FORK;
+}
+
 static void gen_op(struct diff *d, struct op *op)
 {
 	unsigned long r = rnd_below(d, 100);
 
 	memset(op, 0, sizeof(*op));
-	if (r < 28)
+	if (r < 22)
 		gen_mmap(d, op);
-	else if (r < 42)
+	else if (r < 33)
 		gen_span_op(d, op, OP_MUNMAP);
-	else if (r < 60)
+	else if (r < 47)
 		gen_span_op(d, op, OP_MPROTECT);
-	else if (r < 68)
+	else if (r < 54)
 		gen_span_op(d, op, OP_MADVISE);
-	else if (r < 93)
+	else if (r < 74)
 		gen_mremap(d, op);
-	else
+	else if (r < 79)
 		gen_invalid(d, op);
+	else if (r < 99)
+		gen_touch(d, op);
+	else
+		gen_fork(d, op);
 }
 
 /* ---- reproductions ----------------------------------------------------- */
@@ -839,6 +1393,18 @@ static void fmt_op(const struct op *op, char *buf, size_t size)
 		snprintf(buf, size, "madvise(base+%#lx, %#lx, %s)", op->addr,
 			 op->len, a);
 		break;
+	case OP_TOUCH:
+		snprintf(buf, size, "%s_pages(base+%#lx, %lu)",
+			 op->prot ? "write" : "read", op->addr, op->len / PG);
+		break;
+	case OP_FORK:
+		if (op->len)
+			snprintf(buf, size, "fork() /* child: write_pages("
+				 "base+%#lx, %lu) */", op->addr,
+				 op->len / PG);
+		else
+			snprintf(buf, size, "fork()");
+		break;
 	default:
 		fmt_bits(a, sizeof(a), op->flags, mremap_names,
 			 VS_ARRAY_SIZE(mremap_names), "0");
@@ -849,21 +1415,27 @@ static void fmt_op(const struct op *op, char *buf, size_t size)
 	}
 }
 
+/* A snapshot: its VMAs with Rss and Anonymous, then page by page. */
 static void print_snap(const struct diff *d, const char *who,
 		       const struct snap *s)
 {
 	char buf[96];
 	size_t i;
 
-	fprintf(stderr, "%s VMAs in the range (%zu):\n", who, s->n);
+	fprintf(stderr, "%s's %s VMAs in the range (%zu):\n", d->side, who,
+		s->n);
 	for (i = 0; i < s->n; i++) {
 		fmt_vrec(d, &s->v[i], buf, sizeof(buf));
+		fprintf(stderr, "  %s  rss %lu anon %lu", buf, s->v[i].rss,
+			s->v[i].anon);
 		if (s->v[i].id)
-			fprintf(stderr, "  %s  object %#" PRIxPTR "\n", buf,
-				s->v[i].id);
-		else
-			fprintf(stderr, "  %s\n", buf);
+			fprintf(stderr, "  object %#" PRIxPTR, s->v[i].id);
+		fprintf(stderr, "\n");
 	}
+	fprintf(stderr, "%s's %s residency, 64 pages a line:\n", d->side,
+		who);
+	for (i = 0; i < RANGE_PAGES; i += 64)
+		fprintf(stderr, "  base+0x%05zx %.64s\n", i * PG, s->res + i);
 }
 
 /* The last @n operations (the shrunk sequence) and both VMA lists. */
@@ -876,8 +1448,8 @@ static void print_ops(const struct diff *d, const struct op *ops, size_t n)
 		fprintf(stderr, "  ... (%zu operations left out)\n", i);
 	for (; i < n; i++) {
 		fmt_op(&ops[i], buf, sizeof(buf));
-		fmt_ret(d, ops[i].kret, kb, sizeof(kb));
-		fmt_ret(d, ops[i].mret, mb, sizeof(mb));
+		fmt_ret(d, &ops[i], ops[i].kret, kb, sizeof(kb));
+		fmt_ret(d, &ops[i], ops[i].mret, mb, sizeof(mb));
 		if (ops[i].kret == ops[i].mret)
 			fprintf(stderr, "  %s = %s;\n", buf, kb);
 		else
@@ -891,8 +1463,18 @@ static void print_ops(const struct diff *d, const struct op *ops, size_t n)
 
 /* ---- running a seed ---------------------------------------------------- */
 
+/* A hinted mmap over a range that is not free (exclusion 2)? */
+static int hint_taken(const struct diff *d, const struct op *op)
+{
+	return op->kind == OP_MMAP &&
+	       !(op->flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) &&
+	       !span_free(d, op->addr, op->len);
+}
+
 /*
- * Replay @n operations from an empty range.
+ * Replay @n operations from an empty range.  A sequence that shrinking
+ * left with a hinted mmap over mapped pages (exclusion 2) is no
+ * reproduction.
  * Return: the index of the first that fails, or -1.
  */
 static long replay(struct diff *d, struct op *ops, size_t n)
@@ -900,9 +1482,13 @@ static long replay(struct diff *d, struct op *ops, size_t n)
 	size_t i;
 
 	range_reset(d);
-	for (i = 0; i < n; i++)
+	ck_assert_msg(snap_kernel(d, &d->kern) == 0, "%s", d->why);
+	for (i = 0; i < n; i++) {
+		if (hint_taken(d, &ops[i]))
+			return -1;
 		if (!step(d, &ops[i]))
 			return (long)i;
+	}
 	return -1;
 }
 
@@ -968,16 +1554,18 @@ static size_t nr_steps(void)
 	return (size_t)vs_test_scale(STEPS_PER_SEED);
 }
 
-/* Every kind of operation both succeeded and failed at least once. */
+/* Every kind of operation both succeeded and failed at least once (a
+ * fork cannot fail). */
 static void check_coverage(const struct diff *d)
 {
 	static const char *const names[NR_OP_KINDS] = {
-		"mmap", "munmap", "mprotect", "madvise", "mremap",
+		"mmap", "munmap", "mprotect", "madvise", "mremap", "touch",
+		"fork",
 	};
 	int k;
 
 	for (k = 0; k < NR_OP_KINDS; k++)
-		ck_assert_msg(d->ok[k] && d->err[k],
+		ck_assert_msg(d->ok[k] && (d->err[k] || k == OP_FORK),
 			      "%s: %lu succeeded, %lu failed", names[k],
 			      d->ok[k], d->err[k]);
 }
@@ -988,7 +1576,7 @@ static long run_steps(struct diff *d, size_t steps)
 	size_t i;
 
 	ck_assert_msg(snap_kernel(d, &d->kern) == 0, "%s", d->why);
-	snap_model(d, &d->model);
+	snap_model(d->mm, &d->model);
 	ck_assert_msg(snaps_match(d), "empty range: %s", d->why);
 	for (i = 0; i < steps; i++) {
 		gen_op(d, &d->ops[i]);
@@ -1028,7 +1616,7 @@ static void run_seed(uint64_t seed)
 
 /*
  * The comparison has teeth: a change made to the kernel's side only is
- * seen, in the VMA list and in a result.
+ * seen, in what is resident, in the VMA list and in a result.
  */
 START_TEST(diff_detects_divergence)
 {
@@ -1045,9 +1633,17 @@ START_TEST(diff_detects_divergence)
 	range_reserve(d);
 	model_create(d);
 	ck_assert_msg(step(d, &op), "%s", d->why);
+	/* a store in the kernel only: resident there, and in its Rss */
+	*(volatile char *)(d->base + 3 * PG) = 1;
+	ck_assert_int_eq(snap_kernel(d, &d->kern), 0);
+	snap_model(d->mm, &d->model);
+	ck_assert(!snaps_match(d));
+	ck_assert_ptr_nonnull(strstr(d->why, "resident in the kernel only"));
+	ck_assert_int_eq(madvise((void *)(d->base + 3 * PG), PG,
+				 MADV_DONTNEED), 0);
 	ck_assert_int_eq(mprotect((void *)(d->base + PG), PG, PROT_READ), 0);
 	ck_assert_int_eq(snap_kernel(d, &d->kern), 0);
-	snap_model(d, &d->model);
+	snap_model(d->mm, &d->model);
 	ck_assert(!snaps_match(d));
 	ck_assert_ptr_nonnull(strstr(d->why, "VMA 0 differs"));
 
