@@ -366,9 +366,10 @@ static int marked_last(struct vs_mm *mm, struct vs_vma *v)
 }
 
 /*
- * dup_mmap() write-locks every VMA of the parent from 6.4.1 on
- * (fork_lock_all), only those whose PTEs it copies before: a shared
- * anonymous mapping never written privately is not copied.
+ * dup_mmap() write-locks every VMA of the parent from 6.5 and 6.4.y on
+ * (fork_lock_all), only those whose PTEs it copies before: the private
+ * one, written (it has an anon_vma), but not a shared anonymous
+ * mapping, which vma_needs_copy() leaves to faults.
  */
 START_TEST(fork_locks_vmas)
 {
@@ -379,6 +380,7 @@ START_TEST(fork_locks_vmas)
 	ck_assert_int_eq(vs_mmap(mm, A0 + 4 * PG, PG, RW,
 				  VS_MAP_SHARED | VS_MAP_ANONYMOUS |
 				  VS_MAP_FIXED, NULL, 0), (long)(A0 + 4 * PG));
+	ck_assert_int_eq(vs_write(mm, A0, "x", 1), 0);
 	ck_assert_int_eq(vs_fork(mm, &child), 0);
 	vs_mmap_read_lock(mm);
 	anon = vs_vma_lookup(mm, A0);
