@@ -38,7 +38,8 @@ static int fault_oom(struct vs_vm_fault *vmf)
 /*
  * The PTE changed between the fault's look and the PTL: another fault
  * or a zap won.  Locked and pervma return 0 and the access retries, as
- * the kernel does; spf aborts, so that its count shows the race.
+ * every version's handle_pte_fault() does (3.18 to 6.18); spf aborts,
+ * so that its count shows the race.
  */
 static int fault_pte_changed(struct vs_vm_fault *vmf)
 {

@@ -55,10 +55,10 @@ static unsigned long move_ptes(struct vs_mm *mm, unsigned long old,
 /*
  * move_vma: map [new_addr, new_addr + new_len) like the old range, move
  * the pages, unmap the old range.  When the pages cannot all move (a
- * page table at the target cannot be allocated), do as the kernel does:
- * move those that did back, which cannot fail (their tables at the
- * source are still there), and unmap the new range instead of the old,
- * so that the call fails leaving the old mapping as it was.
+ * page table at the target cannot be allocated), do as 6.18's move_vma()
+ * does: move those that did back, which cannot fail (their tables at
+ * the source are still there), and unmap the new range instead of the
+ * old, so that the call fails leaving the old mapping as it was.
  *
  * The unmap after the move, of the old range or of the new one, is
  * never failed (vs__fail_nofail): it may split a VMA.  The kernel's can
