@@ -288,18 +288,18 @@ static void unmap_thread(void *state, unsigned int i)
 /* _i: the strategy. */
 START_TEST(explore_unmap)
 {
-	static int strategy;
+	static struct race_arg arg = { .kernel = "6.18" };
 	static char name[32];
 	static struct vs_explore_scenario unmap = {
 		.name = name, .threads = 3, .setup = race_setup,
 		.thread = unmap_thread, .check = race_check,
-		.fini = race_fini, .arg = &strategy,
+		.fini = race_fini, .arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	strategy = _i;
+	arg.strategy = _i;
 	snprintf(name, sizeof(name), "unmap-%s",
-		 vs_fault_strategy_name(strategy));
+		 vs_fault_strategy_name(arg.strategy));
 	vs_tally_explore(&unmap, &o);
 }
 END_TEST
@@ -312,10 +312,11 @@ END_TEST
  * anon_vma are there). */
 static int reclaim_setup(void **state)
 {
-	const int *strategy = *state;
+	const struct race_arg *arg = *state;
 	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
 				    .start = START,
-				    .end = START + 2 * VS_PMD_SIZE };
+				    .end = START + 2 * VS_PMD_SIZE,
+				    .kernel = arg->kernel };
 	struct race *r = calloc(1, sizeof(*r));
 	long a;
 	int err;
@@ -323,7 +324,7 @@ static int reclaim_setup(void **state)
 	if (!r)
 		return -ENOMEM;
 	*state = r;
-	r->strategy = *strategy;
+	r->strategy = arg->strategy;
 	err = vs_mm_create(&r->mm, &mo);
 	if (err) {
 		r->mm = NULL;
@@ -390,18 +391,18 @@ static void reclaim_check(void *state)
 /* _i: the strategy. */
 START_TEST(explore_reclaim)
 {
-	static int strategy;
+	static struct race_arg arg = { .kernel = "6.18" };
 	static char name[32];
 	static struct vs_explore_scenario reclaim = {
 		.name = name, .threads = 3, .setup = reclaim_setup,
 		.thread = reclaim_thread, .check = reclaim_check,
-		.fini = race_fini, .arg = &strategy,
+		.fini = race_fini, .arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	strategy = _i;
+	arg.strategy = _i;
 	snprintf(name, sizeof(name), "reclaim-%s",
-		 vs_fault_strategy_name(strategy));
+		 vs_fault_strategy_name(arg.strategy));
 	vs_tally_explore(&reclaim, &o);
 }
 END_TEST
@@ -479,11 +480,11 @@ static void dontneed_check(void *state)
 
 START_TEST(explore_dontneed)
 {
-	static int strategy = VS_FAULT_PERVMA;
+	static struct race_arg arg = { VS_FAULT_PERVMA, "6.18" };
 	static struct vs_explore_scenario dontneed = {
 		.name = "dontneed-pervma", .threads = 3,
 		.setup = dontneed_setup, .thread = dontneed_thread,
-		.check = dontneed_check, .fini = race_fini, .arg = &strategy,
+		.check = dontneed_check, .fini = race_fini, .arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
@@ -560,11 +561,11 @@ static void cow_thread(void *state, unsigned int i)
 
 START_TEST(explore_cow)
 {
-	static int strategy = VS_FAULT_LOCKED;
+	static struct race_arg arg = { VS_FAULT_LOCKED, "6.18" };
 	static struct vs_explore_scenario cow = {
 		.name = "cow-locked", .threads = 2, .setup = cow_setup,
 		.thread = cow_thread, .check = race_check, .fini = race_fini,
-		.arg = &strategy,
+		.arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
