@@ -354,8 +354,8 @@ void vs__zap(struct vs_mm *mm, unsigned long start, unsigned long end,
  * vs__zap_dontneed - MADV_DONTNEED's zap of [@start, @end), which lies
  * in @vma: as vs__zap() with CLEAR, and where the version has
  * PT_RECLAIM (mech.pt_reclaim, 6.14 on) each PTE page the range covers
- * whole and leaves empty is freed (vs_zap_range_reclaim()); 3.18 and
- * 6.4 keep every table until munmap.
+ * whole and leaves empty is freed (vs_zap_range_reclaim()), but for a
+ * fault_noalloc mm; 3.18 and 6.4 keep every table until munmap.
  * @vma_locked: the caller holds @vma's lock for read, not the mmap_lock
  *	(6.17's madvise_lock() with mech.dontneed_vma_lock)
  * Context: @vma's lock held for read (@vma_locked), else mmap_lock held
@@ -368,7 +368,10 @@ void vs__zap_dontneed(struct vs_mm *mm, struct vs_vma *vma,
 		vs_vma_assert_locked(vma);
 	else
 		vs_mmap_assert_locked(mm);
-	zap_range(mm, start, end, VS_MMU_NOTIFY_CLEAR, mm->mech.pt_reclaim);
+	/* A fault_noalloc mm keeps its tables, as its munmap does: its
+	 * faults, in a signal handler, may not allocate one again. */
+	zap_range(mm, start, end, VS_MMU_NOTIFY_CLEAR,
+		  mm->mech.pt_reclaim && !mm->fault_noalloc);
 }
 
 /* ---- mmu notifiers -------------------------------------------------------- */

@@ -319,7 +319,8 @@ struct vs_mm {
 	/**
 	 * @fault_noalloc: 1: faults never allocate anything but pages, so
 	 * that they can run in a signal handler (vmsim/uffd.h): munmap
-	 * keeps page tables, and private VMAs get their anon_vma at mmap.
+	 * and 6.18's MADV_DONTNEED (PT_RECLAIM) keep page tables, and
+	 * private VMAs get their anon_vma at mmap.
 	 * Set once, under mmap_lock for write, before the mm has VMAs.
 	 */
 	int fault_noalloc;
