@@ -285,22 +285,34 @@ static void unmap_thread(void *state, unsigned int i)
 	(void)vs_munmap(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE);
 }
 
+/*
+ * Explore @sc, a scenario over struct race, for @strategy at 6.18,
+ * named "@prefix-STRATEGY" (its replay line names it so).
+ */
+static void explore_strategy(struct vs_explore_scenario *sc,
+			     const char *prefix, int strategy)
+{
+	static struct race_arg arg = { .kernel = "6.18" };
+	static char name[40];
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	arg.strategy = strategy;
+	snprintf(name, sizeof(name), "%s-%s", prefix,
+		 vs_fault_strategy_name(strategy));
+	sc->name = name;
+	sc->arg = &arg;
+	vs_tally_explore(sc, &o);
+}
+
 /* _i: the strategy. */
 START_TEST(explore_unmap)
 {
-	static struct race_arg arg = { .kernel = "6.18" };
-	static char name[32];
 	static struct vs_explore_scenario unmap = {
-		.name = name, .threads = 3, .setup = race_setup,
-		.thread = unmap_thread, .check = race_check,
-		.fini = race_fini, .arg = &arg,
+		.threads = 3, .setup = race_setup, .thread = unmap_thread,
+		.check = race_check, .fini = race_fini,
 	};
-	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	arg.strategy = _i;
-	snprintf(name, sizeof(name), "unmap-%s",
-		 vs_fault_strategy_name(arg.strategy));
-	vs_tally_explore(&unmap, &o);
+	explore_strategy(&unmap, "unmap", _i);
 }
 END_TEST
 
@@ -391,19 +403,12 @@ static void reclaim_check(void *state)
 /* _i: the strategy. */
 START_TEST(explore_reclaim)
 {
-	static struct race_arg arg = { .kernel = "6.18" };
-	static char name[32];
 	static struct vs_explore_scenario reclaim = {
-		.name = name, .threads = 3, .setup = reclaim_setup,
-		.thread = reclaim_thread, .check = reclaim_check,
-		.fini = race_fini, .arg = &arg,
+		.threads = 3, .setup = reclaim_setup, .thread = reclaim_thread,
+		.check = reclaim_check, .fini = race_fini,
 	};
-	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	arg.strategy = _i;
-	snprintf(name, sizeof(name), "reclaim-%s",
-		 vs_fault_strategy_name(arg.strategy));
-	vs_tally_explore(&reclaim, &o);
+	explore_strategy(&reclaim, "reclaim", _i);
 }
 END_TEST
 
@@ -832,19 +837,12 @@ static void dirty_check(void *state)
 /* _i: the strategy. */
 START_TEST(explore_dirty)
 {
-	static struct race_arg arg = { .kernel = "6.18" };
-	static char name[32];
 	static struct vs_explore_scenario dirty = {
-		.name = name, .threads = 2, .setup = dirty_setup,
-		.thread = dirty_thread, .check = dirty_check,
-		.fini = race_fini, .arg = &arg,
+		.threads = 2, .setup = dirty_setup, .thread = dirty_thread,
+		.check = dirty_check, .fini = race_fini,
 	};
-	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	arg.strategy = _i;
-	snprintf(name, sizeof(name), "dirty-%s",
-		 vs_fault_strategy_name(arg.strategy));
-	vs_tally_explore(&dirty, &o);
+	explore_strategy(&dirty, "dirty", _i);
 }
 END_TEST
 
