@@ -37,7 +37,21 @@
 	XX(ERANGE, "result out of range")                                \
 	XX(EDEADLK, "resource deadlock would occur")                     \
 	XX(EOPNOTSUPP, "operation not supported (by this kernel version: " \
-		       "vmsim/kernel.h)")
+		       "vmsim/kernel.h)")                                 \
+	XX(ECANCELED, "the run failed: a check, an assertion or a "      \
+		      "deadlock on the virtual CPUs (the report says which)") \
+	XX(EIO, "input/output error (a write to the output failed)")    \
+	XX(EILSEQ, "malformed schedule (a replay line as vmsim "         \
+		   "prints it is expected)")                             \
+	XX(ESTALE, "the run does not repeat: the schedule no longer "    \
+		   "matches it (the scenario or vmsim changed)")         \
+	XX(E2BIG, "too long (a schedule, or a list of a profile)")       \
+	XX(ENOSPC, "no room left (a fixed-size table is full)")          \
+	XX(ESRCH, "no such process (the monitored one exited)")          \
+	XX(EFBIG, "file too large")                                      \
+	XX(EACCES, "permission denied (a protection the file's open "    \
+		   "mode forbids)")                                      \
+	XX(EBADF, "bad file (not open, or not for this use)")
 
 /**
  * vs_strerror - describe an error code
