@@ -113,6 +113,7 @@ bad_value --trace-sample --trace-sample 5
 bad_value --trace-slow-us --trace-slow-us 5
 bad_value --trace-sample --backing uffd --trace "$dir/x.json" --trace-sample 5
 bad_value --plot --threads 2 --plot "$dir/nosweep.svg"
+bad_value /nonexistent/p.svg --sweep 1,2 --plot /nonexistent/p.svg
 bad_value --threads --threads 2 --sweep 1,2
 bad_value --writer-rate --writer-rate 5
 bad_value --writer-rate --writer none --writer-rate 5

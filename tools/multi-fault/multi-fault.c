@@ -282,6 +282,35 @@ static void refuse_on(int key, int backing, const char *why)
 				  why);
 }
 
+/*
+ * --plot's file must be writable before anything runs: an existing one
+ * writable, a new one in a writable folder.  Else a usage error.
+ */
+static void check_plot_path(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!access(path, F_OK)) {
+		if (access(path, W_OK))
+			bench_usage_error("--plot: cannot write '%s': %s", path,
+					  strerror(errno));
+		return;
+	}
+	if (n >= sizeof(dir))
+		bench_usage_error("--plot: path too long: '%.60s...'", path);
+	if (!slash)
+		strcpy(dir, ".");
+	else if (!n)
+		strcpy(dir, "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+	if (access(dir, W_OK))
+		bench_usage_error("--plot: cannot write '%s': %s: %s", path,
+				  dir, strerror(errno));
+}
+
 /* Every pair of options that cannot mean anything together. */
 static void check_pairs(void)
 {
@@ -305,6 +334,8 @@ static void check_pairs(void)
 	if (opt.plot && bench_std.nr_threads < 2)
 		bench_usage_error("--plot needs two thread counts or more "
 				  "(--sweep 1,2,4)");
+	if (opt.plot)
+		check_plot_path(opt.plot);
 	if (bench_given(BENCH_OPT_WRITER_RATE) &&
 	    opt.writer == MF_WRITER_NONE)
 		bench_usage_error("--writer-rate needs --writer mmap, "
@@ -548,8 +579,9 @@ static void trace_end(void)
 			strerror(-err));
 }
 
-/* The blocks (or JSON lines), the summary, the plot. */
-static void report(void)
+/* The blocks (or JSON lines), the summary, the plot.  Return: 0, or
+ * -errno when the plot could not be written. */
+static int report(void)
 {
 	int i, p, err;
 
@@ -573,7 +605,9 @@ static void report(void)
 				opt.plot, strerror(-err));
 		else if (!bench_std.json)
 			printf("plot: %s\n", opt.plot);
+		return err;
 	}
+	return 0;
 }
 
 #if !MF_VCPU
@@ -635,7 +669,8 @@ int main(int argc, char **argv)
 	ret = run_all();
 	if (opt.trace)
 		trace_end();
-	report();
+	if (report() && !ret)
+		ret = EXIT_SETUP;
 	if (ret == EXIT_INTR)
 		fprintf(stderr, "multi-fault: interrupted\n");
 	return ret;
