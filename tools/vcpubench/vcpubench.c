@@ -364,6 +364,26 @@ static int load(const char *dflt)
 	return ret;
 }
 
+/*
+ * --vcpus within each profile a chosen benchmark runs on, checked
+ * before any runs: a usage error (exit 2) that names both.
+ */
+static void check_vcpus(unsigned int vcpus)
+{
+	static const char *const dflt[2] = { "flat", "ivb-ex-4x15x2" };
+	int i;
+
+	for (i = 0; vcpus && i < 2; i++) {
+		if (!opt.chosen[i])
+			continue;
+		if (load(dflt[i]))
+			exit(2);
+		if (vcpus > profile.nr_cpus)
+			bench_usage_error("--vcpus %u: %s has %u CPUs", vcpus,
+					  profile.name, profile.nr_cpus);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int vcpus;
@@ -373,6 +393,7 @@ int main(int argc, char **argv)
 	if (!bench_given(BENCH_OPT_BENCH))
 		bench_item("all");
 	vcpus = opt.vcpus;
+	check_vcpus(vcpus);
 	if (opt.chosen[0] && !err) {
 		opt.vcpus = vcpus ? vcpus : 4;
 		err = load("flat") ? 2 : run("events", events_main) ? 1 : 0;
