@@ -157,55 +157,81 @@ static int word_num(const char *w, const char *key, int real, void *v)
 	return 1;
 }
 
-int vs_fail_parse(char *s, struct vs_fail_options *o)
+/*
+ * vs_fail_parse(), and *@bad the word it refused: NULL for no kind or
+ * options vs_fail_check() refuses, "" for an empty word.
+ */
+static int fail_parse(char *s, struct vs_fail_options *o, const char **bad)
 {
 	uint64_t nth = 0, seed = 0, times = 0;
 	char *w, *save = NULL;
-	int r;
+	int r = 0;
 
-	if (!s || !o)
-		return -EINVAL;
+	*bad = "";
 	memset(o, 0, sizeof(*o));
 	if (!*s || *s == ',' || strstr(s, ",,") || s[strlen(s) - 1] == ',')
 		return -EINVAL;	/* an empty word */
 	for (w = strtok_r(s, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		*bad = w;
 		if (!strcmp(w, "slab"))
 			o->kinds |= VS_FAIL_SLAB;
 		else if (!strcmp(w, "page"))
 			o->kinds |= VS_FAIL_PAGE;
 		else if (!strncmp(w, "cache=", 6) && w[6])
 			o->cache = w + 6;
-		else if ((r = word_num(w, "nth", 0, &nth)) ||
-			 (r = word_num(w, "p", 1, &o->probability)) ||
-			 (r = word_num(w, "seed", 0, &seed)) ||
-			 (r = word_num(w, "times", 0, &times))) {
-			if (r < 0)
-				return -EINVAL;
-		} else {
+		else if (!(r = word_num(w, "nth", 0, &nth)) &&
+			 !(r = word_num(w, "p", 1, &o->probability)) &&
+			 !(r = word_num(w, "seed", 0, &seed)) &&
+			 !(r = word_num(w, "times", 0, &times)))
 			return -EINVAL;
-		}
+		if (r < 0)
+			return -EINVAL;
 	}
+	*bad = NULL;
 	o->nth = (unsigned long)nth;
 	o->seed = seed;
 	o->times = (unsigned long)times;
 	return o->kinds ? 0 : -EINVAL;
 }
 
-/* VMSIM_FAIL, read once before main(); a bad one ends the process. */
+int vs_fail_parse(char *s, struct vs_fail_options *o)
+{
+	const char *bad;
+
+	if (!s || !o)
+		return -EINVAL;
+	return fail_parse(s, o, &bad);
+}
+
+/* VMSIM_FAIL, read once before main(); a bad one ends the process,
+ * naming the word it could not take. */
 __attribute__((constructor)) static void fail_init(void)
 {
-	const char *e = getenv("VMSIM_FAIL");
+	const char *e = getenv("VMSIM_FAIL"), *bad = NULL;
 	struct vs_fail_options o;
-	char buf[256];
+	char buf[256], why[300];
 
 	if (!e || !*e)
 		return;
 	snprintf(buf, sizeof(buf), "%s", e);
-	if (strlen(e) < sizeof(buf) && !vs_fail_parse(buf, &o) &&
-	    !vs_fail_set(&o))
+	if (strlen(e) >= sizeof(buf))
+		snprintf(why, sizeof(why), "longer than %zu bytes",
+			 sizeof(buf) - 1);
+	else if (fail_parse(buf, &o, &bad) && !bad)
+		snprintf(why, sizeof(why), "no kind (slab or page)");
+	else if (bad && !*bad)
+		snprintf(why, sizeof(why), "an empty word");
+	else if (bad)
+		snprintf(why, sizeof(why), "bad word '%s'", bad);
+	else if (vs_fail_check(&o))
+		snprintf(why, sizeof(why), "it needs one of nth=N and p=P "
+			 "(p within 0 and 1), and cache= only with slab");
+	else if (!vs_fail_set(&o))
 		return;
-	fprintf(stderr, "vmsim: VMSIM_FAIL: '%s' is not KIND[,KIND]"
-		"[,nth=N | ,p=P][,seed=S][,times=T][,cache=NAME] with KIND "
-		"slab or page (vmsim/fail.h)\n", e);
+	else
+		snprintf(why, sizeof(why), "refused by vs_fail_set()");
+	fprintf(stderr, "vmsim: VMSIM_FAIL='%s': %s; the words are "
+		"KIND[,KIND][,nth=N | ,p=P][,seed=S][,times=T][,cache=NAME] "
+		"with KIND slab or page (vmsim/fail.h)\n", e, why);
 	exit(2);
 }

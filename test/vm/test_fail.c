@@ -255,7 +255,8 @@ START_TEST(fail_env_refused)
 
 	ck_assert_int_eq(run_self("slab,nth=x", 2, "-l", NULL, out,
 				  sizeof(out)), 2);
-	ck_assert_msg(strstr(out, "VMSIM_FAIL: 'slab,nth=x'"), "%s", out);
+	ck_assert_msg(strstr(out, "VMSIM_FAIL='slab,nth=x': bad word 'nth=x'"),
+		      "%s", out);
 }
 END_TEST
 
