@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include <vmsim/check/explore.h>
+#include <vmsim/error.h>
 #include <vmsim/lockstat.h>
 #include <vmsim/slab.h>
 
@@ -602,15 +603,24 @@ static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 	return f->err;
 }
 
-/* The schedule VMSIM_REPLAY gives for scenario @name, or NULL. */
+/*
+ * The schedule VMSIM_REPLAY gives for scenario @name, or NULL.  One
+ * that names another scenario is said on stderr, so that a misspelt
+ * name is not taken for a replay that passed.
+ */
 static const char *replay_request(const char *name)
 {
 	const char *e = getenv("VMSIM_REPLAY");
 	size_t n = strlen(name);
 
-	if (!e || strncmp(e, name, n) || e[n] != ':')
+	if (!e || !*e)
 		return NULL;
-	return e + n + 1;
+	if (!strncmp(e, name, n) && e[n] == ':')
+		return e + n + 1;
+	fprintf(stderr, "explore: %s: VMSIM_REPLAY names %.*s, not this "
+		"scenario: exploring it instead\n", name,
+		(int)strcspn(e, ":"), e);
+	return NULL;
 }
 
 /* Run the schedule @word, after the warm-up as exploring does. */
@@ -628,7 +638,7 @@ static int replay_env(struct xrun *x, const struct vs_explore_options *o,
 	err = vs_vcpu_replay_decode(word, dec, max, &nr, &check);
 	if (err) {
 		report_set(rep, "explore: %s: VMSIM_REPLAY: not a schedule "
-			   "(%s): %s\n", x->sc->name, strerror(-err), word);
+			   "(%s): %s\n", x->sc->name, vs_strerror(err), word);
 		free(dec);
 		return -EINVAL;
 	}
@@ -695,7 +705,7 @@ static int run(struct xrun *x, const struct vs_explore_options *o,
 		trace_failure(x, o, f, rep);
 	} else if (err && !rep->text[0]) {
 		report_set(rep, "explore: %s: schedule %lu: %s%s\n%s",
-			   x->sc->name, rep->schedules, strerror(-err),
+			   x->sc->name, rep->schedules, vs_strerror(err),
 			   err == -ESTALE ? " (the scenario does not repeat "
 			   "itself from schedule to schedule, which the "
 			   "search needs)" : "", f->report);
