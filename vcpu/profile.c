@@ -482,6 +482,15 @@ static int try_dir(struct vs_vcpu_profile *p, const char *dir, size_t len,
 	return load_path(p, path, err, errlen);
 }
 
+/* Does @s end in @suffix?  A name so ending is a file's, in the
+ * current folder if it has no '/'. */
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && !strcmp(s + n - m, suffix);
+}
+
 static int load_name(struct vs_vcpu_profile *p, const char *name, char *err,
 		     size_t errlen)
 {
@@ -505,8 +514,10 @@ static int load_name(struct vs_vcpu_profile *p, const char *name, char *err,
 	if (ret != -ENOENT)
 		return ret;
 	set_err(err, errlen, "no profile '%s' (looked in $VMSIM_PROFILE_PATH, "
-		"%s and %s)", name, *VS_PROFILE_SRCDIR ? VS_PROFILE_SRCDIR :
-		"(no source tree)", VS_PROFILE_DIR);
+		"%s and %s)%s", name, *VS_PROFILE_SRCDIR ? VS_PROFILE_SRCDIR :
+		"(no source tree)", VS_PROFILE_DIR, strcmp(name, "host") ? "" :
+		"; measure this machine's with 'vcpu-calibrate --output "
+		"host.profile', then name host.profile (docs/vcpu.md)");
 	return -ENOENT;
 }
 
@@ -517,7 +528,7 @@ int vs_vcpu_profile_load(struct vs_vcpu_profile *p, const char *name_or_path,
 		set_err(err, errlen, "no profile or no name");
 		return -EINVAL;
 	}
-	if (strchr(name_or_path, '/'))
+	if (strchr(name_or_path, '/') || has_suffix(name_or_path, ".profile"))
 		return load_path(p, name_or_path, err, errlen);
 	if (!valid_name(name_or_path)) {
 		set_err(err, errlen, "'%.40s' is not a profile name (letters, "

@@ -206,7 +206,8 @@ VS_EXTERN int vs_vcpu_profile_parse(struct vs_vcpu_profile *p,
 /**
  * vs_vcpu_profile_load - read a profile by name or from a file
  * @p: receives the profile (unchanged on error)
- * @name_or_path: a path when it contains a '/', read as is; otherwise a
+ * @name_or_path: a path when it contains a '/' or ends in ".profile",
+ *	read as is; otherwise a
  *	profile name, NAME.profile looked up in order in each directory of
  *	$VMSIM_PROFILE_PATH (colon-separated), in the source tree's
  *	profiles/ (so that binaries in a build directory find them) and in

@@ -251,6 +251,16 @@ START_TEST(test_load)
 			 -EINVAL);
 	ck_assert_int_eq(vs_vcpu_profile_load(&p, "/nonexistent/x.profile",
 					      err, sizeof(err)), -ENOENT);
+	/* A file of this folder by its name, as docs/vcpu.md gives
+	 * host.profile; "host" alone says how to make one. */
+	ck_assert_int_eq(vs_vcpu_profile_load(&p, "no-such-file.profile",
+					      err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_null(strstr(err, "looked in"));
+	if (!getenv("VMSIM_PROFILE_PATH")) {	/* where a host one may be */
+		ck_assert_int_eq(vs_vcpu_profile_load(&p, "host", err,
+						      sizeof(err)), -ENOENT);
+		ck_assert_ptr_nonnull(strstr(err, "vcpu-calibrate"));
+	}
 	ck_assert_int_eq(vs_vcpu_profile_load(NULL, "flat", err, sizeof(err)),
 			 -EINVAL);
 }
