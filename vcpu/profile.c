@@ -5,6 +5,8 @@
  */
 #include <vmsim/vcpu_profile.h>
 
+#include <dlfcn.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -491,6 +493,36 @@ static int has_suffix(const char *s, const char *suffix)
 	return n > m && !strcmp(s + n - m, suffix);
 }
 
+/*
+ * Try share/vmsim/profiles beside the installed object this code is in
+ * (libvmsim.so, or a tool linked statically): PREFIX/lib/.. or
+ * PREFIX/lib/ARCH/../.., and PREFIX/bin/.., whatever prefix it was
+ * installed into or moved to.  -ENOENT when there is none.
+ */
+static int try_installed(struct vs_vcpu_profile *p, const char *name,
+			 char *err, size_t errlen)
+{
+	static const char *const up[] = { "/../share/vmsim/profiles",
+					   "/../../share/vmsim/profiles" };
+	char dir[PATH_MAX];
+	Dl_info info;
+	const char *slash;
+	size_t i, len;
+	int ret = -ENOENT;
+
+	if (!dladdr(up, &info) || !info.dli_fname ||
+	    !(slash = strrchr(info.dli_fname, '/')))
+		return -ENOENT;
+	len = (size_t)(slash - info.dli_fname);
+	for (i = 0; ret == -ENOENT && i < 2; i++) {
+		if (snprintf(dir, sizeof(dir), "%.*s%s", (int)len,
+			     info.dli_fname, up[i]) >= (int)sizeof(dir))
+			return -ENOENT;
+		ret = try_dir(p, dir, strlen(dir), name, err, errlen);
+	}
+	return ret;
+}
+
 static int load_name(struct vs_vcpu_profile *p, const char *name, char *err,
 		     size_t errlen)
 {
@@ -505,6 +537,9 @@ static int load_name(struct vs_vcpu_profile *p, const char *name, char *err,
 			return ret;
 		env += len + (env[len] == ':');
 	}
+	ret = try_installed(p, name, err, errlen);
+	if (ret != -ENOENT)
+		return ret;
 	ret = try_dir(p, VS_PROFILE_SRCDIR, strlen(VS_PROFILE_SRCDIR), name,
 		      err, errlen);
 	if (ret != -ENOENT)
@@ -514,7 +549,7 @@ static int load_name(struct vs_vcpu_profile *p, const char *name, char *err,
 	if (ret != -ENOENT)
 		return ret;
 	set_err(err, errlen, "no profile '%s' (looked in $VMSIM_PROFILE_PATH, "
-		"%s and %s)%s", name, *VS_PROFILE_SRCDIR ? VS_PROFILE_SRCDIR :
+		"share/vmsim/profiles beside the library, %s and %s)%s", name, *VS_PROFILE_SRCDIR ? VS_PROFILE_SRCDIR :
 		"(no source tree)", VS_PROFILE_DIR, strcmp(name, "host") ? "" :
 		"; measure this machine's with 'vcpu-calibrate --output "
 		"host.profile', then name host.profile (docs/vcpu.md)");

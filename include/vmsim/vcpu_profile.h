@@ -209,9 +209,11 @@ VS_EXTERN int vs_vcpu_profile_parse(struct vs_vcpu_profile *p,
  * @name_or_path: a path when it contains a '/' or ends in ".profile",
  *	read as is; otherwise a
  *	profile name, NAME.profile looked up in order in each directory of
- *	$VMSIM_PROFILE_PATH (colon-separated), in the source tree's
- *	profiles/ (so that binaries in a build directory find them) and in
- *	the installed DATADIR/vmsim/profiles
+ *	$VMSIM_PROFILE_PATH (colon-separated), in share/vmsim/profiles
+ *	beside the installed library or tool (found from where it is
+ *	loaded, so a prefix may be moved), in the source tree's profiles/
+ *	(so that binaries in a build directory find them) and in the
+ *	DATADIR/vmsim/profiles of the configured prefix
  * @err: receives a one-line message on error (may be NULL)
  * @errlen: the size of @err
  *

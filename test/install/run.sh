@@ -44,6 +44,20 @@ cc ${VS_CONSUMER_CFLAGS:-} -o "$work/consumer_pc" "$src/consumer.c" \
 	$(pkg-config --cflags --libs vmsim) -Wl,-rpath,"$libdir"
 run_shared "$work/consumer_pc"
 
+# The installed tools find the installed profiles, wherever the prefix
+# is: a profile only the prefix has, found with no VMSIM_PROFILE_PATH.
+if [ -x "$prefix/bin/vcpubench" ]; then
+	cp "$prefix/share/vmsim/profiles/flat.profile" \
+		"$prefix/share/vmsim/profiles/only-installed.profile"
+	env -u VMSIM_PROFILE_PATH "$prefix/bin/vcpubench" --vcpus 2 \
+		--machine only-installed --bench events --duration 0.01 \
+		>/dev/null || {
+		echo "install: vcpubench does not find the installed" \
+			"profiles" >&2
+		exit 1
+	}
+fi
+
 # libvmsim-check: the stress harness, which libvmsim must not carry.
 if nm -D "$libdir/libvmsim.so" | grep -q ' T vs_stress'; then
 	echo "install: libvmsim.so exports stress symbols" >&2
