@@ -67,6 +67,7 @@ Suite *explore_vm_suite(void);
 #define PAGES 4
 #define START 0x40000000UL
 #define AREA (START + 16 * VS_PAGE_SIZE)
+#define LAST (AREA + (PAGES - 1) * VS_PAGE_SIZE)	/* race_setup writes it */
 #define RW (VS_PROT_READ | VS_PROT_WRITE)
 
 /* ---- race: a small scenario over one mm ---------------------------------- */
@@ -121,8 +122,7 @@ static int race_setup(void **state)
 				VS_MAP_FIXED, NULL, 0);
 	/* The last page written: the PTE table and the anon_vma are there,
 	 * so that a speculative fault need not fall back for them. */
-	if (a >= 0 && vs_handle_mm_fault(r->mm, AREA + (PAGES - 1) *
-					 VS_PAGE_SIZE, VS_FAULT_FLAG_WRITE))
+	if (a >= 0 && vs_handle_mm_fault(r->mm, LAST, VS_FAULT_FLAG_WRITE))
 		a = -EIO;
 	if (a < 0) {	/* nothing else touched it */
 		(void)vs_mm_destroy(r->mm);
@@ -499,8 +499,6 @@ END_TEST
 
 /* ---- cow: a write fault on a pinned read-only page ---------------------- */
 
-#define PIN (AREA + (PAGES - 1) * VS_PAGE_SIZE)
-
 /* race_setup's, the written last page made read-only again (mprotect
  * read, then read-write: the PTE stays read-only). */
 static int cow_setup(void **state)
@@ -515,7 +513,7 @@ static int cow_setup(void **state)
 	return err ? err : vs_mprotect(r->mm, AREA, PAGES * VS_PAGE_SIZE, RW);
 }
 
-/* The page a read-only PTE at PIN maps, with a reference, or NULL. */
+/* The page a read-only PTE at LAST maps, with a reference, or NULL. */
 static struct vs_page *cow_pin(struct vs_mm *mm)
 {
 	struct vs_page *page = NULL;
@@ -524,7 +522,7 @@ static struct vs_page *cow_pin(struct vs_mm *mm)
 	uint64_t pte;
 
 	vs_mmap_read_lock(mm);
-	ptep = vs_pte_offset_map_lock(&mm->pgtable, PIN, &ptl);
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, LAST, &ptl);
 	if (ptep) {
 		pte = vs_ptep_get(ptep);
 		if (vs_pte_present(pte) && !vs_pte_write(pte)) {
@@ -548,15 +546,15 @@ static void cow_thread(void *state, unsigned int i)
 	uint64_t pte;
 
 	if (i == 1) {
-		(void)vs_handle_mm_fault(r->mm, PIN, VS_FAULT_FLAG_WRITE);
+		(void)vs_handle_mm_fault(r->mm, LAST, VS_FAULT_FLAG_WRITE);
 		return;
 	}
 	pin = cow_pin(r->mm);
-	(void)vs_handle_mm_fault(r->mm, PIN, VS_FAULT_FLAG_WRITE);
+	(void)vs_handle_mm_fault(r->mm, LAST, VS_FAULT_FLAG_WRITE);
 	if (!pin)
 		return;
 	vs_mmap_read_lock(r->mm);
-	ptep = vs_pte_offset(&r->mm->pgtable, PIN);
+	ptep = vs_pte_offset(&r->mm->pgtable, LAST);
 	pte = ptep ? (uint64_t)vs_read_once(ptep) : 0;
 	VS_EXPLORE_ASSERT(!r->mm->mech.cow_refcount || !vs_pte_present(pte) ||
 			  vs_pte_pfn(pte) != vs_page_to_pfn(r->mm->pool, pin));
@@ -783,8 +781,6 @@ START_TEST(explore_anon)
 END_TEST
 
 /* ---- dirty: a lockless DIRTY update beside a fault's fixup --------------- */
-
-#define LAST (AREA + (PAGES - 1) * VS_PAGE_SIZE)
 
 /* race_setup's, with the written last page aged and cleaned, as
  * reclaim would: a read fault on it must set ACCESSED under the PTL. */
