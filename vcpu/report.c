@@ -140,14 +140,34 @@ static int engine_name(const struct vs_machine *m, uintptr_t a, char *buf,
 	return 0;
 }
 
-/* @addr as "name+offset", the latest name that covers it, or as an
- * address when none does. */
+/* @a as "name+offset" of the latest range named that covers it; 0
+ * when none does. */
+static int range_name(const struct vs_machine *m, uintptr_t a, char *buf,
+		      size_t len)
+{
+	unsigned long n = m->nranges, i;
+	const struct vs__range *r;
+
+	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
+		r = &m->ranges[(n - 1 - i) % VS__VCPU_RANGES];
+		if (a >= r->lo && a < r->hi)
+			return snprintf(buf, len, "%s+%lu",
+					vs__names_str(&m->names, r->id),
+					(unsigned long)(a - r->lo));
+	}
+	return 0;
+}
+
+/*
+ * @addr as "name+offset": the engine's own word, a registered static, a
+ * client's object, the latest name that covers it, or a symbol of the
+ * executable or a library (a static no one registered); as an address
+ * only when none of them holds it (the heap: an object no one named).
+ */
 static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 		      char *buf, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr;
-	unsigned long n = m->nranges, i;
-	const struct vs__range *r;
 	int w;
 
 	w = engine_name(m, a, buf, len);
@@ -155,18 +175,13 @@ static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 		w = static_name(a, buf, len);
 	if (w <= 0)
 		w = vs__clients_describe_addr(a, buf, len);
-	if (w > 0)
-		return (size_t)w;
-	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
-		r = &m->ranges[(n - 1 - i) % VS__VCPU_RANGES];
-		if (a >= r->lo && a < r->hi) {
-			w = snprintf(buf, len, "%s+%lu",
-				     vs__names_str(&m->names, r->id),
-				     (unsigned long)(a - r->lo));
-			return w < 0 ? 0 : (size_t)w;
-		}
-	}
-	w = addr ? snprintf(buf, len, "%p", (void *)a) : snprintf(buf, len, "-");
+	if (w <= 0)
+		w = range_name(m, a, buf, len);
+	if (w <= 0 && addr)
+		w = vs__symbol_name(a, buf, len);
+	if (w <= 0)
+		w = addr ? snprintf(buf, len, "%p", (void *)a) :
+			   snprintf(buf, len, "-");
 	return w < 0 ? 0 : (size_t)w;
 }
 

@@ -6,6 +6,7 @@
  * versions pass the same exploration.
  *
  *   lost_update     an increment as a load and a store;
+ *   static_update   the same on a static no one named (by its symbol);
  *   stale_cache     a per-thread lookup cache that nothing invalidates;
  *   lost_unlock     a path that returns with the lock held: a deadlock,
  *                   reported with the lock, not a hang;
@@ -80,6 +81,37 @@ static void counter_check(void *state)
 static const struct vs_explore_scenario lost_update = {
 	.name = "lost_update", .threads = 2, .setup = counter_setup,
 	.thread = counter_thread, .check = counter_check, .fini = free,
+};
+
+/*
+ * The same on a static no one named: the report names it by its symbol
+ * (the executable's .symtab), not by an address that ASLR moves.
+ */
+static vs_atomic_long_t unnamed_counter;
+
+static int static_setup(void **state)
+{
+	vs_atomic_init(&unnamed_counter, 0);
+	*state = &unnamed_counter;
+	return 0;
+}
+
+static void static_thread(void *state, unsigned int i)
+{
+	(void)state;
+	(void)i;
+	vs_write_once(&unnamed_counter, vs_read_once(&unnamed_counter) + 1);
+}
+
+static void static_check(void *state)
+{
+	(void)state;
+	VS_EXPLORE_ASSERT(vs_read_once(&unnamed_counter) == 2);
+}
+
+static const struct vs_explore_scenario static_update = {
+	.name = "static_update", .threads = 2, .setup = static_setup,
+	.thread = static_thread, .check = static_check,
 };
 
 /* ---- stale_cache --------------------------------------------------------- */
@@ -781,6 +813,22 @@ START_TEST(explore_report_names)
 		      strstr(rep.text, "load vmacache seqnum+0") &&
 		      strstr(rep.text, "replay: VMSIM_REPLAY='stale_cache:v1."),
 		      "%s", rep.text);
+	ck_assert_msg(!strstr(rep.text, "0x"), "%s", rep.text);
+}
+END_TEST
+
+/* A static no one named is named by its symbol: no address in the
+ * report, which ASLR would change from run to run. */
+START_TEST(explore_report_names_statics)
+{
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+
+	ck_assert_int_eq(vs_explore(&static_update, &o, &rep), -ECANCELED);
+	ck_assert_msg(strstr(rep.text, "load unnamed_counter+0") &&
+		      strstr(rep.text, "store unnamed_counter+0"),
+		      "%s", rep.text);
+	ck_assert_msg(!strstr(rep.text, "0x"), "%s", rep.text);
 }
 END_TEST
 
@@ -1147,6 +1195,7 @@ Suite *explore_suite(void)
 	tcase_add_loop_test(tc, explore_finds_each_bug, 0,
 			    (int)VS_ARRAY_SIZE(scenarios));
 	tcase_add_test(tc, explore_report_names);
+	tcase_add_test(tc, explore_report_names_statics);
 	tcase_add_test(tc, explore_replay_repeats);
 	tcase_add_loop_test(tc, explore_shrunk_is_minimal, 0, 3);
 	tcase_add_test(tc, explore_dfs);
