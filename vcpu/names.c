@@ -189,6 +189,8 @@ struct sym_find {
 	int found;
 };
 
+/* dl_iterate_phdr()'s callback: 1 (stop) when @info's object holds
+ * @arg's address.  Context: under the loader's lock. */
 static int sym_find_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct sym_find *f = arg;
@@ -211,7 +213,8 @@ static int sym_find_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* Section @i of the file at @base (@size bytes), or NULL when out of it. */
+/* Section @i of the file at @base (@size bytes), or NULL when out of it.
+ * Context: any. */
 static const ElfW(Shdr) *sym_section(const char *base, size_t size,
 				      unsigned int i)
 {
@@ -223,7 +226,8 @@ static const ElfW(Shdr) *sym_section(const char *base, size_t size,
 	return (const void *)(base + at);
 }
 
-/* @o's table from the ELF file at @base: .symtab, else .dynsym. */
+/* @o's table from the ELF file at @base: .symtab, else .dynsym.
+ * Context: under sym_lock. */
 static void sym_table(struct sym_object *o, const char *base, size_t size)
 {
 	const ElfW(Ehdr) *eh = (const void *)base;

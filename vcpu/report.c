@@ -141,7 +141,7 @@ static int engine_name(const struct vs_machine *m, uintptr_t a, char *buf,
 }
 
 /* @a as "name+offset" of the latest range named that covers it; 0
- * when none does. */
+ * when none does.  Context: the machine's host thread. */
 static int range_name(const struct vs_machine *m, uintptr_t a, char *buf,
 		      size_t len)
 {
@@ -340,7 +340,8 @@ size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
 
 /* ---- traces (VS_MACHINE_TRACE) ------------------------------------------ */
 
-/* A new record at the end of @m's trace, or NULL (the trace is lost). */
+/* A new record at the end of @m's trace, or NULL (the trace is lost).
+ * Context: the machine's host thread, between events. */
 static struct vs__traced *trace_add(struct vs_machine *m)
 {
 	struct vs__traced *t;
@@ -377,7 +378,8 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 }
 
 /* A span's begin (@op VS__TRACE_SPAN) or end on the running context:
- * it lies between events, at the next one's place in the order. */
+ * it lies between events, at the next one's place in the order.
+ * Context: a vCPU of the machine, between events. */
 static struct vs__traced *trace_span(unsigned int op, const void *key)
 {
 	struct vs_machine *m = vs__vcpu_machine;
@@ -494,7 +496,8 @@ struct span_tracks {
 };
 
 /* Where the span begun at @m->trace[@k] ends: its end record's time, or
- * the trace's end when the run stopped inside it. */
+ * the trace's end when the run stopped inside it.  Context: the
+ * machine's host thread, the machine stopped. */
 static uint64_t span_end(const struct vs_machine *m, size_t k,
 			 const struct span_tracks *sp)
 {
@@ -514,7 +517,7 @@ static uint64_t span_end(const struct vs_machine *m, size_t k,
  * multi-fault --trace writes its faults, system calls and lock waits
  * and holds; an async pair (category "overlap") when it does not nest
  * in the slice open around it (a lock held past the fault that took
- * it), which a viewer would drop. */
+ * it), which a viewer would drop.  Context: as span_end(). */
 static int trace_span_write(struct vs_trace *f, struct vs_machine *m,
 			    size_t k, struct span_tracks *sp)
 {
@@ -542,7 +545,8 @@ static int trace_span_write(struct vs_trace *f, struct vs_machine *m,
 	return err ? err : vs_trace_async(f, &e, false, k);
 }
 
-/* Every record of @m's trace, in the order they were kept. */
+/* Every record of @m's trace, in the order they were kept.  Context: as
+ * span_end(). */
 static int trace_records(struct vs_trace *f, struct vs_machine *m)
 {
 	struct span_tracks *sp = calloc(1, sizeof(*sp));
