@@ -301,6 +301,7 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 {
 	const struct vs_fault_strategy_ops *ops =
 		vs_fault_strategy_ops(strategy);
+	int ret;
 
 	if (!mm || (flags & ~FAULT_FLAGS) || !ops)
 		return -EINVAL;
@@ -313,7 +314,11 @@ int vs_handle_mm_fault_as(struct vs_mm *mm, unsigned long addr,
 	vs_count_vm_event(VS_PGFAULT);
 	if (addr < mm->start || addr >= mm->end)
 		return fault_done(VS_VM_FAULT_SIGSEGV);
-	return fault_done(ops->fault(mm, addr, flags));
+	/* A "fault" slice in a vCPU machine's trace, as in multi-fault's. */
+	VS_VCPU_SPAN_BEGIN("fault", "fault", NULL, mm);
+	ret = fault_done(ops->fault(mm, addr, flags));
+	VS_VCPU_SPAN_END(mm);
+	return ret;
 }
 
 int vs_handle_mm_fault(struct vs_mm *mm, unsigned long addr,

@@ -70,9 +70,12 @@ struct vs__traced {
 	uint16_t ctx, cpu;
 	uint8_t op;			/* enum vs_vcpu_op, or VS__TRACE_* */
 	uint8_t back;			/* as struct vs__logged's */
+	uint32_t name, cat;		/* a span's, in the machine's names */
 };
 #define VS__TRACE_SLEEP 0x10		/* blocked on @addr */
 #define VS__TRACE_END 0x11		/* its work ended */
+#define VS__TRACE_SPAN 0x12		/* a span begins; @addr its key */
+#define VS__TRACE_SPAN_END 0x13		/* the span of key @addr ends */
 
 /* A range named with vs_vcpu_name(): [lo, hi) is name @id. */
 struct vs__range {

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The coherence model's memory off the heap, and its table of distinct
- * names (vcpu/names.h).
+ * The coherence model's memory off the heap, its table of distinct
+ * names, and the symbols of the loaded objects (vcpu/names.h).
  */
 #include "names.h"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CHUNK_BYTES (64u << 10)	/* a chunk of strings, unless one is longer */
@@ -156,4 +162,157 @@ void vs__names_free(struct vs__names *n)
 	vs__offheap_free(n->str, n->cap * sizeof(*n->str));
 	vs__offheap_free(n->slots, (size_t)n->cap * 2 * sizeof(*n->slots));
 	memset(n, 0, sizeof(*n));
+}
+
+/* ---- symbols of the loaded objects -------------------------------------- */
+
+#define SYM_OBJECTS 32		/* objects whose tables are kept */
+
+/* One loaded object: where it is, and its symbol table (nsym 0: none). */
+struct sym_object {
+	uintptr_t bias;			/* its load address: the key */
+	const ElfW(Sym) *sym;
+	size_t nsym;
+	const char *str;
+	size_t strsz;
+};
+
+static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sym_object sym_objects[SYM_OBJECTS];	/* under sym_lock */
+static unsigned int nr_sym_objects;			/* under sym_lock */
+
+/* What dl_iterate_phdr() looks for: the object whose segment holds @a. */
+struct sym_find {
+	uintptr_t a;
+	uintptr_t bias;
+	const char *file;
+	int found;
+};
+
+/* dl_iterate_phdr()'s callback: 1 (stop) when @info's object holds
+ * @arg's address.  Context: under the loader's lock. */
+static int sym_find_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct sym_find *f = arg;
+	uintptr_t lo;
+	ElfW(Half) i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_LOAD)
+			continue;
+		lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+		if (f->a < lo || f->a - lo >= info->dlpi_phdr[i].p_memsz)
+			continue;
+		f->bias = info->dlpi_addr;
+		f->file = info->dlpi_name && *info->dlpi_name ?
+			  info->dlpi_name : "/proc/self/exe";
+		f->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Section @i of the file at @base (@size bytes), or NULL when out of it.
+ * Context: any. */
+static const ElfW(Shdr) *sym_section(const char *base, size_t size,
+				      unsigned int i)
+{
+	const ElfW(Ehdr) *eh = (const void *)base;
+	size_t at = eh->e_shoff + (size_t)i * sizeof(ElfW(Shdr));
+
+	if (i >= eh->e_shnum || at + sizeof(ElfW(Shdr)) > size)
+		return NULL;
+	return (const void *)(base + at);
+}
+
+/* @o's table from the ELF file at @base: .symtab, else .dynsym.
+ * Context: under sym_lock. */
+static void sym_table(struct sym_object *o, const char *base, size_t size)
+{
+	const ElfW(Ehdr) *eh = (const void *)base;
+	const ElfW(Shdr) *sh, *st;
+	unsigned int want, i;
+
+	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_shentsize != sizeof(ElfW(Shdr)))
+		return;
+	for (want = SHT_SYMTAB; !o->nsym; want = SHT_DYNSYM) {
+		for (i = 0; (sh = sym_section(base, size, i)); i++) {
+			if (sh->sh_type != want)
+				continue;
+			st = sym_section(base, size, sh->sh_link);
+			if (!st || sh->sh_offset + sh->sh_size > size ||
+			    st->sh_offset + st->sh_size > size)
+				continue;
+			o->sym = (const void *)(base + sh->sh_offset);
+			o->nsym = sh->sh_size / sizeof(ElfW(Sym));
+			o->str = base + st->sh_offset;
+			o->strsz = st->sh_size;
+			break;
+		}
+		if (want == SHT_DYNSYM)
+			break;
+	}
+}
+
+/* The table of the object loaded at @bias from @file, mapped the first
+ * time.  Context: under sym_lock. */
+static const struct sym_object *sym_object_of(uintptr_t bias,
+					      const char *file)
+{
+	struct sym_object *o;
+	struct stat st;
+	void *base;
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < nr_sym_objects; i++)
+		if (sym_objects[i].bias == bias)
+			return &sym_objects[i];
+	if (nr_sym_objects == SYM_OBJECTS)
+		return NULL;			/* addresses, then */
+	o = &sym_objects[nr_sym_objects++];
+	o->bias = bias;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return o;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			    fd, 0);
+		if (base != MAP_FAILED)
+			sym_table(o, base, (size_t)st.st_size);
+	}
+	close(fd);
+	return o;
+}
+
+int vs__symbol_name(uintptr_t a, char *buf, size_t len)
+{
+	struct sym_find f = { .a = a };
+	const struct sym_object *o;
+	const ElfW(Sym) *s;
+	uintptr_t off;
+	size_t i;
+	int w = 0;
+
+	if (!dl_iterate_phdr(sym_find_one, &f) || !f.found)
+		return 0;
+	off = a - f.bias;
+	pthread_mutex_lock(&sym_lock);
+	o = sym_object_of(f.bias, f.file);
+	for (i = 0; o && i < o->nsym && !w; i++) {
+		s = &o->sym[i];
+		if (s->st_shndx == SHN_UNDEF || s->st_name >= o->strsz ||
+		    !o->str[s->st_name] ||
+		    (ELF64_ST_TYPE(s->st_info) != STT_OBJECT &&
+		     ELF64_ST_TYPE(s->st_info) != STT_FUNC))
+			continue;
+		if (off >= s->st_value &&
+		    off - s->st_value < (s->st_size ? s->st_size : 1))
+			w = snprintf(buf, len, "%s+%lu", o->str + s->st_name,
+				     (unsigned long)(off - s->st_value));
+	}
+	pthread_mutex_unlock(&sym_lock);
+	return w < 0 ? 0 : w;
 }

@@ -88,4 +88,23 @@ const char *vs__names_str(const struct vs__names *n, uint32_t id);
  */
 void vs__names_free(struct vs__names *n);
 
+/**
+ * vs__symbol_name - @a as "symbol+offset", from the symbol tables of the
+ * loaded object (the executable or a library) whose segments hold it
+ * @a: an address, say of a static object
+ * @buf: where to write the name
+ * @len: its size
+ *
+ * dladdr() knows the dynamic symbols alone, not the statics a report
+ * meets (a lock of one file, its statistics): so the ELF file of each
+ * object is mapped once, on the first address in it, read-only and off
+ * the heap, and its .symtab searched (.dynsym where it is stripped).
+ * The mappings are kept for the life of the process.
+ *
+ * Context: any thread; serialized by a mutex of its own.  Not from a
+ * signal handler (dl_iterate_phdr() takes the loader's lock).
+ * Return: the length written, as snprintf(); 0 when no symbol holds @a.
+ */
+int vs__symbol_name(uintptr_t a, char *buf, size_t len);
+
 #endif /* VS_VCPU_NAMES_H */

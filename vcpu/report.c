@@ -140,14 +140,34 @@ static int engine_name(const struct vs_machine *m, uintptr_t a, char *buf,
 	return 0;
 }
 
-/* @addr as "name+offset", the latest name that covers it, or as an
- * address when none does. */
+/* @a as "name+offset" of the latest range named that covers it; 0
+ * when none does.  Context: the machine's host thread. */
+static int range_name(const struct vs_machine *m, uintptr_t a, char *buf,
+		      size_t len)
+{
+	unsigned long n = m->nranges, i;
+	const struct vs__range *r;
+
+	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
+		r = &m->ranges[(n - 1 - i) % VS__VCPU_RANGES];
+		if (a >= r->lo && a < r->hi)
+			return snprintf(buf, len, "%s+%lu",
+					vs__names_str(&m->names, r->id),
+					(unsigned long)(a - r->lo));
+	}
+	return 0;
+}
+
+/*
+ * @addr as "name+offset": the engine's own word, a registered static, a
+ * client's object, the latest name that covers it, or a symbol of the
+ * executable or a library (a static no one registered); as an address
+ * only when none of them holds it (the heap: an object no one named).
+ */
 static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 		      char *buf, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr;
-	unsigned long n = m->nranges, i;
-	const struct vs__range *r;
 	int w;
 
 	w = engine_name(m, a, buf, len);
@@ -155,18 +175,13 @@ static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 		w = static_name(a, buf, len);
 	if (w <= 0)
 		w = vs__clients_describe_addr(a, buf, len);
-	if (w > 0)
-		return (size_t)w;
-	for (i = 0; i < n && i < VS__VCPU_RANGES; i++) {
-		r = &m->ranges[(n - 1 - i) % VS__VCPU_RANGES];
-		if (a >= r->lo && a < r->hi) {
-			w = snprintf(buf, len, "%s+%lu",
-				     vs__names_str(&m->names, r->id),
-				     (unsigned long)(a - r->lo));
-			return w < 0 ? 0 : (size_t)w;
-		}
-	}
-	w = addr ? snprintf(buf, len, "%p", (void *)a) : snprintf(buf, len, "-");
+	if (w <= 0)
+		w = range_name(m, a, buf, len);
+	if (w <= 0 && addr)
+		w = vs__symbol_name(a, buf, len);
+	if (w <= 0)
+		w = addr ? snprintf(buf, len, "%p", (void *)a) :
+			   snprintf(buf, len, "-");
 	return w < 0 ? 0 : (size_t)w;
 }
 
@@ -325,9 +340,9 @@ size_t vs__vcpu_report_contexts(struct vs_machine *m, size_t at)
 
 /* ---- traces (VS_MACHINE_TRACE) ------------------------------------------ */
 
-void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
-		    const volatile void *addr, unsigned int op,
-		    unsigned int back, uint64_t cost)
+/* A new record at the end of @m's trace, or NULL (the trace is lost).
+ * Context: the machine's host thread, between events. */
+static struct vs__traced *trace_add(struct vs_machine *m)
 {
 	struct vs__traced *t;
 
@@ -335,11 +350,23 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 		t = vs__grow(m->trace, &m->trace_cap, sizeof(*t), 4096);
 		if (!t) {
 			m->trace_lost = 1;
-			return;
+			return NULL;
 		}
 		m->trace = t;
 	}
 	t = &m->trace[m->ntrace++];
+	memset(t, 0, sizeof(*t));
+	return t;
+}
+
+void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
+		    const volatile void *addr, unsigned int op,
+		    unsigned int back, uint64_t cost)
+{
+	struct vs__traced *t = trace_add(m);
+
+	if (!t)
+		return;
 	t->seq = m->seq ? m->seq - 1 : 0;	/* a seam event's, logged */
 	t->clock = v->clock;
 	t->cost = cost;
@@ -348,6 +375,53 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 	t->cpu = (uint16_t)v->cpu;
 	t->op = (uint8_t)op;
 	t->back = (uint8_t)back;
+}
+
+/* A span's begin (@op VS__TRACE_SPAN) or end on the running context:
+ * it lies between events, at the next one's place in the order.
+ * Context: a vCPU of the machine, between events. */
+static struct vs__traced *trace_span(unsigned int op, const void *key)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__traced *t;
+
+	if (!m || !m->cur || !key || !(m->cfg.flags & VS_MACHINE_TRACE))
+		return NULL;
+	t = trace_add(m);
+	if (!t)
+		return NULL;
+	t->seq = m->seq;
+	t->clock = m->cur->clock;
+	t->addr = key;
+	t->ctx = (uint16_t)m->cur->id;
+	t->cpu = (uint16_t)m->cur->cpu;
+	t->op = (uint8_t)op;
+	return t;
+}
+
+void vs_vcpu_span_begin(const char *cat, const char *name, const char *what,
+			const void *key)
+{
+	struct vs_machine *m = vs__vcpu_machine;
+	struct vs__traced *t;
+	char full[96];
+
+	if (!cat || !*cat || !name || !*name)
+		return;
+	t = trace_span(VS__TRACE_SPAN, key);
+	if (!t)
+		return;
+	snprintf(full, sizeof(full), "%s%s%s", name, what ? " " : "",
+		 what ? what : "");
+	t->name = vs__names_intern(&m->names, full);
+	t->cat = vs__names_intern(&m->names, cat);
+	if (!t->name || !t->cat)
+		m->trace_lost = 1;
+}
+
+void vs_vcpu_span_end(const void *key)
+{
+	(void)trace_span(VS__TRACE_SPAN_END, key);
 }
 
 /*
@@ -360,7 +434,12 @@ void vs__vcpu_trace(struct vs_machine *m, const struct vs__vcpu *v,
 static void trace_time(const struct vs_machine *m, const struct vs__traced *t,
 		       uint64_t *ts, uint64_t *dur)
 {
-	if (!m->policy->by_clock) {
+	if (t->op >= VS__TRACE_SPAN) {	/* between events: no length */
+		*ts = m->policy->by_clock ?
+		      (uint64_t)((double)t->clock / m->ghz + 0.5) :
+		      t->seq * 1000;
+		*dur = 0;
+	} else if (!m->policy->by_clock) {
 		*ts = t->seq * 1000 + (t->op >= VS__TRACE_SLEEP ? 500 : 0);
 		*dur = 1000;
 	} else {
@@ -404,6 +483,93 @@ static int trace_event(struct vs_trace *f, struct vs_machine *m,
 	return vs_trace_slice(f, &e, dur);
 }
 
+/*
+ * The spans' nesting on each vCPU's track, as vs_machine_trace_write()
+ * writes them: the ends of the slices still open, innermost last.
+ */
+#define SPAN_DEPTH 16
+
+struct span_tracks {
+	uint64_t end[VS_VCPU_MAX][SPAN_DEPTH];
+	unsigned int depth[VS_VCPU_MAX];
+	uint64_t last;		/* where the trace ends: an unended span's end */
+};
+
+/* Where the span begun at @m->trace[@k] ends: its end record's time, or
+ * the trace's end when the run stopped inside it.  Context: the
+ * machine's host thread, the machine stopped. */
+static uint64_t span_end(const struct vs_machine *m, size_t k,
+			 const struct span_tracks *sp)
+{
+	const struct vs__traced *b = &m->trace[k], *t;
+	uint64_t ts, dur;
+
+	for (t = b + 1; t < m->trace + m->ntrace; t++)
+		if (t->op == VS__TRACE_SPAN_END && t->ctx == b->ctx &&
+		    t->addr == b->addr) {
+			trace_time(m, t, &ts, &dur);
+			return ts;
+		}
+	return sp->last;
+}
+
+/* The span begun at @m->trace[@k]: a slice on its vCPU's track, as
+ * multi-fault --trace writes its faults, system calls and lock waits
+ * and holds; an async pair (category "overlap") when it does not nest
+ * in the slice open around it (a lock held past the fault that took
+ * it), which a viewer would drop.  Context: as span_end(). */
+static int trace_span_write(struct vs_trace *f, struct vs_machine *m,
+			    size_t k, struct span_tracks *sp)
+{
+	const struct vs__traced *t = &m->trace[k];
+	struct vs_trace_arg arg = VS_TRACE_UINT("work", t->ctx);
+	struct vs_trace_event e = {
+		.name = vs__names_str(&m->names, t->name),
+		.cat = vs__names_str(&m->names, t->cat), .pid = 1,
+		.tid = t->cpu, .args = &arg, .nr_args = 1 };
+	unsigned int *d = &sp->depth[t->cpu];
+	uint64_t end, dur;
+	int err;
+
+	trace_time(m, t, &e.ts, &dur);
+	end = span_end(m, k, sp);
+	while (*d && sp->end[t->cpu][*d - 1] <= e.ts)
+		(*d)--;
+	if (*d < SPAN_DEPTH && (!*d || sp->end[t->cpu][*d - 1] >= end)) {
+		sp->end[t->cpu][(*d)++] = end;
+		return vs_trace_slice(f, &e, end - e.ts);
+	}
+	e.cat = "overlap";
+	err = vs_trace_async(f, &e, true, k);
+	e.ts = end;
+	return err ? err : vs_trace_async(f, &e, false, k);
+}
+
+/* Every record of @m's trace, in the order they were kept.  Context: as
+ * span_end(). */
+static int trace_records(struct vs_trace *f, struct vs_machine *m)
+{
+	struct span_tracks *sp = calloc(1, sizeof(*sp));
+	uint64_t dur;
+	size_t k;
+	int err = 0;
+
+	if (!sp)
+		return -ENOMEM;
+	if (m->ntrace) {
+		trace_time(m, &m->trace[m->ntrace - 1], &sp->last, &dur);
+		sp->last += dur;
+	}
+	for (k = 0; k < m->ntrace && !err; k++) {
+		if (m->trace[k].op == VS__TRACE_SPAN)
+			err = trace_span_write(f, m, k, sp);
+		else if (m->trace[k].op != VS__TRACE_SPAN_END)
+			err = trace_event(f, m, &m->trace[k]);
+	}
+	free(sp);
+	return err;
+}
+
 int vs_machine_trace_write(struct vs_machine *m, const char *path)
 {
 	struct vs_trace_arg other[2] = {
@@ -417,7 +583,6 @@ int vs_machine_trace_write(struct vs_machine *m, const char *path)
 	struct vs_trace f;
 	char name[32];
 	unsigned int i;
-	size_t k;
 
 	if (!m || !path || !(m->cfg.flags & VS_MACHINE_TRACE))
 		return -EINVAL;
@@ -437,8 +602,8 @@ int vs_machine_trace_write(struct vs_machine *m, const char *path)
 		e.tid = i;
 		err = vs_trace_meta(&f, &e);
 	}
-	for (k = 0; k < m->ntrace && !err; k++)
-		err = trace_event(&f, m, &m->trace[k]);
+	if (!err)
+		err = trace_records(&f, m);
 	if (!m->policy->by_clock)
 		other[0].str = "an event a microsecond, in the order they ran";
 	vs__vcpu_cur = self;

@@ -225,10 +225,13 @@ int vs_munmap(struct vs_mm *mm, unsigned long addr, size_t len)
 	len = VS__PAGE_ALIGN(len);
 	if (!len)
 		return -EINVAL;
+	/* A "munmap" slice in a vCPU machine's trace, as in multi-fault's. */
+	VS_VCPU_SPAN_BEGIN("span", "munmap", NULL, mm);
 	vs_mmap_write_lock(mm);
 	err = vs__do_munmap_unlock(mm, addr, addr + len);
 	if (err)
 		vs_mmap_write_unlock(mm);
+	VS_VCPU_SPAN_END(mm);
 	return err;
 }
 

@@ -171,8 +171,11 @@ int vs_mprotect(struct vs_mm *mm, unsigned long addr, size_t len, int prot)
 	bits = (prot & VS_PROT_READ ? VS_VM_READ : 0) |
 	       (prot & VS_PROT_WRITE ? VS_VM_WRITE : 0) |
 	       (prot & VS_PROT_EXEC ? VS_VM_EXEC : 0);
+	/* An "mprotect" slice in a vCPU machine's trace, as multi-fault's. */
+	VS_VCPU_SPAN_BEGIN("span", "mprotect", NULL, mm);
 	vs_mmap_write_lock(mm);
 	err = mprotect_range(mm, addr, end, bits, grows);
 	vs_mmap_write_unlock(mm);
+	VS_VCPU_SPAN_END(mm);
 	return err;
 }

@@ -20,7 +20,8 @@
  * Exit status: 0 when the stress run agrees with the build (no
  * violation; with -DBROKEN, at least one), 1 otherwise.
  *
- *	cc spf_strategy.c $(pkg-config --cflags --libs vmsim) -o spf_strategy
+ *	cc spf_strategy.c $(pkg-config --cflags --libs vmsim-check) \
+ *		-o spf_strategy
  */
 #include <stdio.h>
 

@@ -192,6 +192,12 @@ VS_EXTERN int vs_lock_kind_register(const struct vs_lock_ops *ops);
  * or of vs_lock_downgrade_write() holds @lock in that mode.
  */
 
+/* The vCPU build's trace of @lock's waits and holds, by its class name
+ * (VS_VCPU_SPAN_BEGIN(): the engine's bookkeeping, no event). */
+#define VS__LOCK_SPAN(lock, what) \
+	VS_VCPU_SPAN_BEGIN("lock", (lock)->class ? (lock)->class->name : \
+			   "lock", (what), (lock))
+
 /**
  * vs_lock_read_lock - take @lock for reading
  * @lock: the lock
@@ -204,7 +210,10 @@ static inline void vs_lock_read_lock(struct vs_lock *lock)
 {
 	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
 				   VS__LD_READ | VS__LD_SLEEP, VS__LD_IP));
+	VS__LOCK_SPAN(lock, "wait R");
 	vs_read_once(&lock->ops)->read_lock(lock);
+	VS_VCPU_SPAN_END(lock);
+	VS__LOCK_SPAN(lock, "R");
 }
 
 /**
@@ -222,10 +231,12 @@ static inline int vs_lock_read_trylock(struct vs_lock *lock)
 {
 	int ok = vs_read_once(&lock->ops)->read_trylock(lock);
 
-	if (ok)
+	if (ok) {
 		VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
 					   VS__LD_READ | VS__LD_TRY,
 					   VS__LD_IP));
+		VS__LOCK_SPAN(lock, "R");
+	}
 	return ok;
 }
 
@@ -241,6 +252,7 @@ static inline void vs_lock_read_unlock(struct vs_lock *lock)
 {
 	VS__LD(vs__lockdep_release(&lock->dep_map, lock));
 	vs_read_once(&lock->ops)->read_unlock(lock);
+	VS_VCPU_SPAN_END(lock);
 }
 
 /**
@@ -258,7 +270,10 @@ static inline void vs_lock_write_lock_nested(struct vs_lock *lock,
 	(void)subclass;
 	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, subclass,
 				   VS__LD_SLEEP, VS__LD_IP));
+	VS__LOCK_SPAN(lock, "wait W");
 	vs_read_once(&lock->ops)->write_lock(lock);
+	VS_VCPU_SPAN_END(lock);
+	VS__LOCK_SPAN(lock, "W");
 }
 
 /**
@@ -286,9 +301,11 @@ static inline int vs_lock_write_trylock(struct vs_lock *lock)
 {
 	int ok = vs_read_once(&lock->ops)->write_trylock(lock);
 
-	if (ok)
+	if (ok) {
 		VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
 					   VS__LD_TRY, VS__LD_IP));
+		VS__LOCK_SPAN(lock, "W");
+	}
 	return ok;
 }
 
@@ -302,6 +319,7 @@ static inline void vs_lock_write_unlock(struct vs_lock *lock)
 {
 	VS__LD(vs__lockdep_release(&lock->dep_map, lock));
 	vs_read_once(&lock->ops)->write_unlock(lock);
+	VS_VCPU_SPAN_END(lock);
 }
 
 /**
@@ -321,6 +339,8 @@ static inline void vs_lock_downgrade_write(struct vs_lock *lock)
 {
 	VS__LD(vs__lockdep_downgrade(&lock->dep_map, lock));
 	vs_read_once(&lock->ops)->downgrade_write(lock);
+	VS_VCPU_SPAN_END(lock);
+	VS__LOCK_SPAN(lock, "R");
 }
 
 #endif /* VMSIM_LOCK_H */

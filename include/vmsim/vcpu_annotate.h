@@ -246,6 +246,48 @@ VS_EXTERN uint64_t vs_vcpu_ipi_cycles(void);
 VS_EXTERN void vs_vcpu_name(const void *addr, size_t len, const char *name);
 
 /**
+ * vs_vcpu_span_begin - a span of the running work begins: in the trace
+ * of a machine made with VS_MACHINE_TRACE, a slice "@name @what" (or
+ * "@name") of category @cat on its vCPU's track, around its events
+ * until vs_vcpu_span_end(@key)
+ * @cat: "fault", "span" (a system call) or "lock", as multi-fault
+ *	--trace names them (docs/trace-blame.py reads both traces)
+ * @name: what it is: "fault", "munmap", a lock's class
+ * @what: for a lock, "wait R", "wait W", "R" or "W"; or NULL
+ * @key: what ends it: an address the work passes to vs_vcpu_span_end()
+ *
+ * The engine's bookkeeping, not an event: the schedule, the figures and
+ * the run's hash are the same with and without the trace.  fault/'s
+ * vs_handle_mm_fault_as(), vm/'s vs_munmap() and vs_mprotect(), and
+ * vmsim/lock.h's lock calls mark their spans through VS_VCPU_SPAN_*().
+ * Context: any; nothing happens on a host thread, or on a machine that
+ * does not trace.
+ */
+VS_EXTERN void vs_vcpu_span_begin(const char *cat, const char *name,
+				  const char *what, const void *key);
+
+/**
+ * vs_vcpu_span_end - the running work's latest span begun with @key ends
+ * @key: as given to vs_vcpu_span_begin()
+ *
+ * Context: as vs_vcpu_span_begin().
+ */
+VS_EXTERN void vs_vcpu_span_end(const void *key);
+
+/* VS_VCPU_SPAN_BEGIN(), VS_VCPU_SPAN_END(): the two above on a vCPU of
+ * the vCPU build, nothing at all natively. */
+#if VS_VCPU
+#define VS_VCPU_SPAN_BEGIN(cat, name, what, key) \
+	(vs__vcpu_cur >= 0 ? vs_vcpu_span_begin((cat), (name), (what), \
+						(key)) : (void)0)
+#define VS_VCPU_SPAN_END(key) \
+	(vs__vcpu_cur >= 0 ? vs_vcpu_span_end(key) : (void)0)
+#else
+#define VS_VCPU_SPAN_BEGIN(cat, name, what, key) ((void)0)
+#define VS_VCPU_SPAN_END(key) ((void)0)
+#endif
+
+/**
  * vs_vcpu_poison - mark [@addr, @addr + @len) freed: on a machine made
  * with VS_MACHINE_CHECK_FREED, an event on its bytes fails the run as a
  * use after free, until vs_vcpu_unpoison()

@@ -2,9 +2,9 @@
 # Install vmsim from build dir $1 into a scratch prefix, then build and
 # run test/install/consumer.c against it (and, where the vCPU build is
 # installed, docs/examples/explore.c): with CMake find_package
-# (shared and static), and with pkg-config and an rpath taken from
-# `pkg-config --variable=libdir vmsim`, as README tells a user who
-# installs into a prefix the dynamic loader does not search.  No
+# (shared and static), and with pkg-config, whose Libs carry an rpath to
+# the prefix's library directory, as README tells a user who installs
+# into a prefix the dynamic loader does not search.  No
 # LD_LIBRARY_PATH: each program must find the library it was linked
 # against by itself, and ldd must show it is the one in the prefix.
 set -eu
@@ -12,8 +12,7 @@ build=$1
 src=$(cd "$(dirname "$0")" && pwd)
 work=$build/install-test
 rm -rf "$work"
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-prefix=$(cd "$work/prefix" && pwd)
+prefix=$("$src/prefix.sh" "$build" "$work/prefix")
 unset LD_LIBRARY_PATH
 export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=$src/tsan.supp"
 
@@ -41,7 +40,7 @@ export PKG_CONFIG_PATH
 libdir=$(pkg-config --variable=libdir vmsim)
 # shellcheck disable=SC2046,SC2086 # compiler flags are meant to split
 cc ${VS_CONSUMER_CFLAGS:-} -o "$work/consumer_pc" "$src/consumer.c" \
-	$(pkg-config --cflags --libs vmsim) -Wl,-rpath,"$libdir"
+	$(pkg-config --cflags --libs vmsim)
 run_shared "$work/consumer_pc"
 
 # The installed tools find the installed profiles, wherever the prefix
@@ -68,7 +67,7 @@ run_shared "$work/cmake/check_consumer_shared"
 # shellcheck disable=SC2046,SC2086 # compiler flags are meant to split
 cc ${VS_CONSUMER_CFLAGS:-} -o "$work/check_consumer_pc" \
 	"$src/check_consumer.c" \
-	$(pkg-config --cflags --libs vmsim-check) -Wl,-rpath,"$libdir"
+	$(pkg-config --cflags --libs vmsim-check)
 run_shared "$work/check_consumer_pc"
 
 # The vCPU build (VS_VCPU_INSTALLED=1; not built under TSan):

@@ -6,6 +6,9 @@
  * versions pass the same exploration.
  *
  *   lost_update     an increment as a load and a store;
+ *   static_update   the same on a static no one named (by its symbol);
+ *   mm_ops          a fault beside mprotect and munmap, failed by its
+ *                   check: the slices of its trace;
  *   stale_cache     a per-thread lookup cache that nothing invalidates;
  *   lost_unlock     a path that returns with the lock held: a deadlock,
  *                   reported with the lock, not a hang;
@@ -29,6 +32,7 @@
 #include <vmsim/rwsem.h>
 #include <vmsim/seqcount.h>
 #include <vmsim/slab.h>
+#include <vmsim/vmsim.h>
 
 #include "explore_tally.h"
 #include "test.h"
@@ -80,6 +84,95 @@ static void counter_check(void *state)
 static const struct vs_explore_scenario lost_update = {
 	.name = "lost_update", .threads = 2, .setup = counter_setup,
 	.thread = counter_thread, .check = counter_check, .fini = free,
+};
+
+/*
+ * The same on a static no one named: the report names it by its symbol
+ * (the executable's .symtab), not by an address that ASLR moves.
+ */
+static vs_atomic_long_t unnamed_counter;
+
+static int static_setup(void **state)
+{
+	vs_atomic_init(&unnamed_counter, 0);
+	*state = &unnamed_counter;
+	return 0;
+}
+
+static void static_thread(void *state, unsigned int i)
+{
+	(void)state;
+	(void)i;
+	vs_write_once(&unnamed_counter, vs_read_once(&unnamed_counter) + 1);
+}
+
+static void static_check(void *state)
+{
+	(void)state;
+	VS_EXPLORE_ASSERT(vs_read_once(&unnamed_counter) == 2);
+}
+
+static const struct vs_explore_scenario static_update = {
+	.name = "static_update", .threads = 2, .setup = static_setup,
+	.thread = static_thread, .check = static_check,
+};
+
+/*
+ * mm_ops: one thread faults a page in while the other mprotects and
+ * unmaps its neighbour; the check fails every schedule, so that the
+ * failure's trace (VMSIM_TRACE) shows the model's slices.
+ */
+static int mm_ops_setup(void **state)
+{
+	struct vs_mm *mm;
+	long a;
+	int err = vs_mm_create(&mm, NULL);
+
+	if (err)
+		return err;
+	a = vs_mmap(mm, 0, 2 * VS_PAGE_SIZE, VS_PROT_READ | VS_PROT_WRITE,
+		    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS, NULL, 0);
+	if (a < 0) {
+		vs_mm_destroy(mm);
+		return (int)a;
+	}
+	*state = mm;
+	return 0;
+}
+
+static void mm_ops_thread(void *state, unsigned int i)
+{
+	struct vs_mm *mm = state;
+	struct vs_vma *vma;
+	unsigned long a;
+
+	vs_mmap_read_lock(mm);
+	vma = vs_find_vma(mm, 0);
+	a = vma ? vma->vm_start : 0;
+	vs_mmap_read_unlock(mm);
+	if (!i) {
+		(void)vs_handle_mm_fault(mm, a, VS_FAULT_FLAG_USER |
+					 VS_FAULT_FLAG_WRITE);
+		return;
+	}
+	(void)vs_mprotect(mm, a + VS_PAGE_SIZE, VS_PAGE_SIZE, VS_PROT_READ);
+	(void)vs_munmap(mm, a + VS_PAGE_SIZE, VS_PAGE_SIZE);
+}
+
+static void mm_ops_check(void *state)
+{
+	(void)state;
+	VS_EXPLORE_ASSERT(!"the trace is wanted");
+}
+
+static void mm_ops_fini(void *state)
+{
+	vs_mm_destroy(state);
+}
+
+static const struct vs_explore_scenario mm_ops = {
+	.name = "mm_ops", .threads = 2, .setup = mm_ops_setup,
+	.thread = mm_ops_thread, .check = mm_ops_check, .fini = mm_ops_fini,
 };
 
 /* ---- stale_cache --------------------------------------------------------- */
@@ -781,6 +874,22 @@ START_TEST(explore_report_names)
 		      strstr(rep.text, "load vmacache seqnum+0") &&
 		      strstr(rep.text, "replay: VMSIM_REPLAY='stale_cache:v1."),
 		      "%s", rep.text);
+	ck_assert_msg(!strstr(rep.text, "0x"), "%s", rep.text);
+}
+END_TEST
+
+/* A static no one named is named by its symbol: no address in the
+ * report, which ASLR would change from run to run. */
+START_TEST(explore_report_names_statics)
+{
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+
+	ck_assert_int_eq(vs_explore(&static_update, &o, &rep), -ECANCELED);
+	ck_assert_msg(strstr(rep.text, "load unnamed_counter+0") &&
+		      strstr(rep.text, "store unnamed_counter+0"),
+		      "%s", rep.text);
+	ck_assert_msg(!strstr(rep.text, "0x"), "%s", rep.text);
 }
 END_TEST
 
@@ -900,13 +1009,13 @@ static int flag_setup(void **state)
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 1 << 20);
+	char *buf = calloc(1, 1 << 24);
 	size_t n;
 
 	ck_assert_ptr_nonnull(f);
 	ck_assert_ptr_nonnull(buf);
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	ck_assert_uint_lt(n, (1 << 20) - 1);
+	n = fread(buf, 1, (1 << 24) - 1, f);
+	ck_assert_uint_lt(n, (1 << 24) - 1);
 	fclose(f);
 	return buf;
 }
@@ -970,6 +1079,42 @@ START_TEST(explore_trace)
 	ck_assert_int_eq(vs_machine_trace_write(m, "/nonexistent/dir/t"),
 			 -ENOENT);
 	ck_assert_int_eq(vs_machine_destroy(m), 0);
+}
+END_TEST
+
+/* A failure's trace carries the model's slices as multi-fault --trace
+ * does: the fault, mprotect and munmap, and mmap_lock's waits and holds
+ * (vs_vcpu_span_begin()), around the loads and stores. */
+START_TEST(explore_trace_slices)
+{
+	char path[] = "/tmp/vmsim-trace-XXXXXX";
+	struct vs_explore_options o = quiet(1);
+	static struct vs_explore_report rep;
+	char *text;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(setenv("VMSIM_TRACE", path, 1), 0);
+	ck_assert_int_eq(vs_explore(&mm_ops, &o, &rep), -ECANCELED);
+	ck_assert_int_eq(unsetenv("VMSIM_TRACE"), 0);
+	text = slurp(path);
+	ck_assert_uint_eq(count(text, "{\"name\":\"fault\",\"cat\":\"fault\","
+				"\"ph\":\"X\""), 1);
+	ck_assert_uint_eq(count(text, "{\"name\":\"mprotect\",\"cat\":"
+				"\"span\",\"ph\":\"X\""), 1);
+	ck_assert_uint_eq(count(text, "{\"name\":\"munmap\",\"cat\":"
+				"\"span\",\"ph\":\"X\""), 1);
+	/* The setup's mmap, mprotect and munmap write-lock, each after a
+	 * wait; the lookups and the fault read-lock (munmap after its
+	 * downgrade too). */
+	ck_assert_uint_eq(count(text, "{\"name\":\"mmap_lock W\",\"cat\":"
+				"\"lock\""), 3);
+	ck_assert_uint_eq(count(text, "{\"name\":\"mmap_lock wait W\","), 3);
+	ck_assert_uint_ge(count(text, "{\"name\":\"mmap_lock R\",\"cat\":"
+				"\"lock\""), 2);
+	free(text);
+	ck_assert_int_eq(unlink(path), 0);
 }
 END_TEST
 
@@ -1147,11 +1292,13 @@ Suite *explore_suite(void)
 	tcase_add_loop_test(tc, explore_finds_each_bug, 0,
 			    (int)VS_ARRAY_SIZE(scenarios));
 	tcase_add_test(tc, explore_report_names);
+	tcase_add_test(tc, explore_report_names_statics);
 	tcase_add_test(tc, explore_replay_repeats);
 	tcase_add_loop_test(tc, explore_shrunk_is_minimal, 0, 3);
 	tcase_add_test(tc, explore_dfs);
 	tcase_add_test(tc, explore_stuck);
 	tcase_add_test(tc, explore_trace);
+	tcase_add_test(tc, explore_trace_slices);
 	tcase_add_test(tc, explore_shrink_keeps_deadlock);
 	tcase_add_test(tc, explore_shrink_keeps_stuck);
 	tcase_add_test(tc, explore_shrinks_weak);
