@@ -62,6 +62,20 @@ struct batch_slot {
 
 static struct batch_slot batch_slots[VS_SLOT_ARRAY];
 
+/* vs_rcu_set_free_at_once(): each free is handed over in its call.
+ * Written only while nobody frees, so a plain int: on a vCPU its reads
+ * are no events, and the schedules of the batched mode stay as they
+ * were. */
+static int free_at_once;
+
+int vs_rcu_set_free_at_once(int on)
+{
+	int old = free_at_once;
+
+	free_at_once = on ? 1 : 0;
+	return old;
+}
+
 /*
  * Batches not in use.  They are never given back to the host: a steady
  * stream of frees recycles the same few, with no malloc() on the way.
@@ -180,12 +194,13 @@ void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
 	b->ent[b->nr].arg = arg;
 	b->ent[b->nr].obj = obj;
 	b = NULL;
-	if (++s->cur->nr == VS_RCU_BATCH) {
+	if (++s->cur->nr == VS_RCU_BATCH ||
+	    vs_unlikely(free_at_once)) {
 		s->cur->next = s->full;
 		s->full = s->cur;
 		s->cur = NULL;
 		vs_write_once(&s->full_hint, 1);
-		if (++s->nr_full >= MAX_HELD)
+		if (++s->nr_full >= MAX_HELD || free_at_once)
 			b = take_batches(s, 0);
 	}
 	vs_write_once(&s->deferred, vs_read_once(&s->deferred) + 1);
