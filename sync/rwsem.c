@@ -321,7 +321,8 @@ static bool try_write_lock(struct vs_rwsem *sem, struct vs__rwsem_waiter *w)
 		if (count & (VS_BROKEN(rwsem_writer_ignores_readers) ?
 			     WRITER_LOCKED : LOCK_MASK)) {
 			if (has_handoff || !first ||
-			    vs__now_ns() < w->timeout)
+			    vs__now_ns() < w->timeout ||
+			    VS_BROKEN(rwsem_no_handoff))
 				return false;
 			new |= HANDOFF;
 		} else {

@@ -563,15 +563,23 @@ static void handoff_thread(void *state, unsigned int i)
 {
 	struct excl *s = state;
 	struct vs_rwsem *sem = s->lock.impl;
+	long count;
 
 	if (i == 0) {
 		vs_lock_write_lock(&s->lock);
 		handoff_signal(&s->arrived);
 		handoff_inside(s);
 		/* Only the first waiter sets it, and while we hold the lock
-		 * nobody clears it. */
-		vs_write_once(&s->handoff, (vs_read_once(&sem->count) &
-					    VS_RWSEM_FLAG_HANDOFF) != 0);
+		 * nobody clears it.  Writer 1 queues (WAITERS) and, under a
+		 * timeout of 0, asks for the handoff in one wait_lock
+		 * section: read under wait_lock, both are set or neither. */
+		vs_spin_lock(&sem->wait_lock);
+		count = vs_read_once(&sem->count);
+		vs_spin_unlock(&sem->wait_lock);
+		VS_EXPLORE_ASSERT(!(count & VS_RWSEM_FLAG_WAITERS) ||
+				  (count & VS_RWSEM_FLAG_HANDOFF));
+		vs_write_once(&s->handoff,
+			      (count & VS_RWSEM_FLAG_HANDOFF) != 0);
 		vs_lock_write_unlock(&s->lock);
 		handoff_signal(&s->leaving);
 		return;
@@ -931,6 +939,39 @@ static void spin_check(void *state)
 static const struct vs_explore_scenario spin_count = {
 	.name = "spin_count", .threads = 2, .setup = spin_setup,
 	.thread = spin_thread, .check = spin_check, .fini = free,
+};
+
+/*
+ * A waiter that sleeps is woken: thread 0 holds the lock for longer
+ * than a waiter spins (sync/spinlock.c's 128 tries), so thread 1 sleeps
+ * on the lock word, marked contended, and thread 0's unlock wakes it.
+ * A waiter asleep unmarked would sleep for ever: a deadlock.
+ */
+#define SPIN_HOLD 300
+
+static void spin_sleep_thread(void *state, unsigned int i)
+{
+	struct spin_box *b = state;
+	int k;
+
+	if (i == 0) {
+		vs_spin_lock(&b->lock);
+		vs_write_once(&b->n, 1);
+		for (k = 0; k < SPIN_HOLD; k++)
+			vs_cpu_relax();
+		vs_spin_unlock(&b->lock);
+		return;
+	}
+	while (!vs_read_once(&b->n))
+		vs_cpu_relax();
+	vs_spin_lock(&b->lock);
+	vs_write_once(&b->n, 2);
+	vs_spin_unlock(&b->lock);
+}
+
+static const struct vs_explore_scenario spin_sleep = {
+	.name = "spin_sleep", .threads = 2, .setup = spin_setup,
+	.thread = spin_sleep_thread, .fini = free,
 };
 
 /* The check-then-act writer is docs/examples/explore.c (CTest:
@@ -1344,6 +1385,7 @@ static const struct {
 	{ "seqcount", &seq_copy, NULL, VS_VCPU_MEM_RELAXED, 0 },
 	{ "spinlock", &spin_count, NULL, VS_VCPU_MEM_SC, 0 },
 	{ "spinlock", &spin_count, NULL, VS_VCPU_MEM_RELAXED, 0 },
+	{ "spinlock", &spin_sleep, NULL, VS_VCPU_MEM_SC, 0 },
 };
 
 /* The handoff scenario passes on seeds 1 to 3 (a planted bug of the
