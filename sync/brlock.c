@@ -94,9 +94,14 @@ static void release_slots(struct vs_brlock *br, int n, int keep)
 /* Caller holds br->writer; lets readers in again. */
 static void writer_done(struct vs_brlock *br)
 {
-	/* Pairs with the acquire in wait_writer(). */
+	/* The wake after the store: a reader that sleeps between the two
+	 * saw wpending set and is woken.  The release pairs with the
+	 * acquire in wait_writer(). */
+	if (VS_BROKEN(brlock_wake_before_clear))
+		vs_futex_wake(&br->wpending, INT_MAX);
 	vs_store_release(&br->wpending, 0);
-	vs_futex_wake(&br->wpending, INT_MAX);
+	if (!VS_BROKEN(brlock_wake_before_clear))
+		vs_futex_wake(&br->wpending, INT_MAX);
 	vs_spin_unlock(&br->writer);
 }
 

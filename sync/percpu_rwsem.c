@@ -272,7 +272,8 @@ void vs_percpu_down_write(struct vs_percpu_rwsem *sem)
 		vs_rcu_sync_enter(&sem->rss);
 	vs_spin_lock(&sem->writer);
 	vs_write_once(&sem->block, 1);
-	wait_readers(sem);
+	if (!VS_BROKEN(percpu_writer_no_wait))
+		wait_readers(sem);
 }
 
 int vs_percpu_down_write_trylock(struct vs_percpu_rwsem *sem)

@@ -95,7 +95,9 @@ void vs_prw_read_unlock(struct vs_prwlock *rw)
 	 * attempt's flag load after the writer's flag store).  Release
 	 * pairs with the acquire in reported().
 	 */
-	if (slot != VS_SLOT_SHARED && vs_read_once(&s->active) == 0)
+	if (VS_BROKEN(prwlock_shared_slot_reports) ?
+	    slot == VS_SLOT_SHARED || vs_read_once(&s->active) == 0 :
+	    slot != VS_SLOT_SHARED && vs_read_once(&s->active) == 0)
 		vs_store_release(&s->seen, vs_load_acquire(&rw->version));
 	if (vs_unlikely(vs_read_once(&rw->wflag)))
 		wake_writer(rw);
@@ -107,7 +109,8 @@ void vs_prw_read_unlock(struct vs_prwlock *rw)
  */
 static int reported(struct vs_prwlock *rw, int i, uint64_t ver)
 {
-	return (i != VS_SLOT_SHARED &&
+	return ((i != VS_SLOT_SHARED ||
+		 VS_BROKEN(prwlock_shared_slot_reports)) &&
 		vs_load_acquire(&rw->slot[i].seen) == ver) ||
 	       vs_load_acquire(&rw->slot[i].active) == 0;
 }

@@ -25,10 +25,14 @@ void vs__rcu_count_callback(void)
 /*
  * struct free_batch - objects that wait for one grace period together
  * @next: link on the spare list while unused
+ * @all: link on the list of every batch, under spare_lock
+ * @flying: handed to RCU, its callback not yet run
  */
 struct free_batch {
 	struct vs_rcu_head rcu;
 	struct free_batch *next;
+	struct free_batch *all;
+	int flying;
 	unsigned int nr;
 	struct {
 		void (*fn)(void *arg, void *obj);
@@ -62,24 +66,46 @@ struct batch_slot {
 
 static struct batch_slot batch_slots[VS_SLOT_ARRAY];
 
+/* vs_rcu_set_free_at_once(): each free is handed over in its call.
+ * Written only while nobody frees, so a plain int: on a vCPU its reads
+ * are no events, and the schedules of the batched mode stay as they
+ * were. */
+static int free_at_once;
+
+int vs_rcu_set_free_at_once(int on)
+{
+	int old = free_at_once;
+
+	free_at_once = on ? 1 : 0;
+	return old;
+}
+
 /*
  * Batches not in use.  They are never given back to the host: a steady
  * stream of frees recycles the same few, with no malloc() on the way.
  */
 static vs_spinlock_t spare_lock = VS_SPINLOCK_INIT;
 static struct free_batch *spare;
+static struct free_batch *all_batches;	/* under spare_lock */
 
+/* A spare batch, or a new one, on the list of all batches: what
+ * abandon() finds there flying belongs to a dead run. */
 static struct free_batch *batch_get(void)
 {
 	struct free_batch *b;
 
 	vs_spin_lock(&spare_lock);
 	b = spare;
-	if (b)
+	if (b) {
 		spare = b->next;
-	vs_spin_unlock(&spare_lock);
-	if (!b)
+	} else {
 		b = malloc(sizeof(*b));
+		if (b) {
+			b->all = all_batches;
+			all_batches = b;
+		}
+	}
+	vs_spin_unlock(&spare_lock);
 	if (b)
 		b->nr = 0;
 	return b;
@@ -100,6 +126,7 @@ static void batch_run(struct vs_rcu_head *head)
 
 	for (i = 0; i < b->nr; i++)
 		b->ent[i].fn(b->ent[i].arg, b->ent[i].obj);
+	b->flying = 0;
 	batch_put(b);
 }
 
@@ -110,6 +137,8 @@ static void hand_over(struct free_batch *b)
 
 	for (; b; b = next) {
 		next = b->next;
+		/* vs_call_rcu() orders it before batch_run(). */
+		b->flying = 1;
 		vs_call_rcu(&b->rcu, batch_run);
 	}
 }
@@ -180,12 +209,13 @@ void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
 	b->ent[b->nr].arg = arg;
 	b->ent[b->nr].obj = obj;
 	b = NULL;
-	if (++s->cur->nr == VS_RCU_BATCH) {
+	if (++s->cur->nr == VS_RCU_BATCH ||
+	    vs_unlikely(free_at_once)) {
 		s->cur->next = s->full;
 		s->full = s->cur;
 		s->cur = NULL;
 		vs_write_once(&s->full_hint, 1);
-		if (++s->nr_full >= MAX_HELD)
+		if (++s->nr_full >= MAX_HELD || free_at_once)
 			b = take_batches(s, 0);
 	}
 	vs_write_once(&s->deferred, vs_read_once(&s->deferred) + 1);
@@ -197,8 +227,9 @@ void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg, void *obj)
 /*
  * The engine's hook (vcpu/client.h), after a run that failed or
  * deadlocked, whose contexts never run again: free the locks they may
- * have held, and give the batches of the vCPUs' slots back to the spare
- * list unrun (their objects are the dead run's: lost).
+ * have held, and give the batches of the vCPUs' slots, and those handed
+ * to its RCU (vs_rcu_set_free_at_once() hands many over), back to the
+ * spare list unrun (their objects are the dead run's: lost).
  */
 static void abandon(void)
 {
@@ -218,6 +249,12 @@ static void abandon(void)
 		}
 		vs_atomic_init(&s->full_hint, 0);
 	}
+	/* Handed to the dead run's RCU: their callbacks never run. */
+	for (list = all_batches; list; list = list->all)
+		if (list->flying) {
+			list->flying = 0;
+			batch_put(list);
+		}
 }
 
 static struct vs__vcpu_client rcu_free_client = { .abandon = abandon };

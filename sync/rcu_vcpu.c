@@ -182,11 +182,17 @@ static void rcu_daemon(void *arg)
 			(void)vs_futex_wait(&r->cb_word, gen, -1);
 			continue;
 		}
+		/* Take the callbacks, then wait: each waits for a grace
+		 * period that started after it was queued.  Those queued
+		 * during this one wait for the next. */
+		if (VS_BROKEN(rcu_cb_joins_running_gp))
+			vs_synchronize_rcu();
 		list = r->head;
 		r->head = NULL;
 		r->tail = &r->head;
 		vs__vcpu_acquire(CELL_CALLS);
-		vs_synchronize_rcu();
+		if (!VS_BROKEN(rcu_cb_joins_running_gp))
+			vs_synchronize_rcu();
 		for (; list; list = next) {
 			next = list->next;
 			list->func(list);

@@ -83,6 +83,7 @@ int vs_rwsem_init(struct vs_rwsem *sem)
 	vs_spin_lock_init(&sem->wait_lock);
 	sem->first = sem->last = NULL;
 	sem->spin = 0;
+	sem->handoff_ns = VS_RWSEM_WAIT_TIMEOUT_NS;
 	VS__LD(sem->dep_map = (struct vs_lockdep_map){ 0 });
 	return 0;
 }
@@ -92,6 +93,14 @@ int vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations)
 	if (!sem)
 		return -EINVAL;
 	sem->spin = iterations;
+	return 0;
+}
+
+int vs_rwsem_set_handoff_timeout(struct vs_rwsem *sem, uint32_t ns)
+{
+	if (!sem)
+		return -EINVAL;
+	sem->handoff_ns = ns;
 	return 0;
 }
 
@@ -212,7 +221,7 @@ static void down_read_slowpath(struct vs_rwsem *sem)
 	struct wake_q q = { 0 };
 	long adjustment = -BIAS, count;
 
-	w.timeout = vs__now_ns() + VS_RWSEM_WAIT_TIMEOUT_NS;
+	w.timeout = vs__now_ns() + sem->handoff_ns;
 	vs_atomic_init(&w.wake, 0);
 
 	vs_spin_lock(&sem->wait_lock);
@@ -275,7 +284,12 @@ void vs_up_read(struct vs_rwsem *sem)
 	long count;
 
 	VS__LD(vs__lockdep_release(&sem->dep_map, sem));
-	count = vs_fetch_sub_release(&sem->count, BIAS) - BIAS;
+	if (VS_BROKEN(rwsem_up_read_looks_first)) {
+		count = vs_read_once(&sem->count) - BIAS;
+		(void)vs_fetch_sub_release(&sem->count, BIAS);
+	} else {
+		count = vs_fetch_sub_release(&sem->count, BIAS) - BIAS;
+	}
 
 	/* The last reader out wakes the queue. */
 	if (vs_unlikely((count & (LOCK_MASK | WAITERS)) == WAITERS))
@@ -300,12 +314,15 @@ static bool try_write_lock(struct vs_rwsem *sem, struct vs__rwsem_waiter *w)
 	do {
 		bool has_handoff = count & HANDOFF;
 
-		if (has_handoff && !first)
+		if (has_handoff && !first &&
+		    !VS_BROKEN(rwsem_handoff_ignored))
 			return false;
 		new = count;
-		if (count & LOCK_MASK) {
+		if (count & (VS_BROKEN(rwsem_writer_ignores_readers) ?
+			     WRITER_LOCKED : LOCK_MASK)) {
 			if (has_handoff || !first ||
-			    vs__now_ns() < w->timeout)
+			    vs__now_ns() < w->timeout ||
+			    VS_BROKEN(rwsem_no_handoff))
 				return false;
 			new |= HANDOFF;
 		} else {
@@ -352,7 +369,7 @@ static void down_write_slowpath(struct vs_rwsem *sem)
 		vs_cpu_relax();
 	}
 
-	w.timeout = vs__now_ns() + VS_RWSEM_WAIT_TIMEOUT_NS;
+	w.timeout = vs__now_ns() + sem->handoff_ns;
 	vs_atomic_init(&w.wake, 0);
 
 	vs_spin_lock(&sem->wait_lock);

@@ -5,6 +5,8 @@
 
 #include <vmsim/wait.h>
 
+#include "internal.h"
+
 #define SPIN_TRIES 128
 
 void vs__spin_lock_slow(vs_spinlock_t *lock)
@@ -17,6 +19,11 @@ void vs__spin_lock_slow(vs_spinlock_t *lock)
 		if (old == 0 && vs__spin_trylock(lock))
 			return;
 		vs_cpu_relax();
+	}
+	if (VS_BROKEN(spin_lock_sleeps_unmarked)) {
+		while (!vs__spin_trylock(lock))
+			vs_futex_wait(&lock->state, 1, -1);
+		return;
 	}
 	/*
 	 * Mark the lock contended before sleeping so that the holder's

@@ -198,6 +198,26 @@ VS_EXTERN void vs_free_rcu(void (*fn)(void *arg, void *obj), void *arg,
  */
 VS_EXTERN void vs_rcu_free_handover(void);
 
+/**
+ * vs_rcu_set_free_at_once - a test mode: every vs_free_rcu() is handed
+ * to RCU at once, a callback of its own
+ * @on: nonzero turns the mode on, 0 back to batching
+ *
+ * Batched, a free waits in its slot until after the write section that
+ * made it (vs_rcu_free_handover()), so the grace period never starts
+ * before the section unpublished the object and a free queued too early
+ * goes unseen.  At once, the grace period may start at the
+ * vs_free_rcu() call, and a reader that finds the object still
+ * published after that is not waited for: a use after free, which
+ * exploration finds (test/sync/test_explore.c, free-at-once).  Partial
+ * batches already in a slot are left to vs_rcu_barrier().
+ *
+ * Context: the host thread, between runs (an explore scenario's setup
+ * and fini); no other thread frees meanwhile.
+ * Return: the previous setting, 0 or 1.
+ */
+VS_EXTERN int vs_rcu_set_free_at_once(int on);
+
 /** VS_RCU_BATCH - entries that vs_free_rcu() hands to RCU at once */
 #define VS_RCU_BATCH 128
 

@@ -64,6 +64,8 @@ struct vs_rwsem {
 	struct vs__rwsem_waiter *first;  /* FIFO, under wait_lock */
 	struct vs__rwsem_waiter *last;
 	uint32_t spin;                   /* writer spin bound, read-only */
+	uint32_t handoff_ns;             /* wait before a handoff; in the
+					  * padding, so the layout stays */
 	VS__LD_MAP	/* lockdep builds: the class (vmsim/lockdep.h) */
 };
 
@@ -87,6 +89,23 @@ VS_EXTERN int vs_rwsem_init(struct vs_rwsem *sem);
  */
 VS_EXTERN int vs_rwsem_set_spin(struct vs_rwsem *sem, uint32_t iterations);
 
+/**
+ * vs_rwsem_set_handoff_timeout - how long the first waiter waits before
+ * it asks for a handoff
+ * @sem: the rwsem
+ * @ns: the wait in nanoseconds (virtual ones on a vCPU); 0 asks at the
+ *      first look at a held lock
+ *
+ * The default is VS_RWSEM_WAIT_TIMEOUT_NS.  A test hook: an exploration
+ * runs far less than 4 ms of virtual time, so a short timeout lets it
+ * reach the handoff and what comes after (test/sync/test_explore.c,
+ * handoff).
+ *
+ * Context: before the rwsem is shared.
+ * Return: 0, or -EINVAL when @sem is NULL.
+ */
+VS_EXTERN int vs_rwsem_set_handoff_timeout(struct vs_rwsem *sem,
+					   uint32_t ns);
 /**
  * vs_rwsem_destroy - check that @sem is unlocked with no waiter
  * @sem: the rwsem

@@ -24,8 +24,14 @@
 #ifdef VS_BROKEN_ID
 #include "sync/broken.h"
 #define VS__SEQCOUNT_NO_WMB VS_BROKEN(seqcount_begin_no_wmb)
+#define VS__SEQCOUNT_END_NO_WMB VS_BROKEN(seqcount_end_no_wmb)
+#define VS__SEQCOUNT_RETRY_NO_RMB VS_BROKEN(seqcount_retry_no_rmb)
+#define VS__SEQCOUNT_BEGIN_NO_RMB VS_BROKEN(seqcount_read_begin_no_rmb)
 #else
 #define VS__SEQCOUNT_NO_WMB 0
+#define VS__SEQCOUNT_END_NO_WMB 0
+#define VS__SEQCOUNT_RETRY_NO_RMB 0
+#define VS__SEQCOUNT_BEGIN_NO_RMB 0
 #endif
 
 /**
@@ -97,8 +103,9 @@ static inline uint32_t vs_raw_read_seqcount_begin(const vs_seqcount_t *s)
 	uint32_t seq = vs__read_seqcount_begin(s);
 
 	/* Orders the count load before the data loads; pairs with the
-	 * vs_smp_wmb() in vs_write_seqcount_begin(). */
-	vs_smp_rmb();
+	 * vs_smp_wmb() in vs_write_seqcount_end(). */
+	if (!VS__SEQCOUNT_BEGIN_NO_RMB)
+		vs_smp_rmb();
 	return seq;
 }
 
@@ -177,7 +184,8 @@ static inline bool vs_read_seqcount_retry(const vs_seqcount_t *s,
 {
 	/* Orders the data loads before the count reload; pairs with the
 	 * vs_smp_wmb() in vs_write_seqcount_end(). */
-	vs_smp_rmb();
+	if (!VS__SEQCOUNT_RETRY_NO_RMB)
+		vs_smp_rmb();
 	return vs__read_seqcount_retry(s, start);
 }
 
@@ -208,7 +216,8 @@ static inline void vs_write_seqcount_end(vs_seqcount_t *s)
 {
 	/* Orders the data stores before the even count; pairs with the
 	 * vs_smp_rmb() in vs_raw_read_seqcount_begin(). */
-	vs_smp_wmb();
+	if (!VS__SEQCOUNT_END_NO_WMB)
+		vs_smp_wmb();
 	vs_write_once(&s->sequence, vs_read_once(&s->sequence) + 1);
 	VS__LD(vs__lockdep_release(&s->dep_map, s));
 }

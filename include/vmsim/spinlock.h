@@ -15,6 +15,15 @@
 #include "common.h"
 #include "lockdep_annotate.h"
 
+/* A planted-bug build compiles its bug into every file that includes
+ * this header (as vmsim/seqcount.h); otherwise it is 0. */
+#ifdef VS_BROKEN_ID
+#include "sync/broken.h"
+#define VS__SPIN_UNLOCK_RELAXED VS_BROKEN(spin_unlock_no_release)
+#else
+#define VS__SPIN_UNLOCK_RELAXED 0
+#endif
+
 /**
  * struct vs_spinlock - a short lock (vs_spinlock_t)
  * @state: 0 unlocked, 1 locked, 2 locked with possible sleepers (the
@@ -111,9 +120,18 @@ static inline void vs_spin_lock(vs_spinlock_t *lock)
  */
 static inline void vs_spin_unlock(vs_spinlock_t *lock)
 {
+	uint32_t old;
+
 	VS__LD(vs__lockdep_release(&lock->dep_map, lock));
-	/* Pairs with the acquire of the next vs_spin_lock(). */
-	if (vs_unlikely(vs_xchg_release(&lock->state, 0) == 2))
+	if (VS__SPIN_UNLOCK_RELAXED) {
+		old = vs_read_once(&lock->state);
+		while (!vs_cmpxchg_relaxed(&lock->state, &old, 0))
+			;
+	} else {
+		/* Pairs with the acquire of the next vs_spin_lock(). */
+		old = vs_xchg_release(&lock->state, 0);
+	}
+	if (vs_unlikely(old == 2))
 		vs__spin_unlock_wake(lock);
 }
 

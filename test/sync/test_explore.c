@@ -32,7 +32,9 @@
 #include <vmsim/rwsem.h>
 #include <vmsim/seqcount.h>
 #include <vmsim/slab.h>
+#include <vmsim/spinlock.h>
 #include <vmsim/vmsim.h>
+#include <vmsim/wait.h>
 
 #include "explore_tally.h"
 #include "test.h"
@@ -446,6 +448,9 @@ struct excl {
 	vs_atomic32_t trying;		/* readers about to ask */
 	vs_atomic32_t w_waiting;	/* the writer asked and has not got in */
 	vs_atomic32_t w_done;
+	vs_atomic32_t handoff;		/* HANDOFF set as the first holder left */
+	vs_atomic32_t next;		/* who took the lock after it: i + 1 */
+	vs_atomic32_t leaving;		/* the first holder has left */
 };
 
 static int excl_setup(void **state)
@@ -551,6 +556,13 @@ static void barge_thread(void *state, unsigned int i)
 	}
 }
 
+/* One reader and the writer: the reader's unlock must wake a writer
+ * that queued behind it, or the writer sleeps for ever (deadlock). */
+static const struct vs_explore_scenario exclusion_pair = {
+	.name = "exclusion_pair", .threads = 2, .setup = excl_setup,
+	.thread = excl_thread, .fini = excl_fini,
+};
+
 static const struct vs_explore_scenario no_barging = {
 	.name = "no_barging", .threads = 3, .setup = excl_setup,
 	.thread = barge_thread, .fini = excl_fini,
@@ -587,6 +599,107 @@ static void batch_thread(void *state, unsigned int i)
 static const struct vs_explore_scenario batch_wake = {
 	.name = "batch_wake", .threads = 3, .setup = excl_setup,
 	.thread = batch_thread, .fini = excl_fini,
+};
+
+/*
+ * The rwsem's handoff, reached: its timeout is 0 (the test hook
+ * vs_rwsem_set_handoff_timeout()), so a first waiter that finds the lock
+ * held sets HANDOFF at once.  Thread 0 holds the lock for writing;
+ * writer 1 queues behind it, first; writer 2 asks once thread 0 has
+ * left, racing writer 1's wake-up.  Every writer is alone inside; if
+ * thread 0 saw HANDOFF as it left, writer 1, whose handoff it was,
+ * takes the lock next; everyone gets in (a lost wake-up would be a
+ * deadlock).  The threads wait for each other asleep, not spinning:
+ * under PCT a spinner drops below every other thread, and writer 2
+ * would never run before writer 1.
+ */
+static int handoff_setup(void **state)
+{
+	struct excl *s;
+	int err = excl_setup(state);
+
+	if (err)
+		return err;
+	s = *state;
+	vs_vcpu_name(&s->next, sizeof(s->next), "next holder");
+	return vs_rwsem_set_handoff_timeout(s->lock.impl, 0);
+}
+
+/* Sleep until *@word is set.  Acquire pairs with the release in
+ * handoff_signal(). */
+static void handoff_wait(vs_atomic32_t *word)
+{
+	while (!vs_load_acquire(word))
+		(void)vs_futex_wait(word, 0, -1);
+}
+
+static void handoff_signal(vs_atomic32_t *word)
+{
+	vs_store_release(word, 1);
+	vs_futex_wake(word, INT32_MAX);
+}
+
+/* Inside the write lock: alone, a while. */
+static void handoff_inside(struct excl *s)
+{
+	int k;
+
+	VS_EXPLORE_ASSERT(vs_fetch_add(&s->w_in, 1) == 0);
+	for (k = 0; k < EXCL_LOOKS; k++) {
+		VS_EXPLORE_ASSERT(vs_read_once(&s->w_in) == 1);
+		vs_cpu_relax();
+	}
+	(void)vs_fetch_sub(&s->w_in, 1);
+}
+
+static void handoff_thread(void *state, unsigned int i)
+{
+	struct excl *s = state;
+	struct vs_rwsem *sem = s->lock.impl;
+	long count;
+
+	if (i == 0) {
+		vs_lock_write_lock(&s->lock);
+		handoff_signal(&s->arrived);
+		handoff_inside(s);
+		/* Only the first waiter sets it, and while we hold the lock
+		 * nobody clears it.  Writer 1 queues (WAITERS) and, under a
+		 * timeout of 0, asks for the handoff in one wait_lock
+		 * section: read under wait_lock, both are set or neither. */
+		vs_spin_lock(&sem->wait_lock);
+		count = vs_read_once(&sem->count);
+		vs_spin_unlock(&sem->wait_lock);
+		VS_EXPLORE_ASSERT(!(count & VS_RWSEM_FLAG_WAITERS) ||
+				  (count & VS_RWSEM_FLAG_HANDOFF));
+		vs_write_once(&s->handoff,
+			      (count & VS_RWSEM_FLAG_HANDOFF) != 0);
+		vs_lock_write_unlock(&s->lock);
+		handoff_signal(&s->leaving);
+		return;
+	}
+	handoff_wait(i == 1 ? &s->arrived : &s->leaving);
+	vs_lock_write_lock(&s->lock);
+	if (!vs_read_once(&s->next))
+		vs_write_once(&s->next, i + 1);
+	handoff_inside(s);
+	vs_lock_write_unlock(&s->lock);
+}
+
+/* Schedules whose thread 0 saw HANDOFF set: the handoff was reached. */
+static unsigned long handoffs_seen;
+
+static void handoff_check(void *state)
+{
+	struct excl *s = state;
+
+	handoffs_seen += vs_read_once(&s->handoff);
+	VS_EXPLORE_ASSERT(!vs_read_once(&s->handoff) ||
+			  vs_read_once(&s->next) == 2);
+}
+
+static const struct vs_explore_scenario handoff = {
+	.name = "handoff", .threads = 3, .setup = handoff_setup,
+	.thread = handoff_thread, .check = handoff_check, .fini = excl_fini,
 };
 
 /* ---- RCU ------------------------------------------------------------------- */
@@ -714,6 +827,99 @@ static const struct vs_explore_scenario free_rcu = {
 	.thread = cached_thread, .fini = cached_fini,
 };
 
+/*
+ * Frees handed to RCU at once (vs_rcu_set_free_at_once()), so that a
+ * grace period may start inside the updater's sequence: the updater
+ * replaces the published object twice, freeing each old one; in the
+ * broken version it queues each free before it unpublishes the object.
+ * Two readers use what they find, twice each.  Batched (@at_once_mode
+ * 0), the frees wait for vs_rcu_barrier(), after the last unpublish,
+ * and the broken order goes unseen.
+ */
+#define AT_ONCE_OBJS 3
+
+static int at_once_mode = 1;
+
+struct at_once {
+	struct vs_kmem_cache cache;
+	VS_ATOMIC(struct area *) ptr;	/* RCU-protected */
+	struct area *obj[AT_ONCE_OBJS];	/* not yet handed to a free */
+};
+
+static int at_once_setup(void **state)
+{
+	struct at_once *c = calloc(1, sizeof(*c));
+	const struct vs_kmem_cache init =
+		VS_KMEM_CACHE_INIT("scenario objects", sizeof(struct area),
+				   8);
+	int k;
+
+	if (!c)
+		return -ENOMEM;
+	c->cache = init;
+	*state = c;	/* at_once_fini() frees what there is */
+	for (k = 0; k < AT_ONCE_OBJS; k++) {
+		c->obj[k] = vs_kmem_cache_zalloc(&c->cache);
+		if (!c->obj[k])
+			return -ENOMEM;
+		vs_vcpu_name(c->obj[k], sizeof(struct area), "an object");
+	}
+	vs_atomic_init(&c->ptr, c->obj[0]);
+	vs_vcpu_name(&c->ptr, sizeof(c->ptr), "the RCU pointer");
+	(void)vs_rcu_set_free_at_once(at_once_mode);
+	return 0;
+}
+
+/* Unpublish object @k (publish @k + 1), then free it; the broken
+ * version frees first. */
+static void at_once_replace(struct at_once *c, int k)
+{
+	struct area *a = c->obj[k];
+
+	c->obj[k] = NULL;	/* the free below owns it now */
+	if (broken)
+		vs_kmem_cache_free_rcu(&c->cache, a);
+	/* Release: pairs with the acquire in rcu_reader(). */
+	vs_store_release(&c->ptr, c->obj[k + 1]);
+	if (!broken)
+		vs_kmem_cache_free_rcu(&c->cache, a);
+}
+
+static void at_once_thread(void *state, unsigned int i)
+{
+	struct at_once *c = state;
+	int k;
+
+	if (i == 0) {
+		for (k = 0; k + 1 < AT_ONCE_OBJS; k++)
+			at_once_replace(c, k);
+		vs_rcu_barrier();
+		return;
+	}
+	for (k = 0; k < 2; k++)
+		rcu_reader(&c->ptr);
+}
+
+/* On the host: the mode back to batching, what is still allocated back,
+ * then the cache. */
+static void at_once_fini(void *state)
+{
+	struct at_once *c = state;
+	int k;
+
+	(void)vs_rcu_set_free_at_once(0);
+	vs_rcu_barrier();
+	for (k = 0; k < AT_ONCE_OBJS; k++)
+		vs_kmem_cache_free(&c->cache, c->obj[k]);
+	if (vs_kmem_cache_destroy(&c->cache) == 0)
+		free(c);
+}
+
+static const struct vs_explore_scenario free_at_once = {
+	.name = "free_at_once", .threads = 3, .setup = at_once_setup,
+	.thread = at_once_thread, .fini = at_once_fini,
+};
+
 /* ---- the tests ------------------------------------------------------------ */
 
 /* ---- a seqcount: the reader's copy is never torn ------------------------- */
@@ -775,6 +981,90 @@ static void seq_thread(void *state, unsigned int i)
 static const struct vs_explore_scenario seq_copy = {
 	.name = "seqcount", .threads = 2, .setup = seq_setup,
 	.thread = seq_thread, .fini = free,
+};
+
+/* ---- a spinlock: its critical sections are ordered ----------------------- */
+
+#define SPIN_INCS 2
+
+struct spin_box {
+	vs_spinlock_t lock;
+	vs_atomic32_t n;	/* under lock: a plain load and store */
+};
+
+static int spin_setup(void **state)
+{
+	struct spin_box *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	vs_spin_lock_init(&b->lock);
+	vs_vcpu_name(&b->lock, sizeof(b->lock), "the spinlock");
+	vs_vcpu_name(&b->n, sizeof(b->n), "counter");
+	*state = b;
+	return 0;
+}
+
+/* Each thread increments the counter under the lock, as a load and a
+ * store: the lock's release and acquire order one section's store
+ * before the next section's load, also under relaxed memory. */
+static void spin_thread(void *state, unsigned int i)
+{
+	struct spin_box *b = state;
+	int k;
+
+	(void)i;
+	for (k = 0; k < SPIN_INCS; k++) {
+		vs_spin_lock(&b->lock);
+		vs_write_once(&b->n, vs_read_once(&b->n) + 1);
+		vs_spin_unlock(&b->lock);
+	}
+}
+
+/* vCPU 0 checks after every thread ended: the machine orders that. */
+static void spin_check(void *state)
+{
+	struct spin_box *b = state;
+
+	VS_EXPLORE_ASSERT(vs_read_once(&b->n) == 2 * SPIN_INCS);
+}
+
+static const struct vs_explore_scenario spin_count = {
+	.name = "spin_count", .threads = 2, .setup = spin_setup,
+	.thread = spin_thread, .check = spin_check, .fini = free,
+};
+
+/*
+ * A waiter that sleeps is woken: thread 0 holds the lock for longer
+ * than a waiter spins (sync/spinlock.c's 128 tries), so thread 1 sleeps
+ * on the lock word, marked contended, and thread 0's unlock wakes it.
+ * A waiter asleep unmarked would sleep for ever: a deadlock.
+ */
+#define SPIN_HOLD 300
+
+static void spin_sleep_thread(void *state, unsigned int i)
+{
+	struct spin_box *b = state;
+	int k;
+
+	if (i == 0) {
+		vs_spin_lock(&b->lock);
+		vs_write_once(&b->n, 1);
+		for (k = 0; k < SPIN_HOLD; k++)
+			vs_cpu_relax();
+		vs_spin_unlock(&b->lock);
+		return;
+	}
+	while (!vs_read_once(&b->n))
+		vs_cpu_relax();
+	vs_spin_lock(&b->lock);
+	vs_write_once(&b->n, 2);
+	vs_spin_unlock(&b->lock);
+}
+
+static const struct vs_explore_scenario spin_sleep = {
+	.name = "spin_sleep", .threads = 2, .setup = spin_setup,
+	.thread = spin_sleep_thread, .fini = free,
 };
 
 /* The check-then-act writer is docs/examples/explore.c (CTest:
@@ -1218,6 +1508,7 @@ static const struct {
 	unsigned int own_slots;
 } kind_cases[] = {
 	{ "rwsem", &exclusion, "rwsem", VS_VCPU_MEM_SC, 0 },
+	{ "rwsem", &exclusion_pair, "rwsem", VS_VCPU_MEM_SC, 0 },
 	{ "rwsem", &no_barging, "rwsem", VS_VCPU_MEM_SC, 0 },
 	{ "rwsem", &batch_wake, "rwsem", VS_VCPU_MEM_SC, 0 },
 	{ "percpu", &exclusion, "percpu", VS_VCPU_MEM_SC, 0 },
@@ -1237,7 +1528,58 @@ static const struct {
 	{ "weak", &rcu_grace, NULL, VS_VCPU_MEM_RELAXED, 0 },
 	{ "weak", &seq_copy, NULL, VS_VCPU_MEM_TSO, 0 },
 	{ "seqcount", &seq_copy, NULL, VS_VCPU_MEM_RELAXED, 0 },
+	{ "spinlock", &spin_count, NULL, VS_VCPU_MEM_SC, 0 },
+	{ "spinlock", &spin_count, NULL, VS_VCPU_MEM_RELAXED, 0 },
+	{ "spinlock", &spin_sleep, NULL, VS_VCPU_MEM_SC, 0 },
 };
+
+/* The handoff scenario passes on seeds 1 to 3 (a planted bug of the
+ * handoff fails it), and its schedules do reach the handoff. */
+START_TEST(explore_handoff)
+{
+	handoffs_seen = 0;
+	explore_kind(&handoff, "rwsem", VS_VCPU_MEM_SC, 0);
+	fprintf(stderr, "explore: handoff: %lu schedules saw HANDOFF set\n",
+		handoffs_seen);
+	ck_assert_uint_gt(handoffs_seen, 0);
+}
+END_TEST
+
+/* Frees handed over at once, in the right order: no seed fails. */
+START_TEST(explore_free_at_once)
+{
+	at_once_mode = 1;
+	explore_kind(&free_at_once, NULL, VS_VCPU_MEM_SC, 0);
+}
+END_TEST
+
+/* A free queued before the object is unpublished: handed over at once,
+ * every seed finds the use after free; batched, none does (why the mode
+ * exists). */
+START_TEST(explore_free_order)
+{
+	static struct vs_explore_report rep;
+	struct vs_explore_options o;
+	int seed;
+
+	for (seed = 1; seed <= VS_TALLY_SEEDS; seed++) {
+		broken = 1;
+		at_once_mode = 1;
+		o = quiet((uint64_t)seed);
+		ck_assert_msg(vs_explore(&free_at_once, &o, &rep) ==
+			      -ECANCELED, "seed %d: %s", seed, rep.text);
+		fprintf(stderr, "explore: free before unpublish, at once "
+			"(seed %d): found in %lu schedules\n", seed,
+			rep.schedules);
+		at_once_mode = 0;
+		o = quiet((uint64_t)seed);
+		ck_assert_msg(vs_explore(&free_at_once, &o, &rep) == 0,
+			      "seed %d, batched: %s", seed, rep.text);
+	}
+	broken = 0;
+	at_once_mode = 1;
+}
+END_TEST
 
 START_TEST(explore_lock_kind)
 {
@@ -1260,14 +1602,14 @@ static void lockdep_quiet(void)
  * own machines: vs_test_plain_tcase()). */
 static TCase *explore_tcase(Suite *s, const char *name)
 {
-	static TCase *made[12];
-	static const char *names[12];
+	static TCase *made[16];
+	static const char *names[16];
 	unsigned int i;
 
-	for (i = 0; i < 12 && names[i]; i++)
+	for (i = 0; i < 16 && names[i]; i++)
 		if (!strcmp(names[i], name))
 			return made[i];
-	if (i == 12)
+	if (i == 16)
 		abort();	/* more cases than made[] holds */
 	made[i] = vs_test_plain_tcase(s, name);
 	tcase_add_checked_fixture(made[i], lockdep_quiet, NULL);
@@ -1309,5 +1651,9 @@ Suite *explore_suite(void)
 	for (i = 0; i < (int)VS_ARRAY_SIZE(kind_cases); i++)
 		tcase_add_loop_test(explore_tcase(s, kind_cases[i].tcase),
 				    explore_lock_kind, i, i + 1);
+	tcase_add_test(explore_tcase(s, "handoff"), explore_handoff);
+	tc = explore_tcase(s, "free-at-once");
+	tcase_add_test(tc, explore_free_at_once);
+	tcase_add_test(tc, explore_free_order);
 	return s;
 }

@@ -136,7 +136,8 @@ static void locker_stop(struct locker *l)
 
 /* ---- init, destroy, trylock ------------------------------------------ */
 
-/* vs_rwsem_init(NULL) is -EINVAL; vs_rwsem_destroy is -EBUSY while the
+/* vs_rwsem_init(NULL) is -EINVAL (so are destroy and the handoff
+ * hook); vs_rwsem_destroy is -EBUSY while the
  * rwsem is held for write or read, 0 once free. */
 START_TEST(test_rwsem_init_destroy)
 {
@@ -144,6 +145,7 @@ START_TEST(test_rwsem_init_destroy)
 
 	ck_assert_int_eq(vs_rwsem_init(NULL), -EINVAL);
 	ck_assert_int_eq(vs_rwsem_destroy(NULL), -EINVAL);
+	ck_assert_int_eq(vs_rwsem_set_handoff_timeout(NULL, 0), -EINVAL);
 	sem_setup(&sem);
 	ck_assert(!vs_rwsem_is_locked(&sem));
 	ck_assert_int_eq(vs_rwsem_destroy(&sem), 0);
