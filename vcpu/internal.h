@@ -302,9 +302,12 @@ extern volatile sig_atomic_t vs__vcpu_watch;
 /* Arm the hook from the environment, once a process (a run begins). */
 void vs__vcpu_stop_arm(void);
 /* The running context @v's event, with vs__vcpu_watch set: the hook's
- * signal when its event comes; a run of a VS_MACHINE_STOPPABLE machine
+ * signal when its moment comes; a run of a VS_MACHINE_STOPPABLE machine
  * ends when a stop is pending. */
 void vs__vcpu_watch_event(struct vs_machine *m, struct vs__vcpu *v);
+/* A switch half made, with vs__vcpu_watch set: the hook's signal when
+ * its moment comes. */
+void vs__vcpu_hook_moment(void);
 
 /* vcpu/report.c: the events and names that reports tell. */
 

@@ -16,10 +16,11 @@
  * pass, an exploration's schedule).
  *
  * VMSIM_TEST_SIGNAL_AT=N[:SIG] (SIG: INT, TERM or a number; INT when
- * left out) makes the engine raise() SIG at the process's N-th event,
- * counted over every run of every machine, before the event takes
- * effect: a test puts the real signal, and its real handler, at a
- * moment of its choosing.
+ * left out) makes the engine raise() SIG at the process's N-th moment,
+ * counted over every run of every machine: a moment is an event's start
+ * (before it takes effect) or a switch between contexts half made (the
+ * running context changed, the stacks not yet).  A test puts the real
+ * signal, and its real handler, at a moment of its choosing.
  *
  * Locking: stop_sig and vs__vcpu_watch are written by signal handlers
  * (volatile sig_atomic_t, as C11 7.14.1.1 allows them) and read by the
@@ -165,10 +166,15 @@ static _Noreturn void stop_run(struct vs_machine *m, struct vs__vcpu *v)
 	vs__vcpu_die("vcpu: a stopped vCPU was resumed", EINVAL);
 }
 
-void vs__vcpu_watch_event(struct vs_machine *m, struct vs__vcpu *v)
+void vs__vcpu_hook_moment(void)
 {
 	if (hook_at && ++hook_events == hook_at)
 		(void)raise(hook_sig);	/* its handler runs here */
+}
+
+void vs__vcpu_watch_event(struct vs_machine *m, struct vs__vcpu *v)
+{
+	vs__vcpu_hook_moment();
 	if (stop_sig && (m->cfg.flags & VS_MACHINE_STOPPABLE) &&
 	    !m->entered)
 		stop_run(m, v);

@@ -5,11 +5,12 @@
 Usage: test_signals.py MULTI_FAULT VCPUBENCH EXPLORE_EXAMPLE
 
 Each run is stopped by a real signal, whose real handler runs: at a
-chosen event of the engine (VMSIM_TEST_SIGNAL_AT=N:SIG makes the engine
-raise() it there, docs/vcpu.md "Signals"), 50 moments over multi-fault
---vcpus, vcpubench's three benchmarks and a vs_explore() search
-(docs/examples/explore.c); and a few times from outside, to the process
-group after a delay, as Ctrl-C is.  Every run must exit 128 + the signal
+chosen moment of the engine (VMSIM_TEST_SIGNAL_AT=N:SIG makes the
+engine raise() it at its N-th event start or switch, docs/vcpu.md
+"Signals"), 50 moments over multi-fault --vcpus, vcpubench's three
+benchmarks and a vs_explore() search (docs/examples/explore.c); and a
+few times from outside, to the process group after a delay, as Ctrl-C
+is.  Every run must exit 128 + the signal
 (130, 143: not killed by it), print its partial results, and say
 nothing of a deadlock, a crash or a sanitizer.
 """
@@ -30,12 +31,12 @@ SIGS = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}
 
 
 def spread(n, last):
-    """@n moments from event 1 to event @last."""
+    """@n moments from 1 to @last."""
     return [1 + k * (last - 1) // (n - 1) for k in range(n)]
 
 
 def cases():
-    """(name, argv, event, signal name, what the output must hold)."""
+    """(name, argv, moment, signal name, what the output must hold)."""
     out = []
 
     def add(name, argv, events, want):
@@ -44,7 +45,7 @@ def cases():
             out.append((name, argv, n, sig, want))
 
     # Each of multi-fault's two vCPU runs (a child each) takes ~330,000
-    # events; the signal comes in both, at the same event of each.
+    # moments; the signal comes in both, at the same moment of each.
     add("multi-fault", MF_ARGS, spread(16, 300000),
         ["Performance counter stats", "multi-fault: interrupted"])
     add("vcpubench events", [VB, "--bench", "events", "--vcpus", "4",
@@ -83,7 +84,7 @@ def hooked(case):
     p = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=120)
     text = p.stdout.decode(errors="replace")
-    label = "%s, SIG%s at event %d" % (name, sig, n)
+    label = "%s, SIG%s at moment %d" % (name, sig, n)
     return label, check(name, p.returncode, sig, text, want), text
 
 
