@@ -89,24 +89,30 @@ def hooked(case):
 
 
 def killed(case):
-    """From outside: the signal to the process group after @delay s."""
+    """From outside: the signal to the process group (or with "alone" in
+    the name, to the process alone) after @delay s."""
     name, argv, delay, sig, want = case
     p = subprocess.Popen(argv, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, start_new_session=True)
     time.sleep(delay)
-    os.killpg(p.pid, SIGS[sig])
+    if "alone" in name:
+        os.kill(p.pid, SIGS[sig])
+    else:
+        os.killpg(p.pid, SIGS[sig])
     out, _ = p.communicate(timeout=120)
     text = out.decode(errors="replace")
-    label = "%s, SIG%s to its group after %.2f s" % (name, sig, delay)
+    label = "%s, SIG%s after %.2f s" % (name, sig, delay)
     return label, check(name, p.returncode, sig, text, want), text
 
 
 def main():
-    long_mf = MF_ARGS[:6] + ["0.05"] + MF_ARGS[7:]
+    long_mf = MF_ARGS[:6] + ["0.5"] + MF_ARGS[7:]
     async_cases = [
         ("multi-fault", long_mf, 0.4, "INT",
          ["Performance counter stats", "multi-fault: interrupted"]),
         ("multi-fault", long_mf, 0.7, "TERM",
+         ["Performance counter stats", "multi-fault: interrupted"]),
+        ("multi-fault, the parent alone", long_mf, 0.5, "TERM",
          ["Performance counter stats", "multi-fault: interrupted"]),
         ("vcpubench events", [VB, "--bench", "events", "--work",
                               "100000000"], 0.2, "TERM",

@@ -159,34 +159,6 @@ static int collect(struct job_slot *sl, int status, struct mf_sample *out)
 }
 
 /*
- * Wait for one child of @sl; @job receives its job.  Return: its error,
- * or 0.
- */
-static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
-		unsigned int *finished, unsigned int *job)
-{
-	unsigned int i;
-	int status;
-	pid_t pid;
-
-	for (;;) {
-		pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno == EINTR)
-			continue;
-		if (pid < 0)
-			return -errno;
-		for (i = 0; i < nsl; i++)
-			if (sl[i].pid == pid)
-				break;
-		if (i < nsl)	/* else not one of ours: wait again */
-			break;
-	}
-	(*finished)++;
-	*job = sl[i].job;
-	return collect(&sl[i], status, &s[sl[i].job]);
-}
-
-/*
  * Ctrl-C reaches the children through the terminal; a SIGINT or SIGTERM
  * sent to this process alone must too, and one that stopped a child
  * reaches the others.  Return: 1.
@@ -200,6 +172,38 @@ static int interrupt(struct job_slot *sl, unsigned int nsl)
 		if (sl[i].pid)
 			(void)kill(sl[i].pid, sig ? sig : SIGINT);
 	return 1;
+}
+
+/*
+ * Wait for one child of @sl; @job receives its job.  Return: its error,
+ * or 0.
+ */
+static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
+		unsigned int *finished, unsigned int *job)
+{
+	unsigned int i;
+	int status;
+	pid_t pid;
+
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid < 0 && errno == EINTR) {
+			/* A signal to this process alone: on to them now. */
+			if (vs_vcpu_stop_signal())
+				(void)interrupt(sl, nsl);
+			continue;
+		}
+		if (pid < 0)
+			return -errno;
+		for (i = 0; i < nsl; i++)
+			if (sl[i].pid == pid)
+				break;
+		if (i < nsl)	/* else not one of ours: wait again */
+			break;
+	}
+	(*finished)++;
+	*job = sl[i].job;
+	return collect(&sl[i], status, &s[sl[i].job]);
 }
 
 /* Has a signal (to this process, or to a child) asked to stop? */

@@ -672,8 +672,9 @@ int main(int argc, char **argv)
 				  MAX_RESULTS);
 	progress = isatty(STDERR_FILENO);
 	memset(&sa, 0, sizeof(sa));
+	/* No SA_RESTART: the vCPU mode's waitpid() returns, to pass the
+	 * signal on to the runs (mf_jobs.c). */
 	sa.sa_handler = on_stop_signal;
-	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
