@@ -240,8 +240,10 @@ VS_EXTERN extern unsigned long vs_explore_schedule;
  * handler calling vs_vcpu_stop() is installed for the search where the
  * signal's action is the default; a program's own handler calls
  * vs_vcpu_stop() itself): the report says how many schedules ran, and
- * vs_vcpu_stop_signal() which signal came.  A program that stops there
- * exits 128 + the signal, as a shell's job does.
+ * vs_vcpu_stop_signal() which signal came; one still pending when a
+ * search starts ends it after its first schedule (vs_vcpu_stop_clear()
+ * forgets it).  A program that stops there exits 128 + the signal, as
+ * a shell's job does.
  *
  * Context: a host thread, not inside a machine; tracks held locks
  * (vs_lockstat_track_held()) while it runs, to name the locks held.
