@@ -175,5 +175,8 @@ int main(int argc, char **argv)
 	srunner_run(sr, argc > 1 ? sname : NULL, tcname, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	/* vs_explore() stopped by SIGINT or SIGTERM (CK_FORK=no): 130, 143 */
+	if (vs_vcpu_stop_signal())
+		return 128 + vs_vcpu_stop_signal();
 	return failed == 0 ? 0 : 1;
 }

@@ -124,6 +124,8 @@ void vs__switch_to(struct vs_machine *m, struct vs__vcpu *from,
 	vs__vcpu_cur = to ? (int)to->id : -1;
 	if (to)
 		to->state = VS__V_RUNNING;
+	if (vs__vcpu_watch)	/* VMSIM_TEST_SIGNAL_AT: a moment */
+		vs__vcpu_hook_moment();
 #ifdef VCPU_ASAN
 	{
 		void **fake = dying ? NULL :

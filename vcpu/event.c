@@ -89,6 +89,8 @@ void vs__vcpu_event(const volatile void *addr, unsigned int code)
 	unsigned int by, back = 0;
 
 	count_event(m, v);
+	if (vs__vcpu_watch)
+		vs__vcpu_watch_event(m, v);
 	take_irqs(m, v);
 	vs__yield(m, v, op, addr);
 	if (m->poison && addr && op <= VS_VCPU_RMW &&

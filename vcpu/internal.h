@@ -12,6 +12,7 @@
 #ifndef VS_VCPU_INTERNAL_H
 #define VS_VCPU_INTERNAL_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -162,6 +163,7 @@ struct vs_machine {
 	int done;			/* every vCPU with work finished */
 	int deadlocked;
 	int failed;			/* vs_machine_fail(), or stuck */
+	int stopped;			/* a stop request ended it (-EINTR) */
 	uint64_t nevents;		/* seam events of this run */
 	unsigned int streak_id;		/* the context of the last events */
 	uint64_t streak;		/* how many in a row */
@@ -293,6 +295,22 @@ static inline void *vs__grow(void *arr, size_t *cap, size_t size,
 /* The machine the host thread is running now (its context:
  * vs__vcpu_cur, vmsim/atomic.h). */
 extern struct vs_machine *vs__vcpu_machine;
+
+/* vcpu/stop.c: stop requests (vs_vcpu_stop()) and the test hook
+ * VMSIM_TEST_SIGNAL_AT. */
+
+/* Nonzero: each event calls vs__vcpu_watch_event() (a stop is pending,
+ * or the hook is armed); a signal handler may set it. */
+extern volatile sig_atomic_t vs__vcpu_watch;
+/* Arm the hook from the environment, once a process (a run begins). */
+void vs__vcpu_stop_arm(void);
+/* The running context @v's event, with vs__vcpu_watch set: the hook's
+ * signal when its moment comes; a run of a VS_MACHINE_STOPPABLE machine
+ * ends when a stop is pending. */
+void vs__vcpu_watch_event(struct vs_machine *m, struct vs__vcpu *v);
+/* A switch half made, with vs__vcpu_watch set: the hook's signal when
+ * its moment comes. */
+void vs__vcpu_hook_moment(void);
 
 /* vcpu/report.c: the events and names that reports tell. */
 

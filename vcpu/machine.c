@@ -104,7 +104,7 @@ int vs_machine_create(struct vs_machine **mp, const struct vs_machine_config *cf
 	if (!mp || !cfg || cfg->nr_vcpus < 1 || cfg->nr_vcpus > VS_VCPU_MAX)
 		return -EINVAL;
 	if (cfg->flags & ~(VS_MACHINE_NO_TRAPS | VS_MACHINE_CHECK_FREED |
-			   VS_MACHINE_TRACE))
+			   VS_MACHINE_TRACE | VS_MACHINE_STOPPABLE))
 		return -EINVAL;
 	if (cfg->profile && cfg->nr_vcpus > cfg->profile->nr_cpus)
 		return -EINVAL;
@@ -194,6 +194,7 @@ int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 	m->done = 0;
 	m->deadlocked = 0;
 	m->failed = 0;
+	m->stopped = 0;
 	m->report[0] = 0;
 	vs__vcpu_names_reset(m, 0);
 	vs__vcpu_poison_reset(m, 0);
@@ -245,6 +246,7 @@ static int begin(struct vs_machine *m)
 	m->running = 1;
 	m->done = 0;
 	m->report[0] = 0;
+	vs__vcpu_stop_arm();
 	vs__mem_reset(m);	/* each run starts from memory as it is */
 	vs__vcpu_machine = m;
 	vs__vcpu_own_slots = m->cfg.own_slots ? (int)m->cfg.own_slots :
@@ -292,7 +294,7 @@ int vs_machine_run(struct vs_machine *m, void (*fn)(void *), void *arg)
 	first = vs__take_next(m, NULL);
 	vs__switch_to(m, NULL, first, 0);
 	/* Back on the host: every vCPU is idle, or a deadlock. */
-	err = sched_end(m, m->failed ? -ECANCELED :
+	err = sched_end(m, m->stopped ? -EINTR : m->failed ? -ECANCELED :
 			m->deadlocked ? -EDEADLK : 0);
 	end(m);
 	/* A failed run's contexts never run again (begin() refuses until

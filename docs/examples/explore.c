@@ -7,9 +7,9 @@
  * the writer waits first and sets its flag after (check, then act): a
  * reader comes in between, and exploration finds the schedule.
  *
- * Exit status 0 when the sound protocol passes 1,000 schedules, or the
- * broken one is caught (so CTest can run both), 1 otherwise.  The report
- * goes to stderr: docs/testing-a-locking-change.md reads it.
+ * Exit status 0 when the sound protocol passes 1,000 schedules or the
+ * broken one is caught (so CTest can run both), 128 + the signal when
+ * SIGINT or SIGTERM stopped it, else 1.  The report goes to stderr.
  *
  * It needs the vCPU build of vmsim (libvmsim-vcpu, VS_VCPU=1), whose
  * atomics are the scheduler's choice points, and libvmsim-check-vcpu:
@@ -96,6 +96,8 @@ int main(void)
 	struct vs_explore_report rep;
 	int err = vs_explore(&sc, NULL, &rep);
 
+	if (err == -EINTR)	/* SIGINT, SIGTERM: 130, 143 */
+		return 128 + vs_vcpu_stop_signal();
 #ifdef BROKEN
 	return err == -ECANCELED ? 0 : 1;
 #else

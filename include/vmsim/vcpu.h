@@ -293,8 +293,8 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_replay;
  * @max_events: 0, or the most seam events a run may take: past it the
  *		run fails as stuck (a livelock, a spin that never ends),
  *		as vs_machine_fail() does, instead of running forever
- * @flags: 0, or VS_MACHINE_NO_TRAPS, VS_MACHINE_CHECK_FREED and
- *	   VS_MACHINE_TRACE
+ * @flags: 0, or VS_MACHINE_NO_TRAPS, VS_MACHINE_CHECK_FREED,
+ *	   VS_MACHINE_TRACE and VS_MACHINE_STOPPABLE
  * @memory: what the seam's loads may return, enum vs_vcpu_memory: 0
  *	    (VS_VCPU_MEM_SC) for the newest store
  * @own_slots: 0, every work's context (vs_vcpu_self()) owns its slot
@@ -373,6 +373,16 @@ enum vs_vcpu_memory {
 #define VS_MACHINE_TRACE 0x4u
 
 /**
+ * VS_MACHINE_STOPPABLE - vs_machine_config.flags: a stop request
+ * (vs_vcpu_stop()) ends a run at its next event: vs_machine_run()
+ * returns -EINTR, the report says where, and every vCPU is left where
+ * it stands, as after vs_machine_fail().  Without it a run goes on,
+ * for its owner to stop at a point of its own.  Ignored under
+ * vs_machine_enter().
+ */
+#define VS_MACHINE_STOPPABLE 0x8u
+
+/**
  * vs_machine_trace_write - write the last run's events to @path as a
  * Chrome Trace Event file (JSON), which Perfetto (ui.perfetto.dev) and
  * chrome://tracing open: a track per vCPU, a slice per event over its
@@ -425,10 +435,13 @@ VS_EXTERN int vs_machine_destroy(struct vs_machine *m);
  * left where they stood, and @m runs again only after
  * vs_machine_reset().
  *
+ * A run of a VS_MACHINE_STOPPABLE machine that a stop request ended
+ * returns -EINTR, left as a failed one is.
+ *
  * Context: the host thread that created @m, not inside a machine.
- * Return: 0, -EDEADLK, -ECANCELED, -EINVAL for a NULL argument, -EBUSY
- * when @m already runs or must be reset first, or the scheduler's
- * error (struct vs_vcpu_sched_ops.end).
+ * Return: 0, -EDEADLK, -ECANCELED, -EINTR, -EINVAL for a NULL
+ * argument, -EBUSY when @m already runs or must be reset first, or the
+ * scheduler's error (struct vs_vcpu_sched_ops.end).
  */
 VS_EXTERN int vs_machine_run(struct vs_machine *m, void (*fn)(void *),
 			     void *arg);
@@ -474,6 +487,54 @@ VS_EXTERN int vs_machine_reset(struct vs_machine *m, uint64_t seed);
  */
 VS_EXTERN int vs_machine_fail(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/**
+ * vs_vcpu_stop - ask this process's runs to stop: what a SIGINT or
+ * SIGTERM handler calls
+ * @sig: the signal that asks (its number; 0 or less: SIGINT)
+ *
+ * Only stores @sig: the engine reads it at the start of each event, on
+ * the host thread.  A run of a VS_MACHINE_STOPPABLE machine ends there
+ * (-EINTR); others go on, their owners reading vs_vcpu_stop_signal()
+ * at points of their own.  A handler must never call anything else of
+ * vmsim: on a vCPU, every operation of vmsim/atomic.h is an event of
+ * the engine, which the handler may have interrupted in the middle of
+ * one of its own (docs/vcpu.md, "Signals").
+ *
+ * Context: any, a signal handler included (async-signal-safe).
+ */
+VS_EXTERN void vs_vcpu_stop(int sig);
+
+/**
+ * vs_vcpu_stop_signal - the signal of the pending stop request
+ *
+ * Context: any.
+ * Return: the signal vs_vcpu_stop() was given, or 0 for none.
+ */
+VS_EXTERN int vs_vcpu_stop_signal(void);
+
+/**
+ * vs_vcpu_stop_clear - forget the pending stop request
+ *
+ * Context: a host thread, outside a run.
+ */
+VS_EXTERN void vs_vcpu_stop_clear(void);
+
+/**
+ * vs_vcpu_stop_on_signals - SIGINT and SIGTERM call vs_vcpu_stop(), or
+ * no longer do
+ * @on: 1 to install the handler (SA_RESTART) for each of the two whose
+ *	action is the default, 0 to put back what it replaced
+ *
+ * A program with a handler of its own keeps it (and calls
+ * vs_vcpu_stop() from it).  Calls nest: the handlers go when as many
+ * calls with 0 as with 1 were made.
+ *
+ * Context: a host thread; not thread-safe against other sigaction()
+ * calls.
+ * Return: 0, or the negative errno of sigaction().
+ */
+VS_EXTERN int vs_vcpu_stop_on_signals(int on);
 
 /**
  * vs_machine_enter - make the calling host thread vCPU 0 of @m

@@ -28,6 +28,7 @@
  * Locking: the caller's host thread; the machine is run from here.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,6 +573,23 @@ static int more(const struct vs_explore_options *o,
 	return !o->max_ms || elapsed(t0) * 1000 < o->max_ms;
 }
 
+/*
+ * A SIGINT or SIGTERM (vs_vcpu_stop()) ended the search between two
+ * schedules, none failed: say so, with how many ran.  Return: -EINTR,
+ * or 0 when no signal came.
+ */
+static int interrupted(const struct xrun *x, struct vs_explore_report *rep)
+{
+	int sig = vs_vcpu_stop_signal();
+
+	if (!sig)
+		return 0;
+	report_set(rep, "explore: %s: interrupted by %s after %lu schedules, "
+		   "none failed\n", x->sc->name, sig == SIGTERM ? "SIGTERM" :
+		   sig == SIGINT ? "SIGINT" : "a signal", rep->schedules);
+	return -EINTR;
+}
+
 /* Schedule 1 without preemptions (the warm-up), then the scheduler's,
  * until one fails or the bounds say stop.  @f: the last one's outcome. */
 static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
@@ -591,7 +609,7 @@ static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 	err = machine(&m, x, o, sched, o->sched_arg, o->seed);
 	if (err)
 		return err;
-	while (more(o, rep, t0) && !exhausted(m)) {
+	while (more(o, rep, t0) && !exhausted(m) && !vs_vcpu_stop_signal()) {
 		vs_explore_schedule = rep->schedules + 1;
 		schedule(x, m, f);
 		rep->schedules++;
@@ -600,7 +618,7 @@ static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 	}
 	rep->exhausted = exhausted(m);
 	(void)vs_machine_destroy(m);
-	return f->err;
+	return f->err ? f->err : interrupted(x, rep);
 }
 
 /*
@@ -746,7 +764,10 @@ int vs_explore(const struct vs_explore_scenario *sc,
 		}
 		x->sc = sc;
 		was = vs_lockstat_track_held(1);
+		/* SIGINT, SIGTERM: the search ends after the schedule. */
+		(void)vs_vcpu_stop_on_signals(1);
 		err = run(x, opt ? opt : &defaults, f, rep);
+		(void)vs_vcpu_stop_on_signals(0);
 		vs_lockstat_track_held(was);
 		free(f->dec);
 		free(f);

@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -850,6 +851,48 @@ START_TEST(vcpu_stuck)
 }
 END_TEST
 
+/* A stop request (what a SIGTERM handler makes) from work that then
+ * spins: a stoppable machine's run ends at the next event with -EINTR,
+ * naming the signal, and runs again after a reset; another machine's
+ * run goes on to its end. */
+static void stop_then_spin(void *arg)
+{
+	vs_vcpu_stop(SIGTERM);
+	if (arg)
+		livelock(NULL);
+	else
+		(void)vs_read_once(&ping);
+}
+
+START_TEST(vcpu_stopped)
+{
+	struct vs_machine_config cfg = { .nr_vcpus = 2, .seed = 1,
+					 .max_events = 100000,
+					 .flags = VS_MACHINE_STOPPABLE };
+	const char *r;
+
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	vs_atomic_init(&ping, 0);
+	vs_atomic_init(&pong, 0);
+	ck_assert_int_eq(vs_machine_run(cur, stop_then_spin, &ping), -EINTR);
+	ck_assert_int_eq(vs_vcpu_stop_signal(), SIGTERM);
+	r = vs_machine_report(cur);
+	ck_assert_msg(strstr(r, "stopped by SIGTERM (15)"), "report: %s", r);
+	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), -EBUSY);
+	vs_vcpu_stop_clear();
+	ck_assert_int_eq(vs_vcpu_stop_signal(), 0);
+	ck_assert_int_eq(vs_machine_reset(cur, 2), 0);
+	ck_assert_int_eq(vs_machine_run(cur, nothing, NULL), 0);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+	cfg.flags = 0;
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	ck_assert_int_eq(vs_machine_run(cur, stop_then_spin, NULL), 0);
+	ck_assert_int_eq(vs_vcpu_stop_signal(), SIGTERM);
+	vs_vcpu_stop_clear();
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
 const char *vcpu_only(void)
 {
 	return VS_VCPU ? NULL : "the vCPU build only (vmsim-test-vcpu)";
@@ -878,6 +921,7 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_deadlock_reported);
 	tcase_add_test(tc, vcpu_fail_then_reset);
 	tcase_add_test(tc, vcpu_stuck);
+	tcase_add_test(tc, vcpu_stopped);
 	tcase_add_test(tc, vcpu_use_after_free);
 	suite_add_tcase(s, tc);
 	return s;

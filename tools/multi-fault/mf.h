@@ -217,6 +217,7 @@ struct mf_sample {
 	struct vs_lockstat lockstat[2];
 	bool has_lockstat;
 	struct mf_cycles cyc;
+	int stopped_by;				/* the signal that stopped it */
 };
 
 /* @sum += what the model counted between @a and @b. */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "mf.h"
+#include <vmsim/vcpu.h>
 
 #define MAX_PARALLEL 64
 
@@ -61,6 +62,8 @@ static void child(struct mf_result *r, int n, unsigned int job, int fd,
 	if (terr)
 		fprintf(stderr, "multi-fault: --trace: %s\n", strerror(-terr));
 	s.trace_err = terr;
+	/* A signal to this child alone stops the parent too (collect()). */
+	s.stopped_by = vs_vcpu_stop_signal();
 	while (off < sizeof(s)) {
 		w = write(fd, p + off, sizeof(s) - off);
 		if (w < 0 && errno == EINTR)
@@ -137,8 +140,11 @@ static int collect(struct job_slot *sl, int status, struct mf_sample *out)
 	close(sl->fd);
 	sl->pid = 0;
 	if (off == sizeof(*out) && WIFEXITED(status) &&
-	    !WEXITSTATUS(status))
+	    !WEXITSTATUS(status)) {
+		if (out->stopped_by && !vs_vcpu_stop_signal())
+			vs_vcpu_stop(out->stopped_by);
 		return out->err;
+	}
 	memset(out, 0, sizeof(*out));
 	out->trace_err = -EIO;		/* its part too, if any */
 	if (WIFSIGNALED(status))
@@ -150,6 +156,22 @@ static int collect(struct job_slot *sl, int status, struct mf_sample *out)
 	err = -EIO;
 	out->err = err;
 	return err;
+}
+
+/*
+ * Ctrl-C reaches the children through the terminal; a SIGINT or SIGTERM
+ * sent to this process alone must too, and one that stopped a child
+ * reaches the others.  Return: 1.
+ */
+static int interrupt(struct job_slot *sl, unsigned int nsl)
+{
+	int sig = vs_vcpu_stop_signal();
+	unsigned int i;
+
+	for (i = 0; i < nsl; i++)
+		if (sl[i].pid)
+			(void)kill(sl[i].pid, sig ? sig : SIGINT);
+	return 1;
 }
 
 /*
@@ -165,8 +187,12 @@ static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
 
 	for (;;) {
 		pid = waitpid(-1, &status, 0);
-		if (pid < 0 && errno == EINTR)
+		if (pid < 0 && errno == EINTR) {
+			/* A signal to this process alone: on to them now. */
+			if (vs_vcpu_stop_signal())
+				(void)interrupt(sl, nsl);
 			continue;
+		}
 		if (pid < 0)
 			return -errno;
 		for (i = 0; i < nsl; i++)
@@ -180,18 +206,11 @@ static int reap(struct job_slot *sl, unsigned int nsl, struct mf_sample *s,
 	return collect(&sl[i], status, &s[sl[i].job]);
 }
 
-/*
- * Ctrl-C reaches the children through the terminal; a SIGINT sent to
- * this process alone must too.  Return: 1.
- */
-static int interrupt(struct job_slot *sl, unsigned int nsl)
+/* Has a signal (to this process, or to a child) asked to stop? */
+static int stopping(vs_atomic32_t *stop)
 {
-	unsigned int i;
-
-	for (i = 0; i < nsl; i++)
-		if (sl[i].pid)
-			(void)kill(sl[i].pid, SIGINT);
-	return 1;
+	return atomic_load_explicit(stop, memory_order_relaxed) ||
+	       vs_vcpu_stop_signal();
 }
 
 /* waitpid() failed for good: close what is left. */
@@ -318,7 +337,7 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 	}
 	while (next < total || running) {
 		while (next < total && running < parallel && !err &&
-		       !atomic_load_explicit(stop, memory_order_relaxed)) {
+		       !stopping(stop)) {
 			for (i = 0; sl[i].pid; i++)
 				;
 			err = start_job(r, n, &sl[i], next++, &tp, stop);
@@ -326,8 +345,7 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 		}
 		if (!running)
 			break;
-		if (atomic_load_explicit(stop, memory_order_relaxed) &&
-		    !signalled)
+		if (stopping(stop) && !signalled)
 			signalled = interrupt(sl, parallel);
 		job = total;
 		e = reap(sl, parallel, s, &finished, &job);
@@ -351,5 +369,5 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 	free(ok);
 	if (err)
 		return err;
-	return atomic_load_explicit(stop, memory_order_relaxed) ? 1 : 0;
+	return stopping(stop) ? 1 : 0;
 }

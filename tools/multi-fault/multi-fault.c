@@ -23,6 +23,7 @@
 #include "bench_kernel.h"
 #include "bench.h"
 #include "mf.h"
+#include <vmsim/vcpu.h>
 
 #ifndef MF_VCPU
 #define MF_VCPU 0	/* 1: multi-fault-vcpu, on libvmsim-vcpu */
@@ -429,17 +430,33 @@ static void parse_options(int argc, char **argv)
 /* ---- running ------------------------------------------------------------- */
 
 /*
- * Ctrl-C ends the current pass, then everything, and what was measured
- * is printed.  A second SIGINT changes nothing (timeout(1) sends one to
- * the process and one to its group); SIGQUIT still kills.
+ * Ctrl-C (SIGINT) or SIGTERM ends the current pass, then everything,
+ * and what was measured is printed; the exit status is 128 + the
+ * signal.  A second one changes nothing (timeout(1) sends one to the
+ * process and one to its group); SIGQUIT still kills.
  */
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
-	(void)sig;
 	/* Past the seam, as the workload reads it (vmsim/workload.h): on
 	 * vCPUs vs_write_once() is an event of the engine, which the
-	 * handler would enter in the middle of one of its own. */
+	 * handler would enter in the middle of one of its own.
+	 * vs_vcpu_stop() only stores the signal. */
 	stop = 1;
+	vs_vcpu_stop(sig);
+}
+
+/* The exit status of a run that a signal stopped: 130, 143. */
+static int exit_intr(void)
+{
+	int sig = vs_vcpu_stop_signal();
+
+	return sig ? 128 + sig : EXIT_INTR;
+}
+
+/* Did a signal stop the runs (this process's, or a vCPU run's)? */
+static bool stopped(void)
+{
+	return vs_read_once(&stop) || vs_vcpu_stop_signal();
 }
 
 static void config_of(struct mf_config *c, int s, int l, int t)
@@ -502,7 +519,7 @@ static int run_all(void)
 		fputs("\r\033[K", stderr);
 	if (err < 0)
 		return EXIT_SETUP;
-	return vs_read_once(&stop) ? EXIT_INTR : 0;
+	return stopped() ? exit_intr() : 0;
 }
 #else
 static void tick(const struct mf_config *cfg, unsigned int repeat,
@@ -550,7 +567,7 @@ static int run_all(void)
 
 	if (err < 0)
 		return EXIT_SETUP;
-	return vs_read_once(&stop) ? EXIT_INTR : 0;
+	return stopped() ? exit_intr() : 0;
 }
 
 #endif
@@ -655,9 +672,12 @@ int main(int argc, char **argv)
 				  MAX_RESULTS);
 	progress = isatty(STDERR_FILENO);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
+	/* No SA_RESTART: the vCPU mode's waitpid() returns, to pass the
+	 * signal on to the runs (mf_jobs.c). */
+	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	(void)vs_thread_attach();
 	if (opt.lockstat)
 		vs_lockstat_enable(1);
@@ -674,7 +694,7 @@ int main(int argc, char **argv)
 		trace_end();
 	if (report() && !ret)
 		ret = EXIT_SETUP;
-	if (ret == EXIT_INTR)
+	if (stopped() && ret == exit_intr())
 		fprintf(stderr, "multi-fault: interrupted\n");
 	return ret;
 }

@@ -23,8 +23,14 @@
  * depends only on the configuration and --seed (the event hash, the
  * virtual time, the counts): the determinism test runs it twice in two
  * processes and compares those lines.
+ *
+ * SIGINT or SIGTERM stops the benchmark running at its next safe point
+ * (events: the engine's next event; fault: the end of the pass;
+ * schedules: the end of the schedule), prints what it measured until
+ * then, runs no other, and exits 128 + the signal.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +59,36 @@ static const char *const memory_names[] = { "sc", "tso", "relaxed" };
 
 static struct vs_vcpu_profile profile;
 static struct vs_machine *machine;
+
+/* Raised by SIGINT or SIGTERM: read past the seam, as the workload
+ * reads its stop flag (vmsim/workload.h). */
+static vs_atomic32_t stop;
+
+/* A handler never enters the engine: it only stores (vs_vcpu_stop()). */
+static void on_stop_signal(int sig)
+{
+	stop = 1;
+	vs_vcpu_stop(sig);
+}
+
+/* SIGINT and SIGTERM stop the run (SA_RESTART: no call sees EINTR). */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The name of the signal that stopped the run. */
+static const char *stop_name(void)
+{
+	return vs_vcpu_stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT";
+}
 
 /* ---- events ---------------------------------------------------------- */
 
@@ -95,6 +131,7 @@ static void fault_main(void *arg)
 		.duration_ns = (uint64_t)bench_std.duration_ms * 1000000,
 		.strategy = vs_fault_strategy_parse(opt.strategy),
 		.mm.kernel = opt.kernel,
+		.stop = &stop,
 	};
 	int err;
 
@@ -166,6 +203,20 @@ static uint64_t one_schedule(unsigned long s)
 	return st.events;
 }
 
+/* The figures of @n schedules of @events events in all. */
+static void print_schedules(unsigned long n, uint64_t events, double host_s,
+			    uint64_t hash)
+{
+	printf("schedules on %u vCPUs (pct, %s): %lu schedules of %.0f "
+	       "events, %.2f s of host time, %.0f schedules/s, %.1f ns per "
+	       "event\n", opt.vcpus, memory_names[opt.memory], n,
+	       (double)events / (double)n, host_s, (double)n / host_s,
+	       host_s * 1e9 / (double)events);
+	printf("virtual: schedules seed %llu: %lu schedules, %llu events, "
+	       "hash %016llx\n", (unsigned long long)opt.seed, n,
+	       (unsigned long long)events, (unsigned long long)hash);
+}
+
 static int run_schedules(void)
 {
 	struct vs_machine_config cfg = {
@@ -184,7 +235,7 @@ static int run_schedules(void)
 		return err;
 	}
 	t0 = uv_hrtime();
-	for (s = 0; s < n; s++) {
+	for (s = 0; s < n && !vs_vcpu_stop_signal(); s++) {
 		ev = one_schedule(s);
 		if (!ev) {
 			vs_machine_destroy(machine);
@@ -194,14 +245,11 @@ static int run_schedules(void)
 		hash = (hash ^ vs_machine_hash(machine)) * 0x100000001b3ull;
 	}
 	host_s = (double)(uv_hrtime() - t0) / 1e9;
-	printf("schedules on %u vCPUs (pct, %s): %lu schedules of %.0f "
-	       "events, %.2f s of host time, %.0f schedules/s, %.1f ns per "
-	       "event\n", opt.vcpus, memory_names[opt.memory], n,
-	       (double)events / (double)n, host_s, (double)n / host_s,
-	       host_s * 1e9 / (double)events);
-	printf("virtual: schedules seed %llu: %lu schedules, %llu events, "
-	       "hash %016llx\n", (unsigned long long)opt.seed, n,
-	       (unsigned long long)events, (unsigned long long)hash);
+	if (s < n)
+		printf("schedules: stopped by %s after %lu of %lu schedules\n",
+		       stop_name(), s, n);
+	if (s)
+		print_schedules(s, events, host_s, hash);
 	vs_machine_destroy(machine);
 	return 0;
 }
@@ -226,8 +274,11 @@ static void print_hot(void)
 
 static int run(const char *bench, void (*fn)(void *))
 {
+	/* events stops at the engine's next event; fault at the end of
+	 * its pass (its stop flag), with figures. */
 	struct vs_machine_config cfg = {
 		.profile = &profile, .nr_vcpus = opt.vcpus, .seed = opt.seed,
+		.flags = fn == events_main ? VS_MACHINE_STOPPABLE : 0,
 	};
 	struct vs_machine_stats st;
 	uint64_t t0;
@@ -243,12 +294,16 @@ static int run(const char *bench, void (*fn)(void *))
 	t0 = uv_hrtime();
 	err = vs_machine_run(machine, fn, NULL);
 	host_s = (double)(uv_hrtime() - t0) / 1e9;
-	if (err) {
+	if (err && err != -EINTR) {
 		fprintf(stderr, "vcpubench: %s: %s\n%s", bench,
 			vs_strerror(err), vs_machine_report(machine));
 		vs_machine_destroy(machine);
 		return err;
 	}
+	if (vs_vcpu_stop_signal())	/* what ran until then */
+		printf("%s: stopped by %s: %s", bench, stop_name(),
+		       err ? vs_machine_report(machine) :
+		       "at the end of a pass\n");
 	vs_machine_stats(machine, -1, &st);
 	vsec = (double)vs_machine_clock(machine, -1) / (profile.ghz * 1e9);
 	printf("%s on %u vCPUs of %s: %.2f s of host time, %.1f ns per "
@@ -394,18 +449,23 @@ int main(int argc, char **argv)
 		bench_item("all");
 	vcpus = opt.vcpus;
 	check_vcpus(vcpus);
+	catch_stop_signals();
 	if (opt.chosen[0] && !err) {
 		opt.vcpus = vcpus ? vcpus : 4;
 		err = load("flat") ? 2 : run("events", events_main) ? 1 : 0;
 	}
-	if (opt.chosen[1] && !err) {
+	if (opt.chosen[1] && !err && !vs_vcpu_stop_signal()) {
 		opt.vcpus = vcpus ? vcpus : 60;
 		err = load("ivb-ex-4x15x2") ? 2 :
 		      run("fault", fault_main) ? 1 : 0;
 	}
-	if (opt.chosen[2] && !err) {
+	if (opt.chosen[2] && !err && !vs_vcpu_stop_signal()) {
 		opt.vcpus = vcpus ? vcpus : 3;
 		err = run_schedules() ? 1 : 0;
+	}
+	if (!err && vs_vcpu_stop_signal()) {
+		fprintf(stderr, "vcpubench: interrupted\n");
+		return 128 + vs_vcpu_stop_signal();
 	}
 	return err;
 }

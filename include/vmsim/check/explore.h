@@ -236,10 +236,20 @@ VS_EXTERN extern unsigned long vs_explore_schedule;
  * @opt: how, or NULL for the defaults
  * @rep: filled in; the report is also printed to stderr
  *
+ * SIGINT or SIGTERM ends the search after the schedule that runs (a
+ * handler calling vs_vcpu_stop() is installed for the search where the
+ * signal's action is the default; a program's own handler calls
+ * vs_vcpu_stop() itself): the report says how many schedules ran, and
+ * vs_vcpu_stop_signal() which signal came; one still pending when a
+ * search starts ends it after its first schedule (vs_vcpu_stop_clear()
+ * forgets it).  A program that stops there exits 128 + the signal, as
+ * a shell's job does.
+ *
  * Context: a host thread, not inside a machine; tracks held locks
  * (vs_lockstat_track_held()) while it runs, to name the locks held.
  * Return: 0 when no schedule failed (within the bounds: that is not a
- * proof); the failing schedule's -ECANCELED or -EDEADLK; -EINVAL for a
+ * proof); the failing schedule's -ECANCELED or -EDEADLK; -EINTR when a
+ * signal ended the search before any failed; -EINVAL for a
  * NULL or bad argument (the report's text names it); a setup()'s error;
  * -EBUSY for a schedule that kept objects of vm/'s caches (above);
  * -EOPNOTSUPP outside the vCPU build; -ENOMEM.
