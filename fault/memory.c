@@ -116,6 +116,25 @@ inline void vs_set_pte_range(struct vs_vm_fault *vmf,
 				       PTE_USER_FLAGS | prot));
 }
 
+/*
+ * The planted bug fault_rmap_after_ptl: set the PTE, drop the PTL, then
+ * count the mapping and RSS, where a holder of the PTL sees a PTE that
+ * its page's mapcount and the mm's RSS do not count yet.
+ * Context: the PTL held, the PTE unchanged; drops the PTL.
+ */
+static void set_pte_rmap_late(struct vs_vm_fault *vmf, struct vs_page *page,
+			      uint64_t prot)
+{
+	struct vs_mm *mm = vmf->mm;
+
+	vs_assert_ptl_held(vmf->ptl);
+	vs_set_pte(vmf->pte, vs_mk_pte(vs_page_to_pfn(mm->pool, page),
+				       PTE_USER_FLAGS | prot));
+	vs_pte_unmap_unlock(vmf->ptl);
+	vs_page_add_rmap(mm->pool, page);
+	vs__inc_mm_counter_fast(mm, vs_mm_counter(page), 1);
+}
+
 int vs_finish_fault(struct vs_vm_fault *vmf, struct vs_page *page,
 		    uint64_t prot)
 {
@@ -127,6 +146,11 @@ int vs_finish_fault(struct vs_vm_fault *vmf, struct vs_page *page,
 	if (ret != PTE_LOCKED) {
 		vs_put_page(vmf->mm->pool, page);
 		return ret;
+	}
+	if (VS_BROKEN(fault_rmap_after_ptl) &&
+	    !vs_page_test_flags(page, VS_PG_ZERO)) {
+		set_pte_rmap_late(vmf, page, prot);
+		return 0;
 	}
 	vs_set_pte_range(vmf, page, prot);
 	vs_pte_unmap_unlock(vmf->ptl);

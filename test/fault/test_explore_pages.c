@@ -23,7 +23,10 @@
  *     once: one PTE page holds both PTEs, and RSS counts what it maps;
  *   - reclaim-walk (6.18): write faults in a PMD while MADV_DONTNEED of
  *     all of it frees its emptied PTE page (PT_RECLAIM) and waits for
- *     the free: no walker touches the freed page, RSS stays exact.
+ *     the free: no walker touches the freed page, RSS stays exact;
+ *   - rmap: write faults beside a thread that, under the PTL, finds
+ *     each present PTE's page mapped once and RSS equal to the present
+ *     PTEs (faults count both under the PTL of the PTE they set).
  *
  * Each exploration is PCT at its default depth, 1,000 schedules, for
  * seeds 1 to 3, at the kernel version of $VMSIM_KERNEL (6.18 by
@@ -611,6 +614,87 @@ START_TEST(explore_reclaim_walk)
 }
 END_TEST
 
+/* ---- rmap: mapcount and RSS exact under the PTL ------------------------- */
+
+/* An mm with NPG pages mapped at AREA (pages_setup's), then zapped:
+ * nothing is mapped, the PTE page and anon_vma stay. */
+static int rmap_setup(void **state)
+{
+	struct pages *r;
+	int err = pages_setup(state, VS_MAP_PRIVATE | ANON);
+
+	if (err)
+		return err;
+	r = *state;
+	return vs_madvise(r->mm, AREA, NPG * VS_PAGE_SIZE, VS_MADV_DONTNEED);
+}
+
+/*
+ * Under the PTL of AREA's PTE page: each present PTE's page is mapped
+ * once, and RSS counts the present PTEs (faults add both under the PTL
+ * of the PTE they set).  Context: no lock held.
+ */
+static void rmap_audit(struct vs_mm *mm)
+{
+	struct vs_page *page;
+	vs_atomic64_t *ptep;
+	vs_spinlock_t *ptl;
+	long present = 0;
+	uint64_t pte;
+	int k;
+
+	vs_mmap_read_lock(mm);
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, AREA, &ptl);
+	for (k = 0; ptep && k < NPG; k++) {
+		pte = vs_ptep_get(ptep + k);
+		if (!vs_pte_present(pte))
+			continue;
+		present++;
+		page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
+		VS_EXPLORE_ASSERT(page && vs_page_mapcount(page) == 1);
+	}
+	VS_EXPLORE_ASSERT(!ptep ||
+			  vs_get_mm_counter(mm, VS_MM_ANONPAGES) == present);
+	if (ptep)
+		vs_pte_unmap_unlock(ptl);
+	vs_mmap_read_unlock(mm);
+}
+
+/* Thread 0 write-faults the pages; thread 1 audits them meanwhile. */
+static void rmap_thread(void *state, unsigned int i)
+{
+	struct pages *r = state;
+	int k;
+
+	for (k = 0; k < NPG; k++) {
+		if (i == 0)
+			VS_EXPLORE_ASSERT(vs_access(r->mm, PAGE(k), 1, 1) ==
+					  0);
+		else
+			rmap_audit(r->mm);
+	}
+}
+
+static void rmap_check(void *state)
+{
+	struct pages *r = state;
+
+	rmap_audit(r->mm);
+	pages_teardown(r);
+}
+
+START_TEST(explore_rmap)
+{
+	static const struct vs_explore_scenario rmap = {
+		.name = "rmap", .threads = 2, .setup = rmap_setup,
+		.thread = rmap_thread, .check = rmap_check,
+		.fini = pages_fini,
+	};
+
+	explore_pages(&rmap);
+}
+END_TEST
+
 Suite *explore_pages_suite(void)
 {
 	Suite *s = suite_create("explore_pages");
@@ -628,5 +712,6 @@ Suite *explore_pages_suite(void)
 		       explore_table_fill);
 	tcase_add_test(vs_test_plain_tcase(s, "reclaim-walk"),
 		       explore_reclaim_walk);
+	tcase_add_test(vs_test_plain_tcase(s, "rmap"), explore_rmap);
 	return s;
 }
