@@ -116,6 +116,25 @@ inline void vs_set_pte_range(struct vs_vm_fault *vmf,
 				       PTE_USER_FLAGS | prot));
 }
 
+/*
+ * The planted bug fault_rmap_after_ptl: set the PTE, drop the PTL, then
+ * count the mapping and RSS, where a holder of the PTL sees a PTE that
+ * its page's mapcount and the mm's RSS do not count yet.
+ * Context: the PTL held, the PTE unchanged; drops the PTL.
+ */
+static void set_pte_rmap_late(struct vs_vm_fault *vmf, struct vs_page *page,
+			      uint64_t prot)
+{
+	struct vs_mm *mm = vmf->mm;
+
+	vs_assert_ptl_held(vmf->ptl);
+	vs_set_pte(vmf->pte, vs_mk_pte(vs_page_to_pfn(mm->pool, page),
+				       PTE_USER_FLAGS | prot));
+	vs_pte_unmap_unlock(vmf->ptl);
+	vs_page_add_rmap(mm->pool, page);
+	vs__inc_mm_counter_fast(mm, vs_mm_counter(page), 1);
+}
+
 int vs_finish_fault(struct vs_vm_fault *vmf, struct vs_page *page,
 		    uint64_t prot)
 {
@@ -127,6 +146,11 @@ int vs_finish_fault(struct vs_vm_fault *vmf, struct vs_page *page,
 	if (ret != PTE_LOCKED) {
 		vs_put_page(vmf->mm->pool, page);
 		return ret;
+	}
+	if (VS_BROKEN(fault_rmap_after_ptl) &&
+	    !vs_page_test_flags(page, VS_PG_ZERO)) {
+		set_pte_rmap_late(vmf, page, prot);
+		return 0;
 	}
 	vs_set_pte_range(vmf, page, prot);
 	vs_pte_unmap_unlock(vmf->ptl);
@@ -278,18 +302,24 @@ static int wp_reuse(struct vs_vm_fault *vmf, struct vs_page *page)
 /*
  * wp_page_copy: replace the read-only page at the locked PTE with a
  * private copy.  @old is the mapped page (the zero page included); the
- * PTE's reference, mapcount and RSS move from it to the copy.
+ * PTE's reference, mapcount and RSS move from it to the copy, under the
+ * PTL that sees the PTE unchanged.  (The planted bug
+ * wp_copy_puts_pte_ref_early drops the PTE's reference first, which a
+ * fault that then loses the PTE to another one has no right to.)
  */
 static int wp_page_copy(struct vs_vm_fault *vmf, struct vs_page *old)
 {
 	struct vs_mm *mm = vmf->mm;
 	struct vs_page *page;
 	int zero = vs_page_test_flags(old, VS_PG_ZERO), ret;
+	int early_put = VS_BROKEN(wp_copy_puts_pte_ref_early);
 
 	/* Our own reference on @old keeps it while we copy it unlocked;
 	 * when it is already free, the PTE changed under us. */
 	if (!zero && !vs_get_page_unless_zero(old))
 		return fault_pte_changed(vmf);
+	if (!zero && early_put)
+		vs_put_page(mm->pool, old);
 	ret = vs_alloc_anon_page(vmf, zero ? NULL : old, &page);
 	if (ret && VS_BROKEN(wp_copy_oom_keeps_ref))
 		return ret;
@@ -303,7 +333,8 @@ static int wp_page_copy(struct vs_vm_fault *vmf, struct vs_page *old)
 	if (!zero) {
 		vs__inc_mm_counter_fast(mm, vs_mm_counter(old), -1);
 		vs_page_remove_rmap(mm->pool, old);
-		vs_put_page(mm->pool, old);	/* the PTE's reference */
+		if (!early_put)
+			vs_put_page(mm->pool, old);	/* the PTE's */
 	}
 	vs_set_pte_range(vmf, page, PTE_DIRTY_FLAGS);
 	vs_pte_unmap_unlock(vmf->ptl);
@@ -413,8 +444,12 @@ static int fault_fixup(struct vs_vm_fault *vmf)
 	if (ret != PTE_LOCKED)
 		return ret;
 	/* Cannot return 0: fault_pte_lock() saw orig_pte under the PTL,
-	 * and without the PTL only ACCESSED and DIRTY change. */
-	(void)vs_ptep_set_flags(vmf->pte, vmf->orig_pte, want);
+	 * and without the PTL only ACCESSED and DIRTY change.  The planted
+	 * bug stores the value it checked. */
+	if (VS_BROKEN(fixup_stores_checked_pte))
+		vs_set_pte(vmf->pte, vmf->orig_pte | want);
+	else
+		(void)vs_ptep_set_flags(vmf->pte, vmf->orig_pte, want);
 	vs_pte_unmap_unlock(vmf->ptl);
 	return 0;
 }

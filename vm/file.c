@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "fail.h"
+#include "../sync/broken.h"
 
 int vs_file_create(struct vs_file **f, struct vs_page_pool *pool,
 		   size_t size, int mode)
@@ -105,8 +106,11 @@ int vs_file_get_page(struct vs_file *f, unsigned long pgoff,
 		vs_page_set_flags(page, VS_PG_FILE | VS_PG_UPTODATE);
 		page->mapping = f;
 		/* Fully ordered: publishes the cleared page (pairs with
-		 * the acquire load above). */
-		if (!vs_cmpxchg(&f->pages[pgoff], &old, page)) {
+		 * the acquire load above).  The planted bug stores it over
+		 * a racing filler's page. */
+		if (VS_BROKEN(file_fill_plain_store))
+			vs_store_release(&f->pages[pgoff], page);
+		else if (!vs_cmpxchg(&f->pages[pgoff], &old, page)) {
 			page->mapping = NULL;
 			vs_put_page(f->pool, page);
 			page = old;

@@ -15,6 +15,7 @@
  * The child shares the parent's page pool and anon_vmas (the model
  * keeps no anon_vma chain).
  */
+#include "../sync/broken.h"
 #include "internal.h"
 
 struct copy_ctx {
@@ -23,6 +24,26 @@ struct copy_ctx {
 	int cow;
 	int err;
 };
+
+/*
+ * Write-protect the parent's COW PTE at @ptep, *@v its value read
+ * under the PTL: a cmpxchg, since a lockless A/D setter may race (its
+ * bits stay; *@v gets them).  The planted bugs: a store of the value
+ * read, which loses a DIRTY set since; or no write-protect at all, so
+ * that the parent's writes reach the page the child maps.
+ * Context: the parent's PTL held.
+ */
+static void copy_wrprotect(vs_atomic64_t *ptep, uint64_t *v)
+{
+	if (VS_BROKEN(copy_pte_no_wrprotect))
+		return;
+	if (VS_BROKEN(copy_pte_store_loses_dirty)) {
+		vs_set_pte(ptep, vs_pte_wrprotect(*v));
+		return;
+	}
+	while (!vs_cmpxchg(ptep, v, vs_pte_wrprotect(*v)))
+		;
+}
 
 /*
  * copy_pte: one present PTE.  Context: called by vs_pgtable_walk()
@@ -46,10 +67,7 @@ static int copy_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 		return 1;
 	}
 	if (c->cow && vs_pte_write(v)) {
-		/* A cmpxchg: a lockless A/D setter may race (its bits
-		 * stay). */
-		while (!vs_cmpxchg(ptep, &v, vs_pte_wrprotect(v)))
-			;
+		copy_wrprotect(ptep, &v);
 		v = vs_pte_wrprotect(v);
 	}
 	if (!vs_page_test_flags(page, VS_PG_ZERO)) {

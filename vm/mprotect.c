@@ -12,6 +12,7 @@
  */
 #include <vmsim/vcpu_annotate.h>
 
+#include "../sync/broken.h"
 #include "internal.h"
 
 #define PROT_SEM 0x8
@@ -37,7 +38,12 @@ static int change_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 		n = w->wrprotect ? vs_pte_wrprotect(v) : v;
 		n = w->user ? n | VS_PTE_USER : n & ~VS_PTE_USER;
 		/* A cmpxchg, not a store: a lockless ACCESSED/DIRTY setter
-		 * (vs_ptep_set_flags) may race; its bits are kept. */
+		 * (vs_ptep_set_flags) may race; its bits are kept.  The
+		 * planted bug stores what it computed from its read. */
+		if (VS_BROKEN(change_pte_store_loses_dirty) && n != v) {
+			vs_set_pte(ptep, n);
+			break;
+		}
 	} while (n != v && !vs_cmpxchg(ptep, &v, n));
 	return 0;
 }

@@ -171,7 +171,13 @@ static uint64_t populate(struct vs_pgtable *pt, vs_atomic64_t *slot,
 	/*
 	 * Fully ordered: the zeroed entries and the initialised PTL are
 	 * visible before the entry.  Pairs with the acquire loads in walk().
+	 * The planted bug stores it over a racing populate's table.
 	 */
+	if (VS_BROKEN(populate_plain_store)) {
+		vs_store_release(slot, v);
+		vs_fetch_add_relaxed(&pt->nr_pages, 1);
+		return v;
+	}
 	if (vs_cmpxchg(slot, &old, v)) {
 		vs_fetch_add_relaxed(&pt->nr_pages, 1);
 		return v;
@@ -271,7 +277,9 @@ static struct vs_ptpage *pte_page_lock(struct vs_pgtable *pt,
 			return NULL;
 		ptl = ptlock(pt, vs_pxd_table(v));
 		vs_spin_lock(ptl);
-		if (vs_read_once(pmdp) == v) {
+		/* The planted bug: trust the entry read before the PTL. */
+		if (VS_BROKEN(pte_lock_no_pmd_recheck) ||
+		    vs_read_once(pmdp) == v) {
 			*pmdv = v;
 			return vs_pxd_table(v);
 		}
@@ -290,9 +298,13 @@ vs_atomic64_t *vs_pte_offset_map_lock(struct vs_pgtable *pt,
 	 * its own until the PTL is held (see pte_page_lock()). */
 	vs_rcu_read_lock();
 	pmdp = walk(pt, addr, 0, LEVEL_PMD);
+	/* The planted bug leaves the section before the PTL is held. */
+	if (VS_BROKEN(pte_walk_outside_rcu))
+		vs_rcu_read_unlock();
 	if (pmdp)
 		ptp = pte_page_lock(pt, pmdp, &v);
-	vs_rcu_read_unlock();
+	if (!VS_BROKEN(pte_walk_outside_rcu))
+		vs_rcu_read_unlock();
 	if (!ptp)
 		return NULL;
 	*ptlp = ptlock(pt, ptp);
@@ -406,6 +418,23 @@ static struct vs_ptpage *walk_pte_lock(struct vs_pgtable *pt,
 	return ptp;
 }
 
+/*
+ * Clear the PTE at @ptep and return what it held, with any ACCESSED or
+ * DIRTY bit a lockless setter (vs_ptep_set_flags) added since the zap
+ * read it: an exchange.  The planted bug reads, then stores 0, and
+ * loses a DIRTY set between the two.  Context: its PTL held.
+ */
+static uint64_t zap_get_and_clear(vs_atomic64_t *ptep)
+{
+	uint64_t v;
+
+	if (!VS_BROKEN(zap_clear_loses_dirty))
+		return vs_ptep_get_and_clear(ptep);
+	v = vs_ptep_get(ptep);
+	vs_set_pte(ptep, 0);
+	return v;
+}
+
 /* Clear the PTEs of [addr, end) in @pmdp's PTE page under its PTL; with
  * c->reclaim, then free the page if the range was all of it and it is
  * empty.  Context: as vs_zap_range_reclaim(); no PTL held. */
@@ -427,8 +456,7 @@ static int zap_pte_page(struct vs_pgtable *pt, vs_atomic64_t *pmdp,
 		ptep = &ptp->entries[vs_pt_index(addr, LEVEL_PTE)];
 		if (vs_pte_none(vs_ptep_get(ptep)))
 			continue;
-		/* With any A/D bit a lockless setter added meanwhile. */
-		v = vs_ptep_get_and_clear(ptep);
+		v = zap_get_and_clear(ptep);
 		if (!vs_pte_present(v))
 			continue;
 		c->nr++;
