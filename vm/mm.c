@@ -104,7 +104,11 @@ void vs_mmap_write_unlock(struct vs_mm *mm)
 void vs_mmap_write_downgrade(struct vs_mm *mm)
 {
 	vs_mmap_assert_write_locked(mm);
-	vma_end_write_all(mm);
+	/* The planted bug: the marks outlive the write lock, and at 6.18
+	 * mm_lock_seq stays odd, so that the next write lock makes it
+	 * even while held (vs_mmap_lock_speculate_try_begin() below). */
+	if (!VS_BROKEN(downgrade_keeps_mm_lock_seq))
+		vma_end_write_all(mm);
 	vs_lock_downgrade_write(&mm->mmap_lock);
 }
 
