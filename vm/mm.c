@@ -95,7 +95,9 @@ static void vma_end_write_all(struct vs_mm *mm)
 void vs_mmap_write_unlock(struct vs_mm *mm)
 {
 	vs_mmap_assert_write_locked(mm);
-	vma_end_write_all(mm);
+	/* The planted bug: as downgrade_keeps_mm_lock_seq's, at unlock. */
+	if (!VS_BROKEN(write_unlock_keeps_mm_lock_seq))
+		vma_end_write_all(mm);
 	vs_lock_write_unlock(&mm->mmap_lock);
 	/* The write section's RCU frees, now that the lock is free. */
 	vs_rcu_free_handover();
