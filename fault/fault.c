@@ -67,13 +67,16 @@ int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma)
 		return vs_spf_abort(vmf, VS_SPF_ABORT_SEQ_ODD);
 	vs_vmf_read_vma(vmf, vma);
 	/* Read inside the section: a detach is made between
-	 * vm_write_begin and vm_write_end. */
-	if (vs_read_once(&vma->vm_detached))
+	 * vm_write_begin and vm_write_end.  The planted bugs skip this
+	 * check and the next. */
+	if (vs_read_once(&vma->vm_detached) &&
+	    !VS_BROKEN(spf_skip_detached_check))
 		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
 	/* A typesafe VMA (vm/vma.c) may have been freed and reused by
 	 * another mm since the lookup: not ours, and its mm not to be
 	 * touched.  The range is rechecked by the caller. */
-	if (vs_read_once(&vma->vm_mm) != vmf->mm)
+	if (vs_read_once(&vma->vm_mm) != vmf->mm &&
+	    !VS_BROKEN(spf_skip_mm_recheck))
 		return vs_spf_abort(vmf, VS_SPF_ABORT_NO_VMA);
 	/*
 	 * A VMA the current mmap_lock writer marked may sit between two
@@ -145,8 +148,10 @@ static int spf_fault(struct vs_vm_fault *f)
 		return ret;
 	/* A consistent snapshot of a live VMA of this mm: the VMA moved
 	 * away from the address after the lookup (or was freed and reused
-	 * elsewhere, vm/vma.c), or forbids the access. */
-	if (f->address < f->vm_start || f->address >= f->vm_end)
+	 * elsewhere, vm/vma.c), or forbids the access.  The planted bug:
+	 * the range is not rechecked. */
+	if (!VS_BROKEN(spf_skip_range_recheck) &&
+	    (f->address < f->vm_start || f->address >= f->vm_end))
 		return vs_spf_abort(f, VS_SPF_ABORT_NO_VMA);
 	if (vs_access_error(f->flags, f->vm_flags))
 		return VS_VM_FAULT_SIGSEGV;

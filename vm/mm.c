@@ -95,7 +95,9 @@ static void vma_end_write_all(struct vs_mm *mm)
 void vs_mmap_write_unlock(struct vs_mm *mm)
 {
 	vs_mmap_assert_write_locked(mm);
-	vma_end_write_all(mm);
+	/* The planted bug: as downgrade_keeps_mm_lock_seq's, at unlock. */
+	if (!VS_BROKEN(write_unlock_keeps_mm_lock_seq))
+		vma_end_write_all(mm);
 	vs_lock_write_unlock(&mm->mmap_lock);
 	/* The write section's RCU frees, now that the lock is free. */
 	vs_rcu_free_handover();
@@ -104,7 +106,11 @@ void vs_mmap_write_unlock(struct vs_mm *mm)
 void vs_mmap_write_downgrade(struct vs_mm *mm)
 {
 	vs_mmap_assert_write_locked(mm);
-	vma_end_write_all(mm);
+	/* The planted bug: the marks outlive the write lock, and at 6.18
+	 * mm_lock_seq stays odd, so that the next write lock makes it
+	 * even while held (vs_mmap_lock_speculate_try_begin() below). */
+	if (!VS_BROKEN(downgrade_keeps_mm_lock_seq))
+		vma_end_write_all(mm);
 	vs_lock_downgrade_write(&mm->mmap_lock);
 }
 

@@ -13,6 +13,7 @@
 #include <vmsim/vcpu_annotate.h>
 
 #include "../sync/broken.h"
+#include "../sync/internal.h"
 #include "internal.h"
 
 #define PROT_SEM 0x8
@@ -79,6 +80,9 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 			  unsigned long start, unsigned long end,
 			  unsigned long newflags, unsigned long *endp)
 {
+	/* The whole VMA (6.18's vma_modify() with nothing to split): no
+	 * split marked it or opened its section before. */
+	int whole = start == vma->vm_start && end == vma->vm_end;
 	struct prot_walk w;
 	struct vs_vma *new;
 	int err;
@@ -104,10 +108,19 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 	w.user = (newflags & VM_ACCESS_FLAGS) != 0;
 	vs__mmu_notify_start(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
 			     newflags);
-	vs_vma_start_write(vma);
-	vs_vm_write_begin(vma);
-	vma->vm_flags = newflags;
-	vs_vm_write_end(vma);
+	/* The planted bugs: the whole VMA's flags change unmarked, so a
+	 * per-VMA reader keeps faulting with the old ones, or outside a
+	 * vm_sequence section, so a speculative one's snapshot stays
+	 * valid. */
+	if (!(whole && VS_BROKEN(mprotect_whole_no_mark)))
+		vs_vma_start_write(vma);
+	if (whole && VS_BROKEN(mprotect_whole_no_seq)) {
+		vs_write_once(&vma->vm_flags, newflags);
+	} else {
+		vs_vm_write_begin(vma);
+		vma->vm_flags = newflags;
+		vs_vm_write_end(vma);
+	}
 	(void)vs_pgtable_walk(&mm->pgtable, start, end, change_pte, &w);
 	vs__mmu_notify_end(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
 			   newflags);

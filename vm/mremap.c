@@ -15,9 +15,40 @@
 #include "internal.h"
 
 /*
+ * Is the PTE at @addr empty, or its table missing (no fault makes one
+ * there: spf does not, a pervma fault cannot lock the marked VMA)?  Read
+ * under its PTL: see move_ptes() below.  Context: mmap_lock held for
+ * write.
+ */
+static bool src_pte_none(struct vs_mm *mm, unsigned long addr)
+{
+	vs_atomic64_t *ptep = vs_pte_offset(&mm->pgtable, addr);
+	vs_spinlock_t *ptl;
+	uint64_t v;
+
+	vs_mmap_assert_write_locked(mm);
+	if (!ptep)
+		return true;
+	/* The planted bug: read without the PTL, under a speculative
+	 * installer's feet. */
+	if (VS_BROKEN(move_ptes_skip_unlocked))
+		return vs_pte_none(vs_ptep_get_lockless(ptep));
+	ptep = vs_pte_offset_map_lock(&mm->pgtable, addr, &ptl);
+	if (!ptep)
+		return true;
+	v = vs_ptep_get(ptep);
+	vs_pte_unmap_unlock(ptl);
+	return vs_pte_none(v);
+}
+
+/*
  * Move the PTEs of [old, old + len) to [new, new + len), page by page
  * (move_ptes): the page, its reference, mapcount and RSS go with the
  * PTE.  Each PTL is taken alone, so a per-mm PTL is no self-deadlock.
+ * A source PTE is judged only under its PTL, as 6.18's move_ptes()
+ * reads it: a speculative fault that revalidated vm_sequence under that
+ * PTL before the old VMA's write section may still install there, and
+ * the PTL is what makes it finish first.
  * Context: mmap_lock held for write; both VMAs write-marked.
  * Return: the bytes moved: @len, or fewer when a table at the target
  * could not be allocated (the rest stays).
@@ -32,8 +63,7 @@ static unsigned long move_ptes(struct vs_mm *mm, unsigned long old,
 
 	vs_mmap_assert_write_locked(mm);
 	for (i = 0; i < len; i += VS_PAGE_SIZE) {
-		src = vs_pte_offset(&mm->pgtable, old + i);
-		if (!src || vs_pte_none(vs_ptep_get_lockless(src)))
+		if (src_pte_none(mm, old + i))
 			continue;
 		if (!vs_pte_alloc(&mm->pgtable, new + i))
 			return i;
@@ -101,13 +131,18 @@ static long move_vma(struct vs_mm *mm, struct vs_vma *vma,
 		return err;
 	}
 	/* Stop speculative faults on the old range before its PTEs move:
-	 * they revalidate vm_sequence under the PTL. */
-	vs_vma_start_write(vma);
-	vs_vm_write_begin(vma);
-	vs_vm_write_end(vma);
+	 * they revalidate vm_sequence under the PTL.  The planted bug: the
+	 * old VMA is left unmarked, so that per-VMA and speculative faults
+	 * fill its range behind move_ptes() until the unmap marks it. */
+	if (!VS_BROKEN(mremap_move_no_mark)) {
+		vs_vma_start_write(vma);
+		vs_vm_write_begin(vma);
+		vs_vm_write_end(vma);
+	}
 	len = old_len < new_len ? old_len : new_len;
 	/* move_ptes() gets neither VMA: its rule is stated here. */
-	vs_vma_assert_write_locked(vma);
+	if (!VS_BROKEN(mremap_move_no_mark))
+		vs_vma_assert_write_locked(vma);
 	vs_vma_assert_write_locked(new);
 	vs__mmu_notify_start(mm, addr, addr + len, VS_MMU_NOTIFY_MOVE, 0);
 	moved = move_ptes(mm, addr, new_addr, len);

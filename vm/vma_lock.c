@@ -205,7 +205,10 @@ static int vma_start_read_rwsem(struct vs_vma *vma)
 		vs_up_read(&vma->vm_lock);
 		return -EBUSY;
 	}
-	if (vs_read_once(&vma->vm_detached)) {
+	/* The planted bug: a VMA detached and erased, its write lock
+	 * (and mark) gone with the mmap_lock, is taken as live. */
+	if (!VS_BROKEN(pervma_skip_detached_check) &&
+	    vs_read_once(&vma->vm_detached)) {
 		vs_up_read(&vma->vm_lock);
 		return -EAGAIN;
 	}
@@ -249,7 +252,9 @@ static void vma_refcount_put(struct vs_vma *vma)
 	/* Release: this reader's accesses to @vma before the writer's
 	 * changes (its acquire load of the count). */
 	left = vs_fetch_sub_release(&vma->vm_refcnt, 1) - 1;
-	if ((left & VS_VMA_LOCK_OFFSET) && left <= VS_VMA_LOCK_OFFSET + 1) {
+	/* The planted bug: the last reader leaves the writer asleep. */
+	if ((left & VS_VMA_LOCK_OFFSET) && left <= VS_VMA_LOCK_OFFSET + 1 &&
+	    !VS_BROKEN(vma_put_no_wake)) {
 		/* Fully ordered, after the decrement: a writer that reads
 		 * the new word reads the new count. */
 		(void)vs_fetch_add(&mm->vma_writer_wait, 1);
@@ -288,7 +293,11 @@ static int vma_start_read_refcnt(struct vs_mm *mm, struct vs_vma *vma)
 		vma_refcount_put(vma);
 		return -EBUSY;
 	}
-	if (!ignore && vma_marked_in(mm, vma)) {
+	/* The planted bug: only the early check, made before the
+	 * reference; a writer that marked the VMA and left it since (its
+	 * offset gone, so the increment got in) is not seen. */
+	if (!ignore && !VS_BROKEN(vma_start_read_no_recheck) &&
+	    vma_marked_in(mm, vma)) {
 		vma_refcount_put(vma);
 		return -EBUSY;
 	}

@@ -10,9 +10,9 @@
  *     is destroyed with every page back (vs_mm_destroy() is 0).  A few
  *     thousand events a schedule.  At 6.18, but for the relaxed model
  *     and race-spf-6_4 and race-pervma-6_4, at 6.4;
- *   - reuse-mm-pervma, reuse-range-pervma: 6.18's typesafe VMA freed and
- *     reused, by another mm or elsewhere in one mm, under a per-VMA
- *     fault's stale pointer; speculate: a lockless walk validated by
+ *   - reuse-mm-STRATEGY, reuse-range-STRATEGY (pervma, spf): 6.18's
+ *     typesafe VMA freed and reused, by another mm or elsewhere in one
+ *     mm, under a per-VMA or speculative fault's stale pointer; speculate: a lockless walk validated by
  *     mm_lock_seq; anon-pervma: vmf_anon_prepare() beside a merge;
  *   - stress-STRATEGY: vs_stress_run() in explore mode
  *     (vmsim/check/stress.h): the stress run's writer, prober and
@@ -25,6 +25,12 @@
  *   - unmap-STRATEGY: race's faulters while the writer unmaps two
  *     pages and maps nothing back: a fault that found a VMA before a
  *     (6.18: downgraded) munmap must not leave a PTE behind its zap;
+ *   - whole-STRATEGY: the writer changes a whole VMA (mprotect with no
+ *     split, mremap and munmap of all of it, a typesafe VMA reused
+ *     elsewhere) and maps nothing back; the PTEs are checked after each
+ *     operation.  move-STRATEGY: one faulter's stores beside the mremap
+ *     of their whole VMA: the last that succeeded must have moved.  At
+ *     6.18, and spf and pervma at 6.4 too (-6_4);
  *   - reclaim-STRATEGY: faulters on a PMD-sized mapping while another
  *     thread MADV_DONTNEEDs all of it, which at 6.18 frees the emptied
  *     PTE page (PT_RECLAIM) under the read locks: RSS and the mm's
@@ -57,6 +63,7 @@
 #include <vmsim/pgtable.h>
 #include <vmsim/rcu.h>
 #include <vmsim/slab.h>
+#include <vmsim/vcpu.h>
 
 #include "explore_tally.h"
 #include "test.h"
@@ -83,6 +90,7 @@ struct race {
 	struct vs_mm *mm;
 	struct vs_mm *mm2;	/* reuse: the other mm, or NULL */
 	int same_mm;		/* reuse: the VMA comes back in @mm */
+	uint64_t written;	/* move: the last value stored, or 0 */
 	struct race *next;	/* on kept_races */
 };
 
@@ -162,16 +170,23 @@ static void race_thread(void *state, unsigned int i)
 	}
 }
 
-/* Every present PTE of @mm's first @pages pages at AREA in a VMA,
- * writable only with VM_WRITE, and an anonymous page's anon_vma its
- * VMA's; then the mm goes, every page back. */
-static void mm_check(struct vs_mm *mm, int pages)
+/*
+ * Every present PTE of @mm's first @pages pages at AREA in a VMA,
+ * writable only with VM_WRITE, user-accessible only where the VMA
+ * allows some access (not PROT_NONE), and an anonymous page's anon_vma
+ * its VMA's.  This holds whenever the mmap_lock is free for reading,
+ * faults in flight or not: a fault installs under the PTL only what its
+ * VMA allowed then, and a writer that changes the VMA first waits for
+ * (or invalidates) the faults that read it.
+ * Context: no lock of @mm held.
+ */
+static void ptes_check(struct vs_mm *mm, int pages)
 {
 	struct vs_anon_vma *av;
 	struct vs_vma *vma;
 	struct vs_page *page;
 	vs_atomic64_t *e;
-	unsigned long addr;
+	unsigned long addr, fl;
 	uint64_t pte;
 	int k;
 
@@ -184,8 +199,11 @@ static void mm_check(struct vs_mm *mm, int pages)
 			continue;
 		vma = vs_find_vma(mm, addr);
 		VS_EXPLORE_ASSERT(vma && vs_read_once(&vma->vm_start) <= addr);
-		VS_EXPLORE_ASSERT(!vs_pte_write(pte) ||
-				  (vs_read_once(&vma->vm_flags) & VS_VM_WRITE));
+		fl = vs_read_once(&vma->vm_flags);
+		VS_EXPLORE_ASSERT(!vs_pte_write(pte) || (fl & VS_VM_WRITE));
+		VS_EXPLORE_ASSERT(!(pte & VS_PTE_USER) ||
+				  (fl & (VS_VM_READ | VS_VM_WRITE |
+					 VS_VM_EXEC)));
 		page = vs_pfn_to_page(mm->pool, vs_pte_pfn(pte));
 		av = vs_read_once(&vma->anon_vma);
 		VS_EXPLORE_ASSERT(!page ||
@@ -193,6 +211,13 @@ static void mm_check(struct vs_mm *mm, int pages)
 				  page->mapping == av);
 	}
 	vs_mmap_read_unlock(mm);
+}
+
+/* ptes_check(), then the mm goes, every page back.  Context: @mm's
+ * threads are done. */
+static void mm_check(struct vs_mm *mm, int pages)
+{
+	ptes_check(mm, pages);
 	VS_EXPLORE_ASSERT(vs_mm_destroy(mm) == 0);
 }
 
@@ -313,6 +338,150 @@ START_TEST(explore_unmap)
 	};
 
 	explore_strategy(&unmap, "unmap", _i);
+}
+END_TEST
+
+/* ---- whole: the writer changes whole VMAs, and maps nothing back ------- */
+
+#define PS VS_PAGE_SIZE
+#define WHOLE_PAGES 8	/* what whole_check() checks: B's old and new places */
+
+/* race_setup's, pages 1 and 3 read-only: page 2 is a VMA of its own, B,
+ * that merges with neither neighbour whatever the writer makes it. */
+static int whole_setup(void **state)
+{
+	struct race *r;
+	int err = race_setup(state);
+
+	if (err)
+		return err;
+	r = *state;
+	err = vs_mprotect(r->mm, AREA + PS, PS, VS_PROT_READ);
+	return err ? err : vs_mprotect(r->mm, LAST, PS, VS_PROT_READ);
+}
+
+/* Each faulter's pages, as race_pages: B's (2) and where B goes (6). */
+static const int whole_pages[2][8] = { { 2, 0, 2, 6, 2, 6, 0, 2 },
+				       { 6, 2, 1, 2, 6, 2, 2, 6 } };
+
+/*
+ * The writer changes B whole, as no split ever does: mprotect to
+ * PROT_NONE (no split: the VMA itself is marked and changed), mremap to
+ * page 6 (the move of a whole VMA: B detached whole; a PTE installed
+ * behind the mprotect moves with the others, to be seen there), back
+ * to read-write, mremap back to page 2, munmap there, and a new mapping
+ * at page 5, which at 6.18 reuses the VMA just freed (typesafe,
+ * vm/vma.c).  Pages 2 and 6 end unmapped: a PTE a stale fault installs
+ * there lies outside every VMA.  The PTEs are checked after each
+ * operation, before the next can hide a stale one (PROT_NONE made
+ * read-write again, a page moved over or unmapped).
+ */
+static void whole_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	unsigned long b = AREA + 2 * PS, b6 = AREA + 6 * PS;
+	unsigned int k;
+
+	if (i < 2) {
+		for (k = 0; k < VS_ARRAY_SIZE(whole_pages[i]); k++)
+			(void)vs_handle_mm_fault(r->mm, AREA + PS *
+						 (unsigned long)whole_pages[i][k],
+						 k & 1 ? 0 : VS_FAULT_FLAG_WRITE);
+		return;
+	}
+	(void)vs_mprotect(r->mm, b, PS, VS_PROT_NONE);
+	ptes_check(r->mm, WHOLE_PAGES);
+	(void)vs_mremap(r->mm, b, PS, PS, VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED,
+			b6);
+	ptes_check(r->mm, WHOLE_PAGES);
+	(void)vs_mprotect(r->mm, b6, PS, RW);
+	ptes_check(r->mm, WHOLE_PAGES);
+	(void)vs_mremap(r->mm, b6, PS, PS, VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED,
+			b);
+	ptes_check(r->mm, WHOLE_PAGES);
+	(void)vs_munmap(r->mm, b, PS);
+	ptes_check(r->mm, WHOLE_PAGES);
+	(void)vs_mmap(r->mm, AREA + 5 * PS, PS, RW, VS_MAP_PRIVATE |
+		      VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
+}
+
+static void whole_check(void *state)
+{
+	struct race *r = state;
+
+	mm_check(r->mm, WHOLE_PAGES);
+	r->mm = NULL;
+}
+
+/*
+ * move: one faulter stores 1, 2 and 3 to B (vs_write(): faulting as
+ * needed, the store made under the PTL); the writer moves B whole to
+ * page 6, and maps nothing back at page 2.  The unmap of a move zaps B
+ * before it leaves the index, and waits for B's readers only after
+ * (6.18's vma_mark_detached()): a fault that got B's lock past the
+ * mark, or locked B once detached (6.4), installs behind the zap, at
+ * page 2; one that installs between the move of the PTEs and the zap
+ * (the old VMA not marked) takes a store the move left behind.  Either
+ * way the last store that succeeded is not at page 6 (move_check()).
+ * A fault that slips in past the mark meets three orderings (its early
+ * check before the mark, its reference after, its install after the
+ * zap) with the writer's whole move between them: one faulter, and PCT
+ * at depth 6, find it within the budget.
+ */
+static void move_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	unsigned long b = AREA + 2 * PS;
+	uint64_t v;
+
+	for (v = 1; i == 0 && v <= 3; v++)
+		if (vs_write(r->mm, b, &v, sizeof(v)) == 0)
+			r->written = v;
+	if (i == 0)
+		return;
+	(void)vs_mremap(r->mm, b, PS, PS, VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED,
+			AREA + 6 * PS);
+	ptes_check(r->mm, WHOLE_PAGES);
+}
+
+/* The last store that succeeded is at page 6, where B went (0: none
+ * did, and page 6 reads as zeros); then whole_check()'s. */
+static void move_check(void *state)
+{
+	struct race *r = state;
+	uint64_t v = ~(uint64_t)0;
+
+	VS_EXPLORE_ASSERT(vs_read(r->mm, AREA + 6 * PS, &v, sizeof(v)) == 0 &&
+			  v == r->written);
+	whole_check(state);
+}
+
+/* _i: the strategy at 6.18; past VS_FAULT_NR_STRATEGIES, spf and pervma
+ * at 6.4 (the rwsem per-VMA lock, VMAs freed after a grace period);
+ * past twice that, the same for move. */
+START_TEST(explore_whole)
+{
+	static struct race_arg arg;
+	static char name[40];
+	static struct vs_explore_scenario whole = {
+		.name = name, .setup = whole_setup, .fini = race_fini,
+		.arg = &arg,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+	int move = _i >= 2 * VS_FAULT_NR_STRATEGIES;
+	int older = _i % (2 * VS_FAULT_NR_STRATEGIES) >= VS_FAULT_NR_STRATEGIES;
+
+	static const struct vs_vcpu_pct deeper = { 6 };
+
+	whole.thread = move ? move_thread : whole_thread;
+	whole.check = move ? move_check : whole_check;
+	whole.threads = move ? 2 : 3;
+	o.sched_arg = move ? &deeper : NULL;
+	arg.strategy = _i % VS_FAULT_NR_STRATEGIES;
+	arg.kernel = older ? "6.4" : "6.18";
+	snprintf(name, sizeof(name), "%s-%s%s", move ? "move" : "whole",
+		 vs_fault_strategy_name(arg.strategy), older ? "-6_4" : "");
+	vs_tally_explore(&whole, &o);
 }
 END_TEST
 
@@ -581,21 +750,30 @@ END_TEST
 #define X AREA			/* the page reused */
 #define Y (AREA + 8 * VS_PAGE_SIZE)	/* where it comes back in mm */
 
-/* Two mms at 6.18, pervma; mm maps X, written (its table there). */
+/* Two mms at 6.18, pervma or (bit 1 of *@state) spf; mm maps X,
+ * written (its table there), and a page of its own past it, which
+ * keeps that table when X goes (free_pgtables() frees none under a
+ * VMA), so that a stale fault at X finds one. */
 static int reuse_setup(void **state)
 {
 	struct race *r = calloc(1, sizeof(*r));
+	int how = (int)(uintptr_t)*state;
 	long a;
 
 	if (!r)
 		return -ENOMEM;
-	r->same_mm = (int)(uintptr_t)*state;
+	r->same_mm = how & 1;
+	r->strategy = how & 2 ? VS_FAULT_SPF : VS_FAULT_PERVMA;
 	*state = r;
 	/* On an error race_fini() keeps what was made. */
 	if (race_mm(&r->mm, "6.18") || race_mm(&r->mm2, "6.18"))
 		return -ENOMEM;
-	a = vs_mm_set_fault_strategy(r->mm, VS_FAULT_PERVMA);
+	a = vs_mm_set_fault_strategy(r->mm, r->strategy);
 	if (!a)
+		a = vs_mmap(r->mm, X + 4 * VS_PAGE_SIZE, VS_PAGE_SIZE, RW,
+			    VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
+			    NULL, 0);
+	if (a >= 0)
 		a = vs_mmap(r->mm, X, VS_PAGE_SIZE, RW, VS_MAP_PRIVATE |
 			    VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
 	if (a >= 0 && vs_handle_mm_fault(r->mm, X, VS_FAULT_FLAG_WRITE))
@@ -610,12 +788,13 @@ static long map_one(struct vs_mm *mm, unsigned long addr)
 }
 
 /*
- * The faulter faults X of mm; the writer unmaps X, and its VMA, freed
- * at once into the writer's magazine, is the next one it allocates:
- * with _i 0 mm2 maps X (the same range in another mm), with _i 1 mm
- * maps Y (another range of the same mm), where it stays.  A faulter
- * that found the VMA at X before must see, once it holds vm_refcnt,
- * that it is not the VMA it looked up.
+ * The faulter writes and reads X of mm (a read needs no anon_vma, which
+ * the reused VMA lacks, so spf does not fall back for it); the writer
+ * unmaps X, and its VMA, freed at once into the writer's magazine, is
+ * the next one it allocates: mm2 maps X (the same range in another
+ * mm), or mm maps Y (another range of the same mm), where it stays.  A
+ * faulter that found the VMA at X before must see, once it holds
+ * vm_refcnt or has its snapshot, that it is not the VMA it looked up.
  */
 static void reuse_thread(void *state, unsigned int i)
 {
@@ -623,7 +802,8 @@ static void reuse_thread(void *state, unsigned int i)
 	int k;
 
 	for (k = 0; i == 0 && k < 4; k++)
-		(void)vs_handle_mm_fault(r->mm, X, VS_FAULT_FLAG_WRITE);
+		(void)vs_handle_mm_fault(r->mm, X, k & 1 ? 0 :
+					 VS_FAULT_FLAG_WRITE);
 	if (i == 0)
 		return;
 	(void)vs_munmap(r->mm, X, VS_PAGE_SIZE);
@@ -644,17 +824,21 @@ static void reuse_check(void *state)
 	r->mm = NULL;
 }
 
-/* _i: 0 reused by another mm (reuse-mm-pervma), 1 elsewhere in the same
- * mm (reuse-range-pervma). */
+/* _i: bit 0 reused elsewhere in the same mm (reuse-range-*), else by
+ * another mm (reuse-mm-*); bit 1 the spf strategy, whose snapshot must
+ * see the same (vm_mm inside its sample, the range after), else pervma. */
 START_TEST(explore_reuse)
 {
+	static char name[32];
 	static struct vs_explore_scenario reuse = {
-		.threads = 2, .setup = reuse_setup, .thread = reuse_thread,
-		.check = reuse_check, .fini = race_fini,
+		.name = name, .threads = 2, .setup = reuse_setup,
+		.thread = reuse_thread, .check = reuse_check,
+		.fini = race_fini,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 
-	reuse.name = _i ? "reuse-range-pervma" : "reuse-mm-pervma";
+	snprintf(name, sizeof(name), "reuse-%s-%s", _i & 1 ? "range" : "mm",
+		 _i & 2 ? "spf" : "pervma");
 	reuse.arg = (void *)(uintptr_t)_i;
 	vs_tally_explore(&reuse, &o);
 }
@@ -663,11 +847,12 @@ END_TEST
 /* ---- speculate: a lockless VMA walk validated by mm_lock_seq ------------- */
 
 /*
- * The reader walks the four pages' VMAs under RCU between
+ * The reader walks the first three pages' VMAs under RCU between
  * vs_mmap_lock_speculate_try_begin() and _retry(): a walk that is not
  * retried must have found every page mapped, as it is whenever the
- * mmap_lock is free; the writer splits and merges, which leaves a
- * page's range briefly in no VMA while it holds the lock.
+ * mmap_lock is not held for write; the writer splits and merges, which
+ * leaves a page's range briefly in no VMA while it holds the lock, and
+ * unmaps and maps the last page, whose munmap downgrades the lock.
  */
 static void speculate_thread(void *state, unsigned int i)
 {
@@ -682,7 +867,7 @@ static void speculate_thread(void *state, unsigned int i)
 			continue;
 		covered = 1;
 		vs_rcu_read_lock();
-		for (p = 0; p < PAGES; p++) {
+		for (p = 0; p < PAGES - 1; p++) {
 			addr = AREA + (unsigned long)p * VS_PAGE_SIZE;
 			vma = vs_find_vma(r->mm, addr);
 			covered &= vma && vs_read_once(&vma->vm_start) <= addr;
@@ -695,6 +880,9 @@ static void speculate_thread(void *state, unsigned int i)
 		(void)vs_mprotect(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE,
 				  VS_PROT_READ);
 		(void)vs_mprotect(r->mm, AREA + VS_PAGE_SIZE, VS_PAGE_SIZE, RW);
+		(void)vs_munmap(r->mm, LAST, VS_PAGE_SIZE);
+		(void)vs_mmap(r->mm, LAST, VS_PAGE_SIZE, RW, VS_MAP_PRIVATE |
+			      VS_MAP_ANONYMOUS | VS_MAP_FIXED, NULL, 0);
 	}
 }
 
@@ -1081,7 +1269,7 @@ END_TEST
 
 Suite *explore_vm_suite(void)
 {
-	static char names[4][3 * VS_FAULT_NR_STRATEGIES][40];
+	static char names[5][4 * VS_FAULT_NR_STRATEGIES][40];
 	Suite *s = suite_create("explore_vm");
 	TCase *tc = vs_test_plain_tcase(s, "api");
 	int k, m;
@@ -1117,6 +1305,17 @@ Suite *explore_vm_suite(void)
 				names[2][k + 2 * VS_FAULT_NR_STRATEGIES]),
 				    explore_reclaim, k, k + 1);
 	}
+	for (k = 0; k < 4 * VS_FAULT_NR_STRATEGIES; k++) {
+		m = k % (2 * VS_FAULT_NR_STRATEGIES);
+		if (m == VS_FAULT_NR_STRATEGIES + VS_FAULT_LOCKED)
+			continue;	/* 6.4's locked path is 6.18's */
+		snprintf(names[4][k], sizeof(names[4][k]), "%s-%s%s",
+			 k < 2 * VS_FAULT_NR_STRATEGIES ? "whole" : "move",
+			 vs_fault_strategy_name(k % VS_FAULT_NR_STRATEGIES),
+			 m < VS_FAULT_NR_STRATEGIES ? "" : "-6_4");
+		tcase_add_loop_test(vs_test_plain_tcase(s, names[4][k]),
+				    explore_whole, k, k + 1);
+	}
 	tcase_add_test(vs_test_plain_tcase(s, "dontneed-pervma"),
 		       explore_dontneed);
 	tcase_add_test(vs_test_plain_tcase(s, "cow-locked"), explore_cow);
@@ -1143,6 +1342,10 @@ Suite *explore_vm_suite(void)
 			    explore_reuse, 0, 1);
 	tcase_add_loop_test(vs_test_plain_tcase(s, "reuse-range-pervma"),
 			    explore_reuse, 1, 2);
+	tcase_add_loop_test(vs_test_plain_tcase(s, "reuse-mm-spf"),
+			    explore_reuse, 2, 3);
+	tcase_add_loop_test(vs_test_plain_tcase(s, "reuse-range-spf"),
+			    explore_reuse, 3, 4);
 	tcase_add_test(vs_test_plain_tcase(s, "speculate"), explore_speculate);
 	tcase_add_test(vs_test_plain_tcase(s, "anon-pervma"), explore_anon);
 	return s;
