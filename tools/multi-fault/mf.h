@@ -275,11 +275,13 @@ bool mf_shard_has(const struct mf_shard *sh, unsigned int job);
 
 /*
  * mf_shard_write - shard @sh's file on @out: the options @args[0..@nargs)
- * and the samples of its jobs among @s[0..@total) that ran to the end.
+ * and the samples of its jobs among @s[0..@total) that ran to the end
+ * (@ok[j]).
  * Return: 0, or -EIO when @out could not be written.
  */
 int mf_shard_write(FILE *out, const struct mf_shard *sh, char **args,
-		   int nargs, const struct mf_sample *s, unsigned int total);
+		   int nargs, const struct mf_sample *s, const char *ok,
+		   unsigned int total);
 
 /*
  * mf_shard_read - the shard file @path into @f, its samples into a new
@@ -295,12 +297,14 @@ void mf_shard_file_free(struct mf_shard_file *f);
 /*
  * mf_shard_merge - the shard files @paths[0..@nr), each shard of one job
  * once and none missing, every job of each in: their options in @first,
- * every job's sample in a new *@all[0..@first->jobs).
+ * every job's sample in a new *@all[0..@first->jobs), each marked in
+ * the new *@ok.
  * Return: 0, or -EINVAL (said on stderr: the missing or duplicate shard,
  * the file of another job) or another negative errno.
  */
 int mf_shard_merge(const char *const *paths, unsigned int nr,
-		   struct mf_shard_file *first, struct mf_sample **all);
+		   struct mf_shard_file *first, struct mf_sample **all,
+		   char **ok);
 
 /* ---- mf_run.c ----------------------------------------------------------- */
 
@@ -353,8 +357,8 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
  * mf_jobs_run - the repeats of the configurations of @r[0..@n) that
  * shard @sh has (NULL: all), each in a child process forked from the
  * caller, at most @parallel at once: job j, repeat j / n of @r[j % n],
- * into @s[j] of @s[0..n * repeats), which the caller zeroed.  A job
- * that did not run or ended early has @s[j].seconds 0 or @s[j].err.
+ * into @s[j] of @s[0..n * repeats), which the caller zeroed; @ok[j]
+ * receives whether it ran to its end.
  * @done: called after each repeat that ended, or NULL
  *
  * Context: the main thread; SIGCHLD not ignored.
@@ -364,15 +368,16 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 		const struct mf_shard *sh, vs_atomic32_t *stop,
 		void (*done)(unsigned int finished, unsigned int total),
-		struct mf_sample *s);
+		struct mf_sample *s, char *ok);
 
 /*
  * mf_jobs_add - every sample of @s[0..n * repeats) that ran to its end
- * added to @r[0..@n) in job order, round by round, as bench_rounds()
+ * (@ok[j]) added to @r[0..@n) in job order, round by round, as bench_rounds()
  * runs them, so the output does not depend on the order they ended in
  * nor on the host or shard that ran them.
  */
-void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s);
+void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s,
+		 const char *ok);
 
 /* ---- mf_report.c -------------------------------------------------------- */
 

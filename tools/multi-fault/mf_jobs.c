@@ -207,7 +207,8 @@ static void forget(struct job_slot *sl, unsigned int nsl)
 	}
 }
 
-void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s)
+void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s,
+		 const char *ok)
 {
 	unsigned int j, total = (unsigned int)n * r[0].cfg.repeats;
 
@@ -215,8 +216,7 @@ void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s)
 		struct mf_result *x = &r[j % (unsigned int)n];
 
 		/* A later repeat after a missing one cannot be repeat k. */
-		if (s[j].seconds > 0 && !s[j].err &&
-		    x->repeats_done == j / (unsigned int)n)
+		if (ok[j] && x->repeats_done == j / (unsigned int)n)
 			(void)mf_add_sample(x, j / (unsigned int)n, &s[j]);
 	}
 }
@@ -306,7 +306,7 @@ static unsigned int shard_jobs(const struct mf_shard *sh, unsigned int total)
 int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 		const struct mf_shard *sh, vs_atomic32_t *stop,
 		void (*done)(unsigned int finished, unsigned int total),
-		struct mf_sample *s)
+		struct mf_sample *s, char *ok)
 {
 	struct job_slot sl[MAX_PARALLEL] = { { 0 } };
 	unsigned int total, mine, next = 0, running = 0, finished = 0, i, job;
@@ -352,6 +352,8 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 			done(finished, mine);
 	}
 	parts_fini(&tp, total);
+	for (i = 0; i < total; i++)
+		ok[i] = s[i].seconds > 0 && !s[i].err;
 	if (err)
 		return err;
 	return atomic_load_explicit(stop, memory_order_relaxed) ? 1 : 0;

@@ -67,7 +67,8 @@ static void put_str(FILE *out, const char *s)
 }
 
 int mf_shard_write(FILE *out, const struct mf_shard *sh, char **args,
-		   int nargs, const struct mf_sample *s, unsigned int total)
+		   int nargs, const struct mf_sample *s, const char *ok,
+		   unsigned int total)
 {
 	const unsigned char *b;
 	unsigned int j, first = 1;
@@ -84,7 +85,7 @@ int mf_shard_write(FILE *out, const struct mf_shard *sh, char **args,
 	}
 	fputs("],\"samples\":[", out);
 	for (j = 0; j < total; j++) {
-		if (!mf_shard_has(sh, j) || s[j].seconds <= 0 || s[j].err)
+		if (!mf_shard_has(sh, j) || !ok[j])
 			continue;
 		fprintf(out, "%s{\"job\":%u,\"hex\":\"", first ? "" : ",", j);
 		b = (const unsigned char *)&s[j];
@@ -425,7 +426,8 @@ static int merge_one(const char *path, struct mf_shard_file *first,
 }
 
 int mf_shard_merge(const char *const *paths, unsigned int nr,
-		   struct mf_shard_file *first, struct mf_sample **all)
+		   struct mf_shard_file *first, struct mf_sample **all,
+		   char **ok)
 {
 	struct mf_sample *s0;
 	const char **by = NULL;
@@ -434,6 +436,7 @@ int mf_shard_merge(const char *const *paths, unsigned int nr,
 	int err;
 
 	*all = NULL;
+	*ok = NULL;
 	err = mf_shard_read(paths[0], first, &s0, &have0);
 	if (!err) {
 		by = calloc(first->shard.n, sizeof(*by));
@@ -451,13 +454,14 @@ int mf_shard_merge(const char *const *paths, unsigned int nr,
 	if (!err)
 		err = complete(first, by, have);
 	free(by);
-	free(have);
 	free(have0);
 	if (err) {
 		mf_shard_file_free(first);
 		free(s0);
+		free(have);
 		return err;
 	}
 	*all = s0;
+	*ok = have;
 	return 0;
 }

@@ -593,26 +593,30 @@ static int run_all(void)
 {
 	unsigned int total = (unsigned int)nr_results * bench_std.repeat;
 	struct mf_sample *s = calloc(total, sizeof(*s));
+	char *ok = calloc(total, 1);
 	cpu_set_t set;
 	int ncpu = sched_getaffinity(0, sizeof(set), &set) ? 1 :
 		   CPU_COUNT(&set), err;
 
-	if (!s) {
+	if (!s || !ok) {
 		fprintf(stderr, "multi-fault: %s\n", strerror(ENOMEM));
+		free(s);
+		free(ok);
 		return EXIT_SETUP;
 	}
 	/* The CPUs this process may use: taskset -c 0 runs one at a time. */
 	err = mf_jobs_run(results, nr_results, ncpu > 0 ? (unsigned int)ncpu :
 			  1, opt.shard.n ? &opt.shard : NULL, &stop,
-			  jobs_done, s);
+			  jobs_done, s, ok);
 	if (progress)
 		fputs("\r\033[K", stderr);
 	if (opt.shard.n && mf_shard_write(stdout, &opt.shard, shard_argv + 1,
-					  shard_argc - 1, s, total) && !err)
+					  shard_argc - 1, s, ok, total) && !err)
 		err = -EIO;
 	else if (!opt.shard.n)
-		mf_jobs_add(results, nr_results, s);
+		mf_jobs_add(results, nr_results, s, ok);
 	free(s);
+	free(ok);
 	if (err < 0)
 		return EXIT_SETUP;
 	return vs_read_once(&stop) ? EXIT_INTR : 0;
@@ -751,13 +755,13 @@ static int merge(int argc, char **argv)
 	static char *args[MF_SHARD_ARGS_MAX + 2];
 	struct mf_shard_file f;
 	struct mf_sample *s;
-	char *list = merge_list(argc, argv), *p;
+	char *list = merge_list(argc, argv), *p, *ok;
 	unsigned int nr = 0;
 
 	for (p = strtok(list, ","); p && nr < VS_ARRAY_SIZE(paths);
 	     p = strtok(NULL, ","))
 		paths[nr++] = p;
-	if (!nr || p || mf_shard_merge(paths, nr, &f, &s))
+	if (!nr || p || mf_shard_merge(paths, nr, &f, &s, &ok))
 		exit(BENCH_EXIT_USAGE);
 	args[0] = argv[0];
 	memcpy(args + 1, f.args, (size_t)f.nargs * sizeof(*args));
@@ -770,8 +774,9 @@ static int merge(int argc, char **argv)
 			(unsigned int)nr_results * bench_std.repeat);
 		exit(BENCH_EXIT_USAGE);
 	}
-	mf_jobs_add(results, nr_results, s);
+	mf_jobs_add(results, nr_results, s, ok);
 	free(s);
+	free(ok);
 	return report() ? EXIT_SETUP : 0;
 }
 #endif
