@@ -101,7 +101,9 @@ const struct vs_vcpu_sched_ops vs_vcpu_sched_random = {
  * uniformly from [1, k] the context about to run drops to priority i
  * (the i-th change point), below every initial one.  A step is a
  * choice point (steps with one alternative cannot matter), and k is
- * the steps of the machine's first run, which has no change points.
+ * twice the steps of the machine's first run, which has no change
+ * points: a later run may take more (a retry, a weak load's older
+ * value), and a change point past a run's end changes nothing.
  * Every run draws from a stream of its own, of the seed and the run's
  * number: after the first, any run can be reached without those
  * between (pct_seek()), and a search split among processes.  A context that spins (a vs_cpu_relax() with
@@ -114,7 +116,7 @@ struct pct {
 	uint64_t seed, rng;
 	unsigned long runs;		/* runs ended */
 	unsigned int depth;		/* d */
-	unsigned long k;		/* steps of the first run */
+	unsigned long k;		/* twice the first run's steps */
 	unsigned long change[PCT_DEPTH_MAX];	/* the d-1 change points */
 	int64_t floor;			/* the last spinner's priority */
 	uint32_t run;			/* this run's number, for seen[] */
@@ -200,13 +202,14 @@ static unsigned int pct_choose(void *state, struct vs_machine *m,
 	return top;
 }
 
-/* The first run's steps: the range of every later run's change points. */
+/* Twice the first run's steps: the range of every later run's change
+ * points. */
 static int pct_end(void *state, struct vs_machine *m)
 {
 	struct pct *p = state;
 
 	if (!p->runs++)
-		p->k = m->nchoices;
+		p->k = 2 * m->nchoices;
 	return 0;
 }
 

@@ -198,7 +198,8 @@ struct vs_vcpu_pct {
  * d ordering constraints is found by one run with probability at least
  * 1/(n k^(d-1)), n contexts and k choice points.  Each run of the
  * machine is another draw, from vs_machine_config.seed and the run's
- * number; the first has no change points and measures k, and after it
+ * number; the first has no change points and measures k (twice its
+ * steps: a later run may take more), and after it
  * vs_machine_sched_seek() reaches any run without the runs between.
  */
 VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_pct;

@@ -744,6 +744,40 @@ static int shard_out(const struct xrun *x, int err,
 	return err ? err : e;
 }
 
+/*
+ * A merge (VMSIM_SHARD_MERGE) whose shards found failure @err: the
+ * shrunk schedule of the shard's replay word run here, so that the
+ * report is this process's own, as the unsharded run's would be (its
+ * trace too).  Where it cannot be (no word, or it does not fail the
+ * same way), the shard's report stands.
+ */
+static void merge_report(struct xrun *x, const struct vs_explore_options *o,
+			 struct xresult *f, int err,
+			 struct vs_explore_report *rep)
+{
+	const char *word = strchr(rep->replay, ':');
+	struct vs_vcpu_decision *dec;
+	char line[512];
+	uint32_t check;
+	size_t max, nr;
+
+	if ((err != -ECANCELED && err != -EDEADLK) || !word)
+		return;
+	max = strlen(++word) + 1;
+	dec = malloc(max * sizeof(*dec));
+	if (!dec || vs_vcpu_replay_decode(word, dec, max, &nr, &check)) {
+		free(dec);
+		return;
+	}
+	replay(x, o, dec, nr, f);
+	free(dec);
+	if (f->err != err || (uint32_t)f->hash != check)
+		return;
+	how(x, o, 0, rep, line, sizeof(line));
+	report_failure(x, line, f, rep);
+	trace_failure(x, o, f, rep);
+}
+
 /* Explore or replay; the report of what was found. */
 static int run(struct xrun *x, const struct vs_explore_options *o,
 	       struct xresult *f, struct vs_explore_report *rep)
@@ -758,8 +792,10 @@ static int run(struct xrun *x, const struct vs_explore_options *o,
 	err = word ? replay_env(x, o, word, f, rep) :
 		     explore_loop(x, o, &t0, f, rep);
 	vs_explore_schedule = 0;
-	if (x->merged)
+	if (x->merged) {
+		merge_report(x, o, f, err, rep);
 		return err;
+	}
 	if (err == -ECANCELED || err == -EDEADLK) {
 		rep->found_preemptions = preemptions(f->dec, f->nr);
 		if (!word && !(o->flags & VS_EXPLORE_NO_SHRINK))
