@@ -10,6 +10,7 @@
 # EXPLORE_BROKEN is docs/examples/explore.c built with -DBROKEN: its
 # exploration fails, at a schedule of one shard, and the merge must
 # report that one, as the unsharded run does.
+# shellcheck disable=SC2016 # expect eval()s its single-quoted tests
 set -u
 mf=$1
 ex=$2
@@ -122,6 +123,6 @@ expect '[ $rc -ne 0 ] && grep -q "shard 3/4 of it is missing" "$err"' \
 	"the merge names a missing shard of the exploration"
 VMSIM_SHARD=5/4 VMSIM_SHARD_OUT="$dir/bad.jsonl" "$ex" >"$out" 2>"$err"
 rc=$?
-expect '[ $rc -ne 0 ] && grep -q "VMSIM_SHARD: '"'5/4'"'" "$err"' \
+expect '[ "$rc" -ne 0 ] && grep -q "VMSIM_SHARD: '"'5/4'"'" "$err"' \
 	"the exploration refuses VMSIM_SHARD=5/4, naming it"
 tap_done
