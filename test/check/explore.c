@@ -601,6 +601,20 @@ static int shard_seek(const struct xrun *x, struct vs_machine *m,
 	return vs_machine_sched_seek(m, next - 1);	/* run 1: schedule 2 */
 }
 
+/* What else tells one exploration from another of the same scenario,
+ * seed and bound, for the shards' lines: packed into one number. */
+static uint64_t shard_opts(const struct vs_explore_options *o,
+			   const struct vs_vcpu_sched_ops *sched)
+{
+	const struct vs_vcpu_pct *pct = sched == &vs_vcpu_sched_pct ?
+					o->sched_arg : NULL;
+
+	return (uint64_t)o->memory | (uint64_t)o->own_slots << 8 |
+	       (uint64_t)(o->flags & 0xff) << 16 |
+	       (uint64_t)(pct ? pct->depth : 0) << 24 |
+	       (o->max_events & 0xffffffff) << 32;
+}
+
 /* Schedule 1 without preemptions (the warm-up), then the scheduler's,
  * until one fails or the bounds say stop.  @f: the last one's outcome.
  * With VMSIM_SHARD_MERGE, after the warm-up, the shards' report. */
@@ -617,7 +631,8 @@ static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 	replay(x, o, NULL, 0, f);
 	rep->schedules = 1;
 	x->key = (struct vs__shard_key){ x->sc->name, o->seed, sched->name,
-					 max_schedules(o), f->hash };
+					 max_schedules(o), shard_opts(o, sched),
+					 f->hash };
 	if (f->err)
 		return f->err;
 	if (x->shard.merge) {

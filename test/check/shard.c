@@ -7,7 +7,7 @@
  * VMSIM_SHARD_OUT when it ends:
  *
  *   {"vmsim_explore_shard":1,"shard":"2/4","scenario":"race-spf",
- *    "seed":1,"sched":"pct","max":1000,"warmup":123456789,"err":0,
+ *    "seed":1,"sched":"pct","max":1000,"opts":0,"warmup":123456789,"err":0,
  *    "result":0,
  *    "schedules":1000,"exhausted":0,"found_preemptions":0,
  *    "preemptions":0,"shrink_runs":0,"stale":0,"seconds":1.5,
@@ -150,11 +150,13 @@ int vs__shard_write(const struct vs__shard *sh, const struct vs__shard_key *key,
 	put_str(&b, key->name);
 	put(&b, ",\"seed\":%llu,\"sched\":", (unsigned long long)key->seed);
 	put_str(&b, key->sched);
-	put(&b, ",\"max\":%lu,\"warmup\":%llu,\"err\":%d,\"result\":%d,"
+	put(&b, ",\"max\":%lu,\"opts\":%llu,\"warmup\":%llu,\"err\":%d,"
+	    "\"result\":%d,"
 	    "\"schedules\":%lu,"
 	    "\"exhausted\":%d,\"found_preemptions\":%u,\"preemptions\":%u,"
 	    "\"shrink_runs\":%lu,\"stale\":%d,\"seconds\":%.6f,\"replay\":",
-	    key->max, (unsigned long long)key->warmup, ret, rep->result,
+	    key->max, (unsigned long long)key->opts,
+	    (unsigned long long)key->warmup, ret, rep->result,
 	    rep->schedules, rep->exhausted, rep->found_preemptions,
 	    rep->preemptions, rep->shrink_runs, rep->stale, rep->seconds);
 	put_str(&b, rep->replay);
@@ -183,7 +185,7 @@ struct line {
 	unsigned int k, n;
 	char scenario[VS_EXPLORE_NAME_MAX + 1];
 	char sched[64];
-	unsigned long long seed, warmup;
+	unsigned long long seed, opts, warmup;
 	unsigned long max;
 	int err;			/* what vs_explore() returned */
 	struct vs_explore_report rep;
@@ -253,25 +255,26 @@ static int num(const char **p, const char *key, long long *v)
 /* The numbers of a line, from "seed" to "stale". */
 static int numbers(const char **p, struct line *l)
 {
-	static const char *const keys[] = { "max", "warmup", "err", "result",
-		"schedules", "exhausted", "found_preemptions", "preemptions",
-		"shrink_runs", "stale" };
-	long long v[10];
+	static const char *const keys[] = { "max", "opts", "warmup", "err",
+		"result", "schedules", "exhausted", "found_preemptions",
+		"preemptions", "shrink_runs", "stale" };
+	long long v[11];
 	unsigned int i;
 
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		if (num(p, keys[i], &v[i]))
 			return -EINVAL;
 	l->max = (unsigned long)v[0];
-	l->warmup = (unsigned long long)v[1];
-	l->err = (int)v[2];
-	l->rep.result = (int)v[3];
-	l->rep.schedules = (unsigned long)v[4];
-	l->rep.exhausted = (int)v[5];
-	l->rep.found_preemptions = (unsigned int)v[6];
-	l->rep.preemptions = (unsigned int)v[7];
-	l->rep.shrink_runs = (unsigned long)v[8];
-	l->rep.stale = (int)v[9];
+	l->opts = (unsigned long long)v[1];
+	l->warmup = (unsigned long long)v[2];
+	l->err = (int)v[3];
+	l->rep.result = (int)v[4];
+	l->rep.schedules = (unsigned long)v[5];
+	l->rep.exhausted = (int)v[6];
+	l->rep.found_preemptions = (unsigned int)v[7];
+	l->rep.preemptions = (unsigned int)v[8];
+	l->rep.shrink_runs = (unsigned long)v[9];
+	l->rep.stale = (int)v[10];
 	return 0;
 }
 
@@ -305,7 +308,7 @@ static int same_key(const struct line *l, const struct vs__shard_key *key)
 {
 	return !strcmp(l->scenario, key->name) && l->seed == key->seed &&
 	       !strcmp(l->sched, key->sched) && l->max == key->max &&
-	       l->warmup == key->warmup;
+	       l->opts == key->opts && l->warmup == key->warmup;
 }
 
 /* What the merge keeps: each shard's line for the key. */

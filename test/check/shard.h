@@ -38,6 +38,7 @@ struct vs__shard_key {
 	uint64_t seed;
 	const char *sched;
 	unsigned long max;		/* the schedules' bound */
+	uint64_t opts;			/* the other options, packed */
 	uint64_t warmup;		/* schedule 1's hash */
 };
 
