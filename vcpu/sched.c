@@ -101,7 +101,7 @@ const struct vs_vcpu_sched_ops vs_vcpu_sched_random = {
  * uniformly from [1, k] the context about to run drops to priority i
  * (the i-th change point), below every initial one.  A step is a
  * choice point (steps with one alternative cannot matter), and k is
- * twice the steps of the machine's first run, which has no change
+ * 3/2 of the steps of the machine's first run, which has no change
  * points: a later run may take more (a retry, a weak load's older
  * value), and a change point past a run's end changes nothing.
  * Every run draws from a stream of its own, of the seed and the run's
@@ -116,7 +116,7 @@ struct pct {
 	uint64_t seed, rng;
 	unsigned long runs;		/* runs ended */
 	unsigned int depth;		/* d */
-	unsigned long k;		/* twice the first run's steps */
+	unsigned long k;		/* 3/2 of the first run's steps */
 	unsigned long change[PCT_DEPTH_MAX];	/* the d-1 change points */
 	int64_t floor;			/* the last spinner's priority */
 	uint32_t run;			/* this run's number, for seen[] */
@@ -202,14 +202,14 @@ static unsigned int pct_choose(void *state, struct vs_machine *m,
 	return top;
 }
 
-/* Twice the first run's steps: the range of every later run's change
+/* 3/2 of the first run's steps: the range of every later run's change
  * points. */
 static int pct_end(void *state, struct vs_machine *m)
 {
 	struct pct *p = state;
 
 	if (!p->runs++)
-		p->k = 2 * m->nchoices;
+		p->k = m->nchoices + m->nchoices / 2;
 	return 0;
 }
 

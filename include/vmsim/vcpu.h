@@ -198,7 +198,7 @@ struct vs_vcpu_pct {
  * d ordering constraints is found by one run with probability at least
  * 1/(n k^(d-1)), n contexts and k choice points.  Each run of the
  * machine is another draw, from vs_machine_config.seed and the run's
- * number; the first has no change points and measures k (twice its
+ * number; the first has no change points and measures k (3/2 of its
  * steps: a later run may take more), and after it
  * vs_machine_sched_seek() reaches any run without the runs between.
  */
