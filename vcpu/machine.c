@@ -164,6 +164,17 @@ int vs_machine_destroy(struct vs_machine *m)
 	return 0;
 }
 
+int vs_machine_sched_seek(struct vs_machine *m, unsigned long run)
+{
+	if (!m)
+		return -EINVAL;
+	if (m->running)
+		return -EBUSY;
+	if (!m->cfg.sched->seek)
+		return -EOPNOTSUPP;
+	return m->cfg.sched->seek(m->sched, run);
+}
+
 int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 {
 	struct vs_coherence *coh = NULL;

@@ -19,33 +19,76 @@
 
 #include "internal.h"
 
+/*
+ * The PRNG state of run @run (from 1) of a scheduler seeded with @seed
+ * and @salt: each run a stream of its own, so that run @run is the same
+ * whether the runs before it ran or not (vs_machine_sched_seek()).
+ */
+static uint64_t run_stream(uint64_t seed, uint64_t salt, unsigned long run)
+{
+	uint64_t r = run;
+
+	return vs__splitmix64(&r) ^ seed ^ salt;
+}
+
 /* ---- random ------------------------------------------------------------ */
+
+struct rnd {
+	uint64_t seed, rng;
+	unsigned long runs;		/* runs ended */
+};
 
 static int random_init(void **state, const struct vs_machine_config *cfg)
 {
-	uint64_t *rng = malloc(sizeof(*rng));
+	struct rnd *r = calloc(1, sizeof(*r));
 
-	if (!rng)
+	if (!r)
 		return -ENOMEM;
-	*rng = cfg->seed ^ 0x5c4ed01e5eedull;	/* not the engine's stream */
-	*state = rng;
+	r->seed = cfg->seed;
+	*state = r;
 	return 0;
 }
 
 static unsigned int random_choose(void *state, struct vs_machine *m,
 				  const struct vs_vcpu_choice *c)
 {
+	struct rnd *r = state;
+
 	(void)m;
+	if (c->index == 0)	/* not the engine's stream */
+		r->rng = run_stream(r->seed, 0x5c4ed01e5eedull, r->runs + 1);
 	/* Uniform in [0, nr): the high half scaled, no modulo bias worth
 	 * the name for nr <= 257. */
-	return (unsigned int)(((vs__splitmix64(state) >> 32) * c->nr) >> 32);
+	return (unsigned int)(((vs__splitmix64(&r->rng) >> 32) * c->nr) >>
+			      32);
+}
+
+static int random_end(void *state, struct vs_machine *m)
+{
+	struct rnd *r = state;
+
+	(void)m;
+	r->runs++;
+	return 0;
+}
+
+static int random_seek(void *state, unsigned long run)
+{
+	struct rnd *r = state;
+
+	if (!run)
+		return -EINVAL;
+	r->runs = run - 1;
+	return 0;
 }
 
 const struct vs_vcpu_sched_ops vs_vcpu_sched_random = {
 	.name = "random",
 	.init = random_init,
 	.choose = random_choose,
+	.end = random_end,
 	.fini = free,
+	.seek = random_seek,
 };
 
 /* ---- PCT ---------------------------------------------------------------- */
@@ -58,17 +101,22 @@ const struct vs_vcpu_sched_ops vs_vcpu_sched_random = {
  * uniformly from [1, k] the context about to run drops to priority i
  * (the i-th change point), below every initial one.  A step is a
  * choice point (steps with one alternative cannot matter), and k is
- * the most steps a run of this machine has taken so far; the first run
- * has no change points.  A context that spins (a vs_cpu_relax() with
+ * 3/2 of the steps of the machine's first run, which has no change
+ * points: a later run may take more (a retry, a weak load's older
+ * value), and a change point past a run's end changes nothing.
+ * Every run draws from a stream of its own, of the seed and the run's
+ * number: after the first, any run can be reached without those
+ * between (pct_seek()), and a search split among processes.  A context that spins (a vs_cpu_relax() with
  * others able to run) drops below everyone, the latest spinner lowest,
  * or a high-priority spinner would wait forever for a low one.
  */
 #define PCT_DEPTH_MAX 16
 
 struct pct {
-	uint64_t rng;
+	uint64_t seed, rng;
+	unsigned long runs;		/* runs ended */
 	unsigned int depth;		/* d */
-	unsigned long k;		/* steps of the longest run so far */
+	unsigned long k;		/* 3/2 of the first run's steps */
 	unsigned long change[PCT_DEPTH_MAX];	/* the d-1 change points */
 	int64_t floor;			/* the last spinner's priority */
 	uint32_t run;			/* this run's number, for seen[] */
@@ -86,7 +134,7 @@ static int pct_init(void **state, const struct vs_machine_config *cfg)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->rng = cfg->seed ^ 0x9c7d5eedull;
+	p->seed = cfg->seed;
 	p->depth = arg ? arg->depth : VS_VCPU_PCT_DEPTH;
 	*state = p;
 	return 0;
@@ -99,6 +147,7 @@ static void pct_begin(struct pct *p)
 
 	p->run++;
 	p->floor = 0;
+	p->rng = run_stream(p->seed, 0x9c7d5eedull, p->runs + 1);
 	for (i = 0; i + 1 < p->depth; i++)
 		p->change[i] = p->k ? 1 + vs__splitmix64(&p->rng) % p->k : 0;
 }
@@ -153,13 +202,25 @@ static unsigned int pct_choose(void *state, struct vs_machine *m,
 	return top;
 }
 
-/* Steps of the longest run so far: the range of the next change points. */
+/* 3/2 of the first run's steps: the range of every later run's change
+ * points. */
 static int pct_end(void *state, struct vs_machine *m)
 {
 	struct pct *p = state;
 
-	if (m->nchoices > p->k)
-		p->k = m->nchoices;
+	if (!p->runs++)
+		p->k = m->nchoices + m->nchoices / 2;
+	return 0;
+}
+
+/* Run @run next; k must be known: the first run ran. */
+static int pct_seek(void *state, unsigned long run)
+{
+	struct pct *p = state;
+
+	if (run < 2 || !p->runs)
+		return -EINVAL;
+	p->runs = run - 1;
 	return 0;
 }
 
@@ -169,6 +230,7 @@ const struct vs_vcpu_sched_ops vs_vcpu_sched_pct = {
 	.choose = pct_choose,
 	.end = pct_end,
 	.fini = free,
+	.seek = pct_seek,
 };
 
 /* ---- preemption-bounded depth-first search ------------------------------- */

@@ -141,6 +141,11 @@ struct vs_vcpu_decision {
  *       vs_machine_leave()): 0, or a negative errno that the run
  *       returns instead of its own (a replay that did not fit)
  * @fini: NULL, or free the state
+ * @seek: NULL, or make the next run the @run-th (from 1) of the
+ *        machine's sequence, as if the runs between had run: a
+ *        scheduler whose every run draws from a stream of its own can,
+ *        and then a search can be split among processes
+ *        (vs_machine_sched_seek()); 0 or a negative errno
  *
  * With a scheduler that chooses, virtual time is still charged but
  * does not decide who runs.
@@ -152,6 +157,7 @@ struct vs_vcpu_sched_ops {
 			       const struct vs_vcpu_choice *c);
 	int (*end)(void *state, struct vs_machine *m);
 	void (*fini)(void *state);
+	int (*seek)(void *state, unsigned long run);
 };
 
 /**
@@ -166,8 +172,9 @@ VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_clock;
 
 /**
  * vs_vcpu_sched_random - at every choice point, any alternative,
- * uniformly, from a PRNG seeded with vs_machine_config.seed: each run
- * of the machine draws another schedule
+ * uniformly, from a PRNG seeded with vs_machine_config.seed and the
+ * run's number: each run of the machine draws another schedule, which
+ * vs_machine_sched_seek() reaches without the runs before
  */
 VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_random;
 
@@ -190,8 +197,10 @@ struct vs_vcpu_pct {
  * the highest runs, d-1 random change points a run.  A bug that needs
  * d ordering constraints is found by one run with probability at least
  * 1/(n k^(d-1)), n contexts and k choice points.  Each run of the
- * machine is another draw; the first has no change points and
- * measures k.
+ * machine is another draw, from vs_machine_config.seed and the run's
+ * number; the first has no change points and measures k (3/2 of its
+ * steps: a later run may take more), and after it
+ * vs_machine_sched_seek() reaches any run without the runs between.
  */
 VS_EXTERN extern const struct vs_vcpu_sched_ops vs_vcpu_sched_pct;
 
@@ -469,6 +478,21 @@ VS_EXTERN int vs_machine_run(struct vs_machine *m, void (*fn)(void *),
  * runs, -ENOMEM (then @m is unchanged).
  */
 VS_EXTERN int vs_machine_reset(struct vs_machine *m, uint64_t seed);
+
+/**
+ * vs_machine_sched_seek - make @m's next run the @run-th (from 1) of
+ * its scheduler's sequence, as if the runs between had run
+ * (struct vs_vcpu_sched_ops.seek): shard K of N of a search runs the
+ * runs whose number modulo N is K-1, each as the whole search would
+ * (vmsim/check/explore.h, VMSIM_SHARD)
+ *
+ * Context: the host thread that created @m, not inside a machine.
+ * Return: 0; -EINVAL for NULL or a run the scheduler cannot reach
+ * (PCT's first run measures its choice points: run it first); -EBUSY
+ * while @m runs; -EOPNOTSUPP for a scheduler whose runs follow from
+ * the ones before (vs_vcpu_sched_dfs, vs_vcpu_sched_clock).
+ */
+VS_EXTERN int vs_machine_sched_seek(struct vs_machine *m, unsigned long run);
 
 /**
  * vs_machine_fail - stop the run: a check failed

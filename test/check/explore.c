@@ -41,6 +41,7 @@
 #include <vmsim/slab.h>
 
 #include "test/hooks.h"
+#include "shard.h"
 
 unsigned long vs_explore_schedule;
 
@@ -53,6 +54,9 @@ struct xrun {
 	long live;	/* objects out in vm/'s caches before the first */
 	const char *trace;	/* a schedule to trace: the file */
 	int trace_err;		/* vs_machine_trace_write()'s */
+	struct vs__shard shard;	/* VMSIM_SHARD (test/check/shard.h) */
+	struct vs__shard_key key;	/* set once the warm-up ran */
+	int merged;		/* the report is the shards' */
 	struct xthread {
 		struct xrun *x;
 		unsigned int i;
@@ -562,13 +566,16 @@ static double elapsed(const struct timespec *t0)
 	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static unsigned long max_schedules(const struct vs_explore_options *o)
+{
+	return o->max_schedules ? o->max_schedules : VS_EXPLORE_SCHEDULES;
+}
+
 /* Bounded by @o: more schedules may run. */
 static int more(const struct vs_explore_options *o,
 		const struct vs_explore_report *rep, const struct timespec *t0)
 {
-	unsigned long max = o->max_schedules ? o->max_schedules :
-			    VS_EXPLORE_SCHEDULES;
-	if (rep->schedules >= max)
+	if (rep->schedules >= max_schedules(o))
 		return 0;
 	return !o->max_ms || elapsed(t0) * 1000 < o->max_ms;
 }
@@ -590,8 +597,45 @@ static int interrupted(const struct xrun *x, struct vs_explore_report *rep)
 	return -EINTR;
 }
 
+/*
+ * Sharded (VMSIM_SHARD): @m on to the shard's next schedule, those
+ * between skipped (test/check/shard.h).  Return: 0, 1 past the bound,
+ * or vs_machine_sched_seek()'s error.  A scheduler that cannot seek
+ * explores whole in every shard.
+ */
+static int shard_seek(const struct xrun *x, struct vs_machine *m,
+		      const struct vs_explore_options *o,
+		      const struct vs_vcpu_sched_ops *sched,
+		      struct vs_explore_report *rep)
+{
+	unsigned long next = vs__shard_next(&x->shard, rep->schedules);
+
+	if (next == rep->schedules + 1 || !sched->seek)
+		return 0;
+	rep->schedules = next - 1 < max_schedules(o) ? next - 1 :
+			 max_schedules(o);
+	if (next > max_schedules(o))
+		return 1;
+	return vs_machine_sched_seek(m, next - 1);	/* run 1: schedule 2 */
+}
+
+/* What else tells one exploration from another of the same scenario,
+ * seed and bound, for the shards' lines: packed into one number. */
+static uint64_t shard_opts(const struct vs_explore_options *o,
+			   const struct vs_vcpu_sched_ops *sched)
+{
+	const struct vs_vcpu_pct *pct = sched == &vs_vcpu_sched_pct ?
+					o->sched_arg : NULL;
+
+	return (uint64_t)o->memory | (uint64_t)o->own_slots << 8 |
+	       (uint64_t)(o->flags & 0xff) << 16 |
+	       (uint64_t)(pct ? pct->depth : 0) << 24 |
+	       (o->max_events & 0xffffffff) << 32;
+}
+
 /* Schedule 1 without preemptions (the warm-up), then the scheduler's,
- * until one fails or the bounds say stop.  @f: the last one's outcome. */
+ * until one fails or the bounds say stop.  @f: the last one's outcome.
+ * With VMSIM_SHARD_MERGE, after the warm-up, the shards' report. */
 static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 			const struct timespec *t0, struct xresult *f,
 			struct vs_explore_report *rep)
@@ -599,17 +643,30 @@ static int explore_loop(struct xrun *x, const struct vs_explore_options *o,
 	const struct vs_vcpu_sched_ops *sched = o->sched ? o->sched :
 						&vs_vcpu_sched_pct;
 	struct vs_machine *m;
-	int err;
+	int err, e;
 
 	vs_explore_schedule = 1;
 	replay(x, o, NULL, 0, f);
 	rep->schedules = 1;
+	x->key = (struct vs__shard_key){ x->sc->name, o->seed, sched->name,
+					 max_schedules(o), shard_opts(o, sched),
+					 f->hash };
 	if (f->err)
 		return f->err;
+	if (x->shard.merge) {
+		x->merged = 1;
+		e = vs__shard_merge(&x->shard, &x->key, rep, &err);
+		return e ? e : err;
+	}
 	err = machine(&m, x, o, sched, o->sched_arg, o->seed);
 	if (err)
 		return err;
 	while (more(o, rep, t0) && !exhausted(m) && !vs_vcpu_stop_signal()) {
+		err = shard_seek(x, m, o, sched, rep);
+		if (err) {
+			f->err = err < 0 ? err : 0;
+			break;
+		}
 		vs_explore_schedule = rep->schedules + 1;
 		schedule(x, m, f);
 		rep->schedules++;
@@ -699,6 +756,61 @@ static void how(const struct xrun *x, const struct vs_explore_options *o,
 	(void)x;
 }
 
+/*
+ * A shard's exploration that returned @err: its line to VMSIM_SHARD_OUT.
+ * Return: @err, or the write's error, said in the report.
+ */
+static int shard_out(const struct xrun *x, int err,
+		     struct vs_explore_report *rep)
+{
+	size_t at = strlen(rep->text);
+	int e;
+
+	if (!x->shard.n || !x->key.name)
+		return err;
+	e = vs__shard_write(&x->shard, &x->key, err, rep);
+	if (!e)
+		return err;
+	snprintf(rep->text + at, sizeof(rep->text) - at, "explore: %s: "
+		 "VMSIM_SHARD_OUT: %s: %s\n", x->sc->name, x->shard.out,
+		 strerror(-e));
+	return err ? err : e;
+}
+
+/*
+ * A merge (VMSIM_SHARD_MERGE) whose shards found failure @err: the
+ * shrunk schedule of the shard's replay word run here, so that the
+ * report is this process's own, as the unsharded run's would be (its
+ * trace too).  Where it cannot be (no word, or it does not fail the
+ * same way), the shard's report stands.
+ */
+static void merge_report(struct xrun *x, const struct vs_explore_options *o,
+			 struct xresult *f, int err,
+			 struct vs_explore_report *rep)
+{
+	const char *word = strchr(rep->replay, ':');
+	struct vs_vcpu_decision *dec;
+	char line[512];
+	uint32_t check;
+	size_t max, nr;
+
+	if ((err != -ECANCELED && err != -EDEADLK) || !word)
+		return;
+	max = strlen(++word) + 1;
+	dec = malloc(max * sizeof(*dec));
+	if (!dec || vs_vcpu_replay_decode(word, dec, max, &nr, &check)) {
+		free(dec);
+		return;
+	}
+	replay(x, o, dec, nr, f);
+	free(dec);
+	if (f->err != err || (uint32_t)f->hash != check)
+		return;
+	how(x, o, 0, rep, line, sizeof(line));
+	report_failure(x, line, f, rep);
+	trace_failure(x, o, f, rep);
+}
+
 /* Explore or replay; the report of what was found. */
 static int run(struct xrun *x, const struct vs_explore_options *o,
 	       struct xresult *f, struct vs_explore_report *rep)
@@ -713,6 +825,10 @@ static int run(struct xrun *x, const struct vs_explore_options *o,
 	err = word ? replay_env(x, o, word, f, rep) :
 		     explore_loop(x, o, &t0, f, rep);
 	vs_explore_schedule = 0;
+	if (x->merged) {
+		merge_report(x, o, f, err, rep);
+		return err;
+	}
 	if (err == -ECANCELED || err == -EDEADLK) {
 		rep->found_preemptions = preemptions(f->dec, f->nr);
 		if (!word && !(o->flags & VS_EXPLORE_NO_SHRINK))
@@ -733,7 +849,7 @@ static int run(struct xrun *x, const struct vs_explore_options *o,
 			   "since\n", x->sc->name);
 	}
 	rep->seconds = elapsed(&t0);
-	return err;
+	return word ? err : shard_out(x, err, rep);
 }
 
 #endif /* VS_VCPU */
@@ -755,6 +871,7 @@ int vs_explore(const struct vs_explore_scenario *sc,
 	{
 		struct xrun *x = calloc(1, sizeof(*x));
 		struct xresult *f = calloc(1, sizeof(*f));
+		char msg[256];
 		int was;
 
 		if (!x || !f) {
@@ -763,10 +880,13 @@ int vs_explore(const struct vs_explore_scenario *sc,
 			return -ENOMEM;
 		}
 		x->sc = sc;
+		err = vs__shard_env(&x->shard, msg, sizeof(msg));
+		if (err)
+			report_set(rep, "explore: %s: %s\n", sc->name, msg);
 		was = vs_lockstat_track_held(1);
 		/* SIGINT, SIGTERM: the search ends after the schedule. */
 		(void)vs_vcpu_stop_on_signals(1);
-		err = run(x, opt ? opt : &defaults, f, rep);
+		err = err ? err : run(x, opt ? opt : &defaults, f, rep);
 		(void)vs_vcpu_stop_on_signals(0);
 		vs_lockstat_track_held(was);
 		free(f->dec);

@@ -30,7 +30,7 @@ import sys
 # the next line.
 HELP_ROW = re.compile(r"^  (?:-(?P<short>[A-Za-z]), |    )"
                       r"--(?P<long>[a-z][a-z0-9-]*)"
-                      r"(?: (?P<arg>[A-Z][A-Za-z.]*))?(?:  |$)")
+                      r"(?: (?P<arg>[A-Z][A-Za-z./]*))?(?:  |$)")
 LONG = re.compile(r"(?<![\w-])--(?P<long>[a-z][a-z0-9-]*)"
                   r"(?P<arg>(?:=| +)[^\s,-][^\s,]*)?")
 SHORT = re.compile(r"(?<![\w-])-(?P<short>[A-Za-z])(?![\w-])")

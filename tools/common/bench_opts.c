@@ -62,6 +62,8 @@ static const struct bench_row table[] = {
 	{ BENCH_OPT_SIZE, "size", "KIB" },
 	{ BENCH_OPT_KERNEL, "kernel", "VERSION" },
 	{ BENCH_OPT_KERNEL_OUTPUT, "kernel-output", "FILE" },
+	{ BENCH_OPT_SHARD, "shard", "K/N" },
+	{ BENCH_OPT_MERGE, "merge", "LIST" },
 };
 
 #define NR_ROWS (sizeof(table) / sizeof(table[0]))

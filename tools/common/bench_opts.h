@@ -92,6 +92,8 @@ enum bench_key {
 	BENCH_OPT_SIZE,			/* --size KIB */
 	BENCH_OPT_KERNEL,		/* --kernel VERSION */
 	BENCH_OPT_KERNEL_OUTPUT,	/* --kernel-output FILE */
+	BENCH_OPT_SHARD,		/* --shard K/N */
+	BENCH_OPT_MERGE,		/* --merge LIST */
 	BENCH_OPT_END			/* past the last */
 };
 

@@ -5,6 +5,7 @@
  *   multi-fault.c  options, the runs, Ctrl-C, the progress line
  *   mf_compare.c   the native tool's ways into the vCPU mode
  *   mf_jobs.c      the vCPU mode's repeats, each in a child process
+ *   mf_shard.c     --shard's share of the repeats as JSON, --merge
  *   mf_vcpu.c      one repeat on virtual CPUs (multi-fault-vcpu)
  *   mf_run.c       one repeat on one backing: Kamezawa's loop
  *   mf_report.c    the perf-stat block, the PRE/POST table, JSON
@@ -249,6 +250,63 @@ int mf_add_sample(struct mf_result *r, unsigned int k,
 /* mf_summarise - @r's means and spreads over its @repeats_done repeats. */
 void mf_summarise(struct mf_result *r);
 
+/* ---- mf_shard.c: --shard K/N, --merge (docs/sharding.md) -------------- */
+
+/* Shard @k of @n, 1 <= k <= n; n == 0: not sharded. */
+struct mf_shard {
+	unsigned int k, n;
+};
+
+#define MF_SHARD_ARGS_MAX 256	/* the options a shard file holds */
+
+/* What a shard file says: its shard, its jobs, the options it ran. */
+struct mf_shard_file {
+	struct mf_shard shard;
+	unsigned int jobs;
+	int nargs;
+	char *args[MF_SHARD_ARGS_MAX];
+};
+
+/* mf_shard_parse - "K/N" into @out.  Return: 0, or -EINVAL unless
+ * 1 <= K <= N (both decimal, nothing else). */
+int mf_shard_parse(const char *s, struct mf_shard *out);
+
+/* Whether job @job belongs to shard @sh (NULL or n == 0: every job). */
+bool mf_shard_has(const struct mf_shard *sh, unsigned int job);
+
+/*
+ * mf_shard_write - shard @sh's file on @out: the options @args[0..@nargs)
+ * and the samples of its jobs among @s[0..@total) that ran to the end
+ * (@ok[j]).
+ * Return: 0, or -EIO when @out could not be written.
+ */
+int mf_shard_write(FILE *out, const struct mf_shard *sh, char **args,
+		   int nargs, const struct mf_sample *s, const char *ok,
+		   unsigned int total);
+
+/*
+ * mf_shard_read - the shard file @path into @f, its samples into a new
+ * *@s[0..@f->jobs), each one present marked in the new *@have.
+ * Return: 0, or a negative errno, said on stderr naming @path.
+ */
+int mf_shard_read(const char *path, struct mf_shard_file *f,
+		  struct mf_sample **s, char **have);
+
+/* Free what mf_shard_read() put in @f. */
+void mf_shard_file_free(struct mf_shard_file *f);
+
+/*
+ * mf_shard_merge - the shard files @paths[0..@nr), each shard of one job
+ * once and none missing, every job of each in: their options in @first,
+ * every job's sample in a new *@all[0..@first->jobs), each marked in
+ * the new *@ok.
+ * Return: 0, or -EINVAL (said on stderr: the missing or duplicate shard,
+ * the file of another job) or another negative errno.
+ */
+int mf_shard_merge(const char *const *paths, unsigned int nr,
+		   struct mf_shard_file *first, struct mf_sample **all,
+		   char **ok);
+
 /* ---- mf_run.c ----------------------------------------------------------- */
 
 /*
@@ -297,19 +355,30 @@ int mf_vcpu_repeat(const struct mf_config *cfg, unsigned int k,
 		   vs_atomic32_t *stop, struct mf_sample *out);
 
 /*
- * mf_jobs_run - every repeat of every configuration of @r[0..@n), each
- * in a child process forked from the caller, at most @parallel at once;
- * the results are added in order (repeat k of @r[i] as sample k), so
- * the output does not depend on @parallel.
- * @done: called after each repeat that was added, or NULL
+ * mf_jobs_run - the repeats of the configurations of @r[0..@n) that
+ * shard @sh has (NULL: all), each in a child process forked from the
+ * caller, at most @parallel at once: job j, repeat j / n of @r[j % n],
+ * into @s[j] of @s[0..n * repeats), which the caller zeroed; @ok[j]
+ * receives whether it ran to its end.
+ * @done: called after each repeat that ended, or NULL
  *
  * Context: the main thread; SIGCHLD not ignored.
  * Return: 0, 1 when @stop ended it early, or the first negative errno
  * a repeat returned (its message was printed by the child).
  */
 int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
-		vs_atomic32_t *stop, void (*done)(unsigned int finished,
-						  unsigned int total));
+		const struct mf_shard *sh, vs_atomic32_t *stop,
+		void (*done)(unsigned int finished, unsigned int total),
+		struct mf_sample *s, char *ok);
+
+/*
+ * mf_jobs_add - every sample of @s[0..n * repeats) that ran to its end
+ * (@ok[j]) added to @r[0..@n) in job order, round by round, as bench_rounds()
+ * runs them, so the output does not depend on the order they ended in
+ * nor on the host or shard that ran them.
+ */
+void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s,
+		 const char *ok);
 
 /* ---- mf_report.c -------------------------------------------------------- */
 

@@ -226,11 +226,10 @@ static void forget(struct job_slot *sl, unsigned int nsl)
 	}
 }
 
-/* Every sample in job order: round by round, as bench_rounds() does. */
-static void add_all(struct mf_result *r, int n, const struct mf_sample *s,
-		    const char *ok, unsigned int total)
+void mf_jobs_add(struct mf_result *r, int n, const struct mf_sample *s,
+		 const char *ok)
 {
-	unsigned int j;
+	unsigned int j, total = (unsigned int)n * r[0].cfg.repeats;
 
 	for (j = 0; j < total; j++) {
 		struct mf_result *x = &r[j % (unsigned int)n];
@@ -313,35 +312,44 @@ static void parts_fini(struct job_parts *tp, unsigned int total)
 	free(tp->done);
 }
 
+/* The jobs of shard @sh among @total. */
+static unsigned int shard_jobs(const struct mf_shard *sh, unsigned int total)
+{
+	unsigned int j, nr = 0;
+
+	for (j = 0; j < total; j++)
+		nr += mf_shard_has(sh, j);
+	return nr;
+}
+
 int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
-		vs_atomic32_t *stop, void (*done)(unsigned int finished,
-						  unsigned int total))
+		const struct mf_shard *sh, vs_atomic32_t *stop,
+		void (*done)(unsigned int finished, unsigned int total),
+		struct mf_sample *s, char *ok)
 {
 	struct job_slot sl[MAX_PARALLEL] = { { 0 } };
-	unsigned int total, next = 0, running = 0, finished = 0, i, job;
+	unsigned int total, mine, next = 0, running = 0, finished = 0, i, job;
 	struct job_parts tp;
-	struct mf_sample *s;
-	char *ok;
 	int err = 0, e, signalled = 0;
 
 	if (n < 1 || !parallel)
 		return -EINVAL;
 	parallel = parallel > MAX_PARALLEL ? MAX_PARALLEL : parallel;
 	total = (unsigned int)n * r[0].cfg.repeats;
-	s = calloc(total, sizeof(*s));
-	ok = calloc(total, 1);
-	if (!s || !ok || parts_init(&tp, total)) {
-		free(s);
-		free(ok);
+	mine = shard_jobs(sh, total);
+	if (parts_init(&tp, total))
 		return -ENOMEM;
-	}
 	while (next < total || running) {
+		while (next < total && !mf_shard_has(sh, next))
+			next++;
 		while (next < total && running < parallel && !err &&
 		       !stopping(stop)) {
 			for (i = 0; sl[i].pid; i++)
 				;
 			err = start_job(r, n, &sl[i], next++, &tp, stop);
 			running += !err;
+			while (next < total && !mf_shard_has(sh, next))
+				next++;
 		}
 		if (!running)
 			break;
@@ -359,14 +367,11 @@ int mf_jobs_run(struct mf_result *r, int n, unsigned int parallel,
 			tp.done[job] = 1;
 		add_parts(r, n, s, &tp, total);
 		if (done)
-			done(finished, total);
+			done(finished, mine);
 	}
 	parts_fini(&tp, total);
 	for (i = 0; i < total; i++)
 		ok[i] = s[i].seconds > 0 && !s[i].err;
-	add_all(r, n, s, ok, total);
-	free(s);
-	free(ok);
 	if (err)
 		return err;
 	return stopping(stop) ? 1 : 0;

@@ -32,6 +32,9 @@
 #define EXIT_SETUP 1
 #define EXIT_INTR BENCH_EXIT_INTR
 #define MAX_RESULTS 512
+#define MAX_SHARD_FILES 4096	/* --merge */
+#define MAX_ARGS 1024		/* arguments, the program's name in */
+#define MAX_ARGS_TEXT 65536	/* their bytes */
 #define DEFAULT_SLOW_US 100	/* --trace-slow-us */
 #define MAX_SLOW_US 10000000	/* --trace-slow-us: 10 s */
 
@@ -55,6 +58,8 @@ static struct {
 	int mode;
 	size_t bytes;
 	const char *kernel;	/* --kernel; NULL: vmsim's default */
+	struct mf_shard shard;	/* --shard, VMSIM_SHARD; n 0: all */
+	bool merging;		/* --merge: the options are a shard's */
 } opt = { .trace_sample = 100, .trace_slow_us = DEFAULT_SLOW_US,
 	  .seed = 1 };
 
@@ -136,6 +141,12 @@ static const struct bench_opt opts[] = {
 				"seconds, e.g. 60 as Zijlstra's table", NULL },
 	{ BENCH_OPT_COMPARE_REAL, "run real threads and the vCPUs of\n"
 				  "--machine (host) alike, side by side", NULL },
+	{ BENCH_OPT_SHARD, "with --vcpus, run repeat j of all only where\n"
+			   "j % N is K-1 and print them as JSON for\n"
+			   "--merge (also VMSIM_SHARD=K/N)", NULL },
+	{ BENCH_OPT_MERGE, "FILE,...: the shards' JSON put together:\n"
+			   "what the run unsharded prints; first and\n"
+			   "alone", "FILES" },
 	{ 0, NULL, NULL },
 };
 
@@ -265,6 +276,14 @@ static void set_option(int key, char *arg)
 	case BENCH_OPT_COMPARE_REAL:
 		opt.compare = true;
 		break;
+	case BENCH_OPT_SHARD:
+		if (mf_shard_parse(arg, &opt.shard))
+			bench_usage_error("--shard: '%s' is not K/N with 1 <= "
+					  "K <= N", arg);
+		break;
+	case BENCH_OPT_MERGE:
+		bench_usage_error("--merge comes first and alone: the options "
+				  "are those the shards ran");
 	}
 }
 
@@ -310,6 +329,29 @@ static void check_plot_path(const char *path)
 	if (access(dir, W_OK))
 		bench_usage_error("--plot: cannot write '%s': %s: %s", path,
 				  dir, strerror(errno));
+}
+
+/*
+ * --shard, or VMSIM_SHARD where --shard is not given: only the vCPU
+ * mode, deterministic, makes the shards' union the unsharded run.
+ */
+static void check_shard(void)
+{
+	const char *env = getenv("VMSIM_SHARD");
+
+	if (!bench_given(BENCH_OPT_SHARD) && env && *env && !opt.merging &&
+	    mf_shard_parse(env, &opt.shard))
+		bench_usage_error("VMSIM_SHARD: '%s' is not K/N with 1 <= K "
+				  "<= N", env);
+	if (!opt.shard.n)
+		return;
+	if (!opt.vcpu_mode || opt.compare)
+		bench_usage_error("--shard (or VMSIM_SHARD) needs --vcpus "
+				  "without --compare-real: only a vCPU run "
+				  "is the same on every host");
+	if (opt.trace)
+		bench_usage_error("--trace does not apply with --shard: "
+				  "trace the unsharded run");
 }
 
 /* Every pair of options that cannot mean anything together. */
@@ -420,6 +462,7 @@ static void parse_options(int argc, char **argv)
 		bench_add_threads(ncpu > 0 && ncpu <= MF_MAX_THREADS ?
 					  (unsigned int)ncpu : 1);
 	check_pairs();
+	check_shard();
 	if (opt.backing == MF_NATIVE) {
 		/* No model: one configuration per thread count. */
 		opt.nr_strategies = 1;
@@ -428,6 +471,64 @@ static void parse_options(int argc, char **argv)
 }
 
 /* ---- running ------------------------------------------------------------- */
+
+/*
+ * The arguments as given, for multi-fault-vcpu (parsing the lists
+ * writes into their text), and those a shard's file holds (@shard_argv,
+ * @shard_argc: all but --shard): kept for the process's life.
+ */
+static char **given_argv, **shard_argv;
+static int shard_argc;
+
+/*
+ * A copy of @argv in static memory, not the heap: a vCPU repeat's
+ * figures depend on the heap's history (mf_jobs.c), and a shard's
+ * parent, given --shard, must fork its children from the heap the
+ * unsharded run's has.
+ */
+static char **argv_copy(int argc, char **argv)
+{
+	static char *ptrs[2][MAX_ARGS + 1];
+	static char text[2][MAX_ARGS_TEXT];
+	static unsigned int copies;
+	size_t at = 0, len;
+	char **copy;
+	int i;
+
+	if (copies == 2 || argc > MAX_ARGS)
+		bench_usage_error("too many arguments (at most %d)", MAX_ARGS);
+	copy = ptrs[copies];
+	for (i = 0; i < argc; i++) {
+		len = strlen(argv[i]) + 1;
+		if (len > MAX_ARGS_TEXT - at)
+			bench_usage_error("arguments too long (at most %d "
+					  "bytes)", MAX_ARGS_TEXT);
+		copy[i] = memcpy(text[copies] + at, argv[i], len);
+		at += len;
+	}
+	copy[argc] = NULL;
+	copies++;
+	return copy;
+}
+
+/* The arguments less "--shard K/N" (or "--shard=K/N"), for a shard's
+ * file: the shards of one job differ in nothing else. */
+static int args_unsharded(int argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "--shard=", 8))
+			continue;
+		if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
+			i++;
+			continue;
+		}
+		argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
 
 /*
  * Ctrl-C (SIGINT) or SIGTERM ends the current pass, then everything,
@@ -507,16 +608,32 @@ static void jobs_done(unsigned int finished, unsigned int total)
  */
 static int run_all(void)
 {
+	unsigned int total = (unsigned int)nr_results * bench_std.repeat;
+	struct mf_sample *s = calloc(total, sizeof(*s));
+	char *ok = calloc(total, 1);
 	cpu_set_t set;
 	int ncpu = sched_getaffinity(0, sizeof(set), &set) ? 1 :
 		   CPU_COUNT(&set), err;
 
+	if (!s || !ok) {
+		fprintf(stderr, "multi-fault: %s\n", strerror(ENOMEM));
+		free(s);
+		free(ok);
+		return EXIT_SETUP;
+	}
 	/* The CPUs this process may use: taskset -c 0 runs one at a time. */
 	err = mf_jobs_run(results, nr_results, ncpu > 0 ? (unsigned int)ncpu :
-			  1, &stop, jobs_done);
-
+			  1, opt.shard.n ? &opt.shard : NULL, &stop,
+			  jobs_done, s, ok);
 	if (progress)
 		fputs("\r\033[K", stderr);
+	if (opt.shard.n && mf_shard_write(stdout, &opt.shard, shard_argv + 1,
+					  shard_argc - 1, s, ok, total) && !err)
+		err = -EIO;
+	else if (!opt.shard.n)
+		mf_jobs_add(results, nr_results, s, ok);
+	free(s);
+	free(ok);
 	if (err < 0)
 		return EXIT_SETUP;
 	return stopped() ? exit_intr() : 0;
@@ -630,26 +747,54 @@ static int report(void)
 	return 0;
 }
 
-#if !MF_VCPU
-/*
- * The arguments as given, for multi-fault-vcpu (parsing the lists
- * writes into their text): kept for the process's life.
- */
-static char **given_argv;
 
-static char **argv_copy(int argc, char **argv)
+#if MF_VCPU
+/* "--merge LIST" or "--merge=LIST": the list, or a usage error. */
+static char *merge_list(int argc, char **argv)
 {
-	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
-	int i;
+	if (argc == 2 && !strncmp(argv[1], "--merge=", 8))
+		return argv[1] + 8;
+	if (argc == 3 && !strcmp(argv[1], "--merge"))
+		return argv[2];
+	bench_prog = "multi-fault";
+	bench_usage_error("--merge takes the shards' files alone: "
+			  "--merge a.json,b.json,...");
+}
 
-	for (i = 0; copy && i < argc; i++)
-		if (!(copy[i] = strdup(argv[i])))
-			copy = NULL;	/* the rest is the process's to free */
-	if (!copy) {
-		fprintf(stderr, "multi-fault: out of memory\n");
-		exit(EXIT_SETUP);
+/*
+ * --merge: the shards' options parsed as the unsharded run's, their
+ * samples added as it adds its own.  Return: 0, or exits 2 when the
+ * files are not every shard of one job.
+ */
+static int merge(int argc, char **argv)
+{
+	static const char *paths[MAX_SHARD_FILES];
+	static char *args[MF_SHARD_ARGS_MAX + 2];
+	struct mf_shard_file f;
+	struct mf_sample *s;
+	char *list = merge_list(argc, argv), *p, *ok;
+	unsigned int nr = 0;
+
+	for (p = strtok(list, ","); p && nr < VS_ARRAY_SIZE(paths);
+	     p = strtok(NULL, ","))
+		paths[nr++] = p;
+	if (!nr || p || mf_shard_merge(paths, nr, &f, &s, &ok))
+		exit(BENCH_EXIT_USAGE);
+	args[0] = argv[0];
+	memcpy(args + 1, f.args, (size_t)f.nargs * sizeof(*args));
+	opt.merging = true;
+	parse_options(f.nargs + 1, args);
+	configure();
+	if ((unsigned int)nr_results * bench_std.repeat != f.jobs) {
+		fprintf(stderr, "multi-fault: --merge: the shards ran %u "
+			"repeats, their options make %u\n", f.jobs,
+			(unsigned int)nr_results * bench_std.repeat);
+		exit(BENCH_EXIT_USAGE);
 	}
-	return copy;
+	mf_jobs_add(results, nr_results, s, ok);
+	free(s);
+	free(ok);
+	return report() ? EXIT_SETUP : 0;
 }
 #endif
 
@@ -657,10 +802,16 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	int ret;
-#if !MF_VCPU
-	given_argv = argv_copy(argc, argv);
-#endif
 
+	if (argc > 1 && !strncmp(argv[1], "--merge", 7))
+#if MF_VCPU
+		return merge(argc, argv);
+#else
+		mf_exec_vcpu(argv);	/* does not return */
+#endif
+	given_argv = argv_copy(argc, argv);
+	shard_argv = argv_copy(argc, argv);
+	shard_argc = args_unsharded(argc, shard_argv);
 	parse_options(argc, argv);
 #if !MF_VCPU
 	if (opt.vcpu_mode && !opt.compare)
@@ -692,6 +843,8 @@ int main(int argc, char **argv)
 	ret = run_all();
 	if (opt.trace)
 		trace_end();
+	if (opt.shard.n)
+		return ret;
 	if (report() && !ret)
 		ret = EXIT_SETUP;
 	if (stopped() && ret == exit_intr())

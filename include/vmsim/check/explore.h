@@ -78,6 +78,15 @@
  * and the file gets them as a Chrome Trace Event file for Perfetto
  * (vs_machine_trace_write()); the report's last line says where.
  *
+ * Sharding (docs/sharding.md).  With VMSIM_SHARD=K/N, vs_explore()
+ * runs only the schedules s with (s - 1) % N == K - 1, and 1 and 2, each
+ * as the whole exploration would, and appends a line of JSON for it to
+ * the file VMSIM_SHARD_OUT; with VMSIM_SHARD_MERGE=FILE,..., it
+ * explores nothing and reports what the shards' lines say the whole
+ * exploration finds: the lowest failing schedule, its shrunk schedule
+ * replayed here.  A bad K/N, or shards missing, is -EINVAL, the report
+ * saying which.
+ *
  * Locking: the caller's host thread, not inside a machine; one
  * vs_explore() at a time in a process (the machine is the engine's
  * only one while it runs).
