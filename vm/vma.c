@@ -373,6 +373,8 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 	vs_vm_write_end(vma);
 	if (zap)
 		vs__zap(mm, vma->vm_start, vma->vm_end, VS_MMU_NOTIFY_UNMAP);
+	if (VS_BROKEN(vma_free_before_erase) && !mm->mech.vma_typesafe)
+		vs_free_rcu(vma_free_rcu, NULL, vma);
 	/* An erase needs a path copy; on -ENOMEM keep trying: the range
 	 * must not stay mapped (no failure is injected here). */
 	vs__fail_nofail(1);
@@ -383,9 +385,11 @@ void vs__vma_remove(struct vs_mm *mm, struct vs_vma *vma, int zap)
 	/* Out of the index: the readers that found it before back off at
 	 * the mark; wait for those that hold vm_refcnt. */
 	vs__vma_mark_detached(vma);
+	/* Queued only now that no reader can find it: a grace period
+	 * that began sooner need not wait for one that finds it after. */
 	if (mm->mech.vma_typesafe || VS_BROKEN(vma_free_no_rcu))
 		vs__vma_free(vma);
-	else
+	else if (!VS_BROKEN(vma_free_before_erase))
 		vs_free_rcu(vma_free_rcu, NULL, vma);
 }
 
