@@ -153,10 +153,10 @@ static void first_line(char *buf, size_t len, const char *text)
  * The options of @cfg for one run, into @o (stress.h, Explore mode):
  * VS_STRESS_EXPLORE_EVENTS for 0 events; without @cfg->runs, the
  * schedules shared by the VS_STRESS_EXPLORE_RUNS runs; PCT without a
- * depth of the caller's aims at @ops + 4: a schedule has a window
- * where a fault may be stopped at each operation, and PCT's default of
- * two change points a schedule rarely lands one in a window where an
- * operation comes.
+ * depth of the caller's aims at 2 @ops + 4: a schedule has a window
+ * where a fault may be stopped at each operation's start and end, and
+ * PCT's default of two change points a schedule rarely lands one in a
+ * window where an operation comes.
  */
 static void explore_options(const struct vs_stress_config *cfg,
 			    struct vs_explore_options *o,
@@ -176,8 +176,8 @@ static void explore_options(const struct vs_stress_config *cfg,
 	}
 	if ((o->sched && o->sched != &vs_vcpu_sched_pct) || o->sched_arg)
 		return;
-	pct->depth = ops < VS_STRESS_EXPLORE_DEPTH_MAX - 4 ?
-		     (unsigned int)ops + 4 : VS_STRESS_EXPLORE_DEPTH_MAX;
+	pct->depth = ops < (VS_STRESS_EXPLORE_DEPTH_MAX - 4) / 2 ?
+		     2 * (unsigned int)ops + 4 : VS_STRESS_EXPLORE_DEPTH_MAX;
 	o->sched_arg = pct;
 }
 

@@ -129,10 +129,10 @@
  * schedules (max_schedules, or VS_EXPLORE_SCHEDULES): one program of a
  * few operations often holds none of the operations a race needs, so
  * four programs of 250 schedules find more than one of 1,000.  Under
- * PCT without a sched_arg, the depth is @ops + 4 (at most
- * VS_STRESS_EXPLORE_DEPTH_MAX): a change point for each operation to
- * come inside a fault's window, where PCT's default depth of 3 gives a
- * schedule of tens of thousands of events two.  The run is short:
+ * PCT without a sched_arg, the depth is 2 @ops + 4 (at most
+ * VS_STRESS_EXPLORE_DEPTH_MAX): change points for each operation's
+ * start and end to come inside a fault's window, where PCT's default
+ * depth of 3 gives a schedule of tens of thousands of events two.  The run is short:
  * the writer makes @ops operations and the faulters @faults accesses
  * between them, by default VS_STRESS_EXPLORE_OPS and
  * VS_STRESS_EXPLORE_FAULTS (@max_ms and @watchdog_ms mean nothing here:
@@ -180,8 +180,8 @@
 #define VS_STRESS_EXPLORE_OPS 6		/* .ops: operations a schedule */
 #define VS_STRESS_EXPLORE_EVENTS 2000000 /* vs_explore_options.max_events */
 #define VS_STRESS_EXPLORE_RUNS 4		/* .runs: writer programs */
-/* PCT's depth (struct vs_vcpu_pct) when the options give none: ops + 4,
- * at most this */
+/* PCT's depth (struct vs_vcpu_pct) when the options give none:
+ * 2 ops + 4, at most this */
 #define VS_STRESS_EXPLORE_DEPTH_MAX 16
 
 /* Defaults of struct vs_stress_config's bounds (for 0). */
