@@ -88,7 +88,9 @@ int vs_vma_snapshot(struct vs_vm_fault *vmf, struct vs_vma *vma)
 	 */
 	if (vs_vma_is_write_marked(vma))
 		return vs_spf_abort(vmf, VS_SPF_ABORT_VMA_WRITE);
-	if (vs_vma_has_changed(vmf))
+	/* The planted bug spf_seq_checked_once skips this check and the
+	 * one under the PTL: vm_sequence is read once, at the begin. */
+	if (!VS_BROKEN(spf_seq_checked_once) && vs_vma_has_changed(vmf))
 		return vs_spf_abort(vmf, VS_SPF_ABORT_SEQ_CHANGED);
 	return 0;
 }
@@ -165,6 +167,15 @@ static int fault_spf(struct vs_vm_fault *f)
 	f->flags |= VS_FAULT_FLAG_SPECULATIVE;
 	vs_rcu_read_lock();
 	ret = spf_fault(f);
+	/* The planted bug: the fallback to the mmap_lock, which sleeps,
+	 * runs before the RCU read-side section ends. */
+	if (VS_BROKEN(spf_fallback_in_rcu) && (ret & VS_VM_FAULT_RETRY) &&
+	    !(f->flags & VS_FAULT_FLAG_NO_FALLBACK)) {
+		vs_count_vm_event(VS_SPF_ABORT_EVENT + f->abort);
+		ret = fault_locked(f);
+		vs_rcu_read_unlock();
+		return ret;
+	}
 	vs_rcu_read_unlock();
 	if (!(ret & VS_VM_FAULT_RETRY)) {
 		vs_count_vm_event(VS_SPF_SUCCESS);

@@ -64,7 +64,7 @@ inline bool vs_pte_map_lock(struct vs_vm_fault *vmf)
 		return false;
 	}
 	if (speculative(vmf) && !VS_BROKEN(spf_skip_seq_revalidate) &&
-	    vs_vma_has_changed(vmf)) {
+	    !VS_BROKEN(spf_seq_checked_once) && vs_vma_has_changed(vmf)) {
 		vs_pte_unmap_unlock(vmf->ptl);
 		vmf->abort = VS_SPF_ABORT_SEQ_PTL;
 		return false;

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include <vmsim/lock.h>
+#include <vmsim/rcu.h>
 #include <vmsim/spinlock.h>
+#include <vmsim/vcpu.h>
 
 #include "../vcpu/client.h"
 #include "internal.h"
@@ -275,12 +277,34 @@ static int raw_trylock(struct vs_lock *lock, enum vs_lock_side side)
 				     : lock->kind->read_trylock(lock);
 }
 
+/*
+ * On a vCPU, a lock call (one that may sleep: every kind of vs_lock)
+ * inside an RCU read-side section fails the run, as lockdep reports it
+ * (VS__LD_SLEEP), and 6.18's might_sleep() would: vs_explore() tracks
+ * held locks, so every lock call comes here, and exploration sees it
+ * without a lockdep build.  A trylock never sleeps and is not checked.
+ * Context: the locking thread.
+ */
+static void sleep_in_rcu_check(const struct vs_lock *lock)
+{
+#if VS_VCPU
+	if (vs_vcpu_self() >= 0 && vs_rcu_read_ongoing())
+		(void)vs_machine_fail("%s, a lock that sleeps, taken inside "
+				      "an RCU read-side section",
+				      lock->class ? lock->class->name :
+				      "a lock");
+#else
+	(void)lock;	/* natively, lockdep's (VS_LOCKDEP) */
+#endif
+}
+
 static void lock_hooked(struct vs_lock *lock, enum vs_lock_side side)
 {
 	bool write = side == VS_LOCK_WRITE;
 	int64_t wait_ns = -1;
 	uint64_t t0;
 
+	sleep_in_rcu_check(lock);
 	if (tracing() && trace.start_locking)
 		trace.start_locking(lock, write, trace.arg);
 	if (!stats_wanted(lock)) {

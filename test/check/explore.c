@@ -9,20 +9,28 @@
  * choices: a schedule found by one scheduler is replayed by
  * vs_vcpu_sched_replay on a new machine, event for event.
  *
- * Shrinking is three steps.  First, when the schedule has two or more
- * preemptions, a search of every schedule with fewer
- * (vs_vcpu_sched_dfs, bound by bound, within 2/5 of
- * VS_EXPLORE_SHRINK_RUNS schedules) for one that fails the same way:
- * the first found has the fewest preemptions there are.  When that
- * search runs out of schedules before it is through (weak memory offers
- * a choice at most loads), 1/5 more of the exploring scheduler, seeded
- * anew, look for the failure with fewer.  Then the decisions are
- * removed one at a time, latest first (2/5), each removal kept
- * when a replay (VS_VCPU_REPLAY_LENIENT: a decision whose anchor no
- * longer comes is skipped) still fails the same way, until none can go:
- * what is reported is 1-minimal, each decision needed.  "The same way":
- * the same result; for a failed check the same message; for a
- * deadlock, each context in the same state, on the same word, holding
+ * Shrinking is delta debugging over the schedule's decisions, then a
+ * search.  First the decisions are removed one at a time, latest first,
+ * each removal kept when a replay (VS_VCPU_REPLAY_LENIENT: a decision
+ * whose anchor no longer comes is skipped) still fails the same way and
+ * is smaller (fewer preemptions, or as many and fewer decisions); when
+ * none can go, a pair of them (a preemption and the switch back that
+ * undoes it); when no pair can, each preemption is moved up to
+ * MOVE_AHEAD counts of its context later or MOVE_BACK earlier, where
+ * its context may spin or stop and the switch is free; until nothing
+ * helps or 1/5 of VS_EXPLORE_SHRINK_RUNS replays have run: the result
+ * is 1-minimal, each decision needed.  Then, with two or more
+ * preemptions left, a search of every schedule with fewer
+ * (vs_vcpu_sched_dfs, bound by bound, within 1/5): the first found has
+ * the fewest preemptions there are.  When that search runs out of
+ * schedules before it is through (weak memory offers a choice at most
+ * loads; a long run, a choice at most events), 2/5 more of the
+ * exploring scheduler, seeded anew (PCT at its default depth, since
+ * each change point may add a preemption), look for the failure with
+ * fewer; what either search finds is dropped from again (1/5).  "The
+ * same way": the same result; for a failed check the same message, its
+ * numbers aside (the same check failing on another page or count); for
+ * a deadlock, each context in the same state, on the same word, holding
  * the same locks; for a stuck run, both.
  *
  * Locking: the caller's host thread; the machine is run from here.
@@ -269,6 +277,45 @@ static unsigned int preemptions(const struct vs_vcpu_decision *dec, size_t nr)
 	return n;
 }
 
+/* Is @c a letter, a digit or '_'? */
+static int word_char(char c)
+{
+	return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z');
+}
+
+/* The end of the number at @s[*@i] when one starts there: a digit that
+ * does not go on a word, and the letters and digits after it (0x5a,
+ * 42); @s[*@i] otherwise. */
+static int skip_number(const char *s, size_t n, size_t *i)
+{
+	if (!(s[*i] >= '0' && s[*i] <= '9') || (*i && word_char(s[*i - 1])))
+		return 0;
+	while (*i < n && word_char(s[*i]))
+		(*i)++;
+	return 1;
+}
+
+/* Do @a and @b say the same, their numbers aside?  A shorter schedule
+ * often fails the same check on another page, address or count. */
+static int same_words(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t i = 0, j = 0;
+	int na, nb;
+
+	while (i < la && j < lb) {
+		na = skip_number(a, la, &i);
+		nb = skip_number(b, lb, &j);
+		if (na != nb)
+			return 0;
+		if (na)
+			continue;
+		if (a[i++] != b[j++])
+			return 0;
+	}
+	return i == la && j == lb;
+}
+
 /* What a failure says, past the engine's "work N ... cycles: " prefix
  * (which names where and when, not what); of "stuck: ...", only what
  * comes before the ';' (after it, counts that vary). */
@@ -315,7 +362,8 @@ static int same_contexts(const char *a, const char *b)
 
 /*
  * @r fails as @f does: the same result; for a failed check the same
- * message (an assertion that fails elsewhere is another bug); for a
+ * message, its numbers aside (an assertion that fails elsewhere is
+ * another bug; the same check failing on another page is not); for a
  * deadlock, every context waiting on the same word and holding the same
  * locks (a lock never released is not a lock order inverted); for a
  * stuck run, both (the same work spinning, the others where they were).
@@ -333,50 +381,170 @@ static int same_failure(const struct xresult *r, const struct xresult *f)
 		return 1;
 	a = failure_what(r, &la);
 	b = failure_what(f, &lb);
-	if (la != lb || memcmp(a, b, la))
+	if (!same_words(a, la, b, lb))
 		return 0;
 	return strncmp(a, "stuck:", 6) || same_contexts(r->report, f->report);
 }
 
+/* Is @r a smaller failure than @f: fewer preemptions, or as many and
+ * fewer decisions? */
+static int smaller(const struct xresult *r, const struct xresult *f)
+{
+	unsigned int pr = preemptions(r->dec, r->nr);
+	unsigned int pf = preemptions(f->dec, f->nr);
+
+	return pr < pf || (pr == pf && r->nr < f->nr);
+}
+
+/* Make @r, a replay, @f (with its own, exact list) when it fails as @f
+ * did and is smaller.  Return: 1 when it did. */
+static int keep(struct xresult *f, struct xresult *r)
+{
+	if (!same_failure(r, f) || !smaller(r, f))
+		return 0;
+	free(f->dec);
+	*f = *r;
+	r->dec = NULL;
+	return 1;
+}
+
 /*
- * Drop @f's decisions one at a time while a replay still fails as @f
- * did, until none can go or @budget replays have run.  @f becomes the
- * shortest found.  Return: the replays run.
+ * Replay @f without its decisions @i and @j (@j == @i: one) into @r,
+ * leniently, and keep() it.  Return: 1 when kept.
+ */
+static int drop_try(struct xrun *x, const struct vs_explore_options *o,
+		    struct xresult *f, struct xresult *r, size_t i, size_t j)
+{
+	struct vs_vcpu_decision *try = malloc(f->nr * sizeof(*try));
+	size_t k, n = 0;
+
+	if (!try)
+		return 0;
+	for (k = 0; k < f->nr; k++)
+		if (k != i && k != j)
+			try[n++] = f->dec[k];
+	replay(x, o, try, n, r);
+	free(try);
+	return keep(f, r);
+}
+
+/* One pass over @f's pairs of decisions, latest first, until a pair
+ * can go; *@runs counts the replays, up to @budget.  Return: 1 when
+ * one went. */
+static int drop_pair(struct xrun *x, const struct vs_explore_options *o,
+		     struct xresult *f, struct xresult *r, unsigned long *runs,
+		     unsigned long budget)
+{
+	size_t i, j;
+
+	for (i = f->nr; i-- > 1;)
+		for (j = i; j-- > 0;) {
+			if (*runs >= budget)
+				return 0;
+			(*runs)++;
+			if (drop_try(x, o, f, r, i, j))
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * Replay @f with its decision @i moved to count @at of its context, of
+ * kind @kind, into @r (a lenient replay finds each decision by its
+ * anchor, wherever it is in the list), and keep() it.  Return: 1 when
+ * kept.
+ */
+static int move_try(struct xrun *x, const struct vs_explore_options *o,
+		    struct xresult *f, struct xresult *r, size_t i,
+		    uint32_t at, unsigned int kind)
+{
+	struct vs_vcpu_decision *try = malloc(f->nr * sizeof(*try));
+
+	if (!try)
+		return 0;
+	memcpy(try, f->dec, f->nr * sizeof(*try));
+	try[i].at = at;
+	try[i].kind = (uint8_t)kind;
+	replay(x, o, try, f->nr, r);
+	free(try);
+	return keep(f, r);
+}
+
+/* Moves a preemption may take: to where its context, a little later,
+ * spins or stops, a switch that is none.  Counts forward, then back. */
+#define MOVE_AHEAD 24
+#define MOVE_BACK 8
+
+/*
+ * Move each preemption of @f in turn, a count of its context at a
+ * time, to where taking it preempts nothing, until one move keeps the
+ * failure; *@runs counts the replays, up to @budget.  Return: 1 when a
+ * move was kept.
+ */
+static int move_preemption(struct xrun *x, const struct vs_explore_options *o,
+			   struct xresult *f, struct xresult *r,
+			   unsigned long *runs, unsigned long budget)
+{
+	uint32_t at;
+	size_t i;
+	int d, kind;
+
+	for (i = f->nr; i-- > 0;) {
+		if (!f->dec[i].preempt ||
+		    f->dec[i].kind != VS_VCPU_CHOOSE_RUN)
+			continue;
+		for (d = 1; d <= MOVE_AHEAD + MOVE_BACK; d++)
+			for (kind = VS_VCPU_CHOOSE_RUN;
+			     kind <= VS_VCPU_CHOOSE_RUN_AFTER_STOP; kind++) {
+				at = d <= MOVE_AHEAD ? f->dec[i].at + (uint32_t)d :
+				     f->dec[i].at - (uint32_t)(d - MOVE_AHEAD);
+				if (d > MOVE_AHEAD && at > f->dec[i].at)
+					break;	/* before the context's start */
+				if (*runs >= budget)
+					return 0;
+				(*runs)++;
+				if (move_try(x, o, f, r, i, at, (unsigned)kind))
+					return 1;
+			}
+	}
+	return 0;
+}
+
+/*
+ * Delta debugging over @f's decisions: drop one at a time, latest
+ * first, while a replay still fails as @f did; when none can go, a pair
+ * (a preemption and the one that undoes it often go together only),
+ * then single ones again; until neither helps or @budget replays have
+ * run.  Dropping a preemption lets the context it stopped run on.  @f
+ * becomes the smallest found.  Return: the replays run.
  */
 static unsigned long drop_decisions(struct xrun *x,
 				    const struct vs_explore_options *o,
 				    struct xresult *f, unsigned long budget)
 {
-	struct vs_vcpu_decision *try;
-	struct xresult *r;
+	struct xresult *r = calloc(1, sizeof(*r));
 	unsigned long runs = 0;
 	int changed = 1;
 	size_t i;
 
-	r = calloc(1, sizeof(*r));
-	try = malloc((f->nr ? f->nr : 1) * sizeof(*try));
-	while (r && try && changed) {
+	while (r && changed) {
 		changed = 0;
 		for (i = f->nr; i-- > 0 && runs < budget;) {
-			memcpy(try, f->dec, i * sizeof(*try));
-			memcpy(try + i, f->dec + i + 1,
-			       (f->nr - i - 1) * sizeof(*try));
-			replay(x, o, try, f->nr - 1, r);
 			runs++;
-			if (!same_failure(r, f) || r->nr >= f->nr)
+			if (!drop_try(x, o, f, r, i, i))
 				continue;
-			free(f->dec);	/* the replay's own, exact list */
-			*f = *r;
-			r->dec = NULL;
 			changed = 1;
 			if (i > f->nr)
 				i = f->nr;
 		}
+		if (!changed)
+			changed = drop_pair(x, o, f, r, &runs, budget);
+		if (!changed)
+			changed = move_preemption(x, o, f, r, &runs, budget);
 	}
 	if (r)
 		free(r->dec);
 	free(r);
-	free(try);
 	return runs;
 }
 
@@ -432,32 +600,50 @@ static unsigned long search(struct xrun *x, const struct vs_explore_options *o,
 	return runs;
 }
 
+/* The PCT options of a search for fewer preemptions: two change points
+ * (the default depth), whatever depth found the failure, since each
+ * change point may add a preemption. */
+static const void *search_arg(const struct vs_explore_options *o,
+			      struct vs_vcpu_pct *low)
+{
+	if (o->sched && o->sched != &vs_vcpu_sched_pct)
+		return o->sched_arg;
+	low->depth = VS_VCPU_PCT_DEPTH;
+	return low;
+}
+
 /*
- * Shrink @f: a search of every schedule with fewer preemptions (DFS
- * bound by bound); when it runs out first (weak memory offers a choice
- * at most loads), more schedules of the exploring scheduler, seeded
- * anew, for the same failure with fewer; then fewer decisions.
+ * Shrink @f: its decisions dropped while it fails the same way (delta
+ * debugging); then a search of every schedule with fewer preemptions
+ * (DFS bound by bound); when it runs out first (weak memory offers a
+ * choice at most loads, a long run a choice at most events), more
+ * schedules of the exploring scheduler, seeded anew, for the same
+ * failure with fewer; what either finds is dropped from again.
  * Return: the replays and schedules it took.
  */
 static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 			    struct xresult *f)
 {
+	unsigned long runs = drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5);
 	unsigned int found = preemptions(f->dec, f->nr);
 	struct vs_vcpu_dfs bound = { found - 1 < VS_VCPU_DFS_MAX ?
 				     found - 1 : VS_VCPU_DFS_MAX };
-	unsigned long runs = 0;
+	struct vs_vcpu_pct low;
 	int through = 1;
 
 	if (found > 1)
-		runs = search(x, o, f, &vs_vcpu_sched_dfs, &bound, 0,
-			      VS_EXPLORE_SHRINK_RUNS * 2 / 5, &through);
+		runs += search(x, o, f, &vs_vcpu_sched_dfs, &bound, 0,
+			       VS_EXPLORE_SHRINK_RUNS / 5, &through);
 	/* Only a scheduler that draws schedules at random draws others. */
 	if (!through && preemptions(f->dec, f->nr) == found &&
 	    o->sched != &vs_vcpu_sched_dfs && o->sched != &vs_vcpu_sched_replay)
 		runs += search(x, o, f, o->sched ? o->sched :
-			       &vs_vcpu_sched_pct, o->sched_arg, o->seed + 1,
-			       VS_EXPLORE_SHRINK_RUNS / 5, NULL);
-	return runs + drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS * 2 / 5);
+			       &vs_vcpu_sched_pct, search_arg(o, &low),
+			       o->seed + 1, VS_EXPLORE_SHRINK_RUNS * 2 / 5,
+			       NULL);
+	if (preemptions(f->dec, f->nr) < found)
+		runs += drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5);
+	return runs;
 }
 
 /* "VMSIM_REPLAY=name:word" of @f into rep->replay, or "" if too long. */

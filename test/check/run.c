@@ -484,7 +484,7 @@ int vs_stress_run(const struct vs_stress_config *cfg,
 		return -EINVAL;
 	}
 	seed = cfg->seed ? cfg->seed : default_seed(kind, cfg->strategy);
-	runs = cfg->runs ? cfg->runs : 1;
+	runs = cfg->runs ? cfg->runs : cfg->explore ? VS_STRESS_EXPLORE_RUNS : 1;
 	(void)vs_thread_attach();
 	for (i = 0; i < runs && !err && !rep->violations; i++) {
 		rep->seed = next_seed(seed, i);

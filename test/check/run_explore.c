@@ -149,6 +149,38 @@ static void first_line(char *buf, size_t len, const char *text)
 	snprintf(buf, len, "%.*s", (int)strcspn(s, "\n"), s);
 }
 
+/*
+ * The options of @cfg for one run, into @o (stress.h, Explore mode):
+ * VS_STRESS_EXPLORE_EVENTS for 0 events; without @cfg->runs, the
+ * schedules shared by the VS_STRESS_EXPLORE_RUNS runs; PCT without a
+ * depth of the caller's aims at 2 @ops + 4: a schedule has a window
+ * where a fault may be stopped at each operation's start and end, and
+ * PCT's default of two change points a schedule rarely lands one in a
+ * window where an operation comes.
+ */
+static void explore_options(const struct vs_stress_config *cfg,
+			    struct vs_explore_options *o,
+			    struct vs_vcpu_pct *pct)
+{
+	unsigned long ops = cfg->ops ? cfg->ops : VS_STRESS_EXPLORE_OPS;
+
+	*o = *cfg->explore;
+	if (!o->max_events)
+		o->max_events = VS_STRESS_EXPLORE_EVENTS;
+	if (!cfg->runs) {
+		o->max_schedules = (o->max_schedules ? o->max_schedules :
+				    VS_EXPLORE_SCHEDULES) /
+				   VS_STRESS_EXPLORE_RUNS;
+		if (!o->max_schedules)
+			o->max_schedules = 1;
+	}
+	if ((o->sched && o->sched != &vs_vcpu_sched_pct) || o->sched_arg)
+		return;
+	pct->depth = ops < (VS_STRESS_EXPLORE_DEPTH_MAX - 4) / 2 ?
+		     2 * (unsigned int)ops + 4 : VS_STRESS_EXPLORE_DEPTH_MAX;
+	o->sched_arg = pct;
+}
+
 int vs__stress_explore(const struct vs_stress_config *cfg, const char *kind,
 		       uint64_t seed, struct vs_stress_report *rep)
 {
@@ -158,13 +190,13 @@ int vs__stress_explore(const struct vs_stress_config *cfg, const char *kind,
 		.check = x_check, .fini = x_fini, .arg = &x,
 	};
 	struct vs_explore_report *xr = cfg->explore_report;
-	struct vs_explore_options o = *cfg->explore;
+	struct vs_explore_options o;
+	struct vs_vcpu_pct pct;
 	char name[VS_EXPLORE_NAME_MAX + 1];
 	unsigned long runs = rep->runs;
 	int err;
 
-	if (!o.max_events)
-		o.max_events = VS_STRESS_EXPLORE_EVENTS;
+	explore_options(cfg, &o, &pct);
 	if (!xr) {
 		xr = malloc(sizeof(*xr));
 		if (!xr)

@@ -2,10 +2,11 @@
 /*
  * vmsim/check/explore.h - schedule exploration: a scenario's threads run
  * on virtual CPUs (vmsim/vcpu.h) under an adversarial scheduler, one
- * schedule after another, until one fails; that schedule is shrunk (to
- * the fewest preemptions that still fail when a bounded search finds
- * them, and to no decision that is not needed), printed by name, and
- * can be replayed exactly, under a debugger too.
+ * schedule after another, until one fails; that schedule is shrunk (its
+ * decisions dropped, one or two at a time, and its preemptions moved
+ * to where they are free, while it fails the same way; then to the
+ * fewest preemptions that still fail when a bounded search finds them),
+ * printed by name, and can be replayed exactly, under a debugger too.
  *
  * Test code, part of libvmsim-check (as vmsim/check/stress.h), included
  * as <vmsim/check/explore.h>.  It needs the vCPU build of the layers

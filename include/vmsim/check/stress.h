@@ -124,7 +124,15 @@
  * vs_explore() of a scenario named "stress-KIND-STRATEGY-SEED": the
  * run with that seed's writer program, its writer, prober and two
  * faulters each on a vCPU of its own, under the scheduler of @explore,
- * schedule after schedule, every one from a new mm.  The run is short:
+ * schedule after schedule, every one from a new mm.  Without @runs,
+ * VS_STRESS_EXPLORE_RUNS runs (writer programs) share @explore's
+ * schedules (max_schedules, or VS_EXPLORE_SCHEDULES): one program of a
+ * few operations often holds none of the operations a race needs, so
+ * four programs of 250 schedules find more than one of 1,000.  Under
+ * PCT without a sched_arg, the depth is 2 @ops + 4 (at most
+ * VS_STRESS_EXPLORE_DEPTH_MAX): change points for each operation's
+ * start and end to come inside a fault's window, where PCT's default
+ * depth of 3 gives a schedule of tens of thousands of events two.  The run is short:
  * the writer makes @ops operations and the faulters @faults accesses
  * between them, by default VS_STRESS_EXPLORE_OPS and
  * VS_STRESS_EXPLORE_FAULTS (@max_ms and @watchdog_ms mean nothing here:
@@ -171,6 +179,10 @@
 #define VS_STRESS_EXPLORE_FAULTS 48	/* .faults: accesses a schedule */
 #define VS_STRESS_EXPLORE_OPS 6		/* .ops: operations a schedule */
 #define VS_STRESS_EXPLORE_EVENTS 2000000 /* vs_explore_options.max_events */
+#define VS_STRESS_EXPLORE_RUNS 4		/* .runs: writer programs */
+/* PCT's depth (struct vs_vcpu_pct) when the options give none:
+ * 2 ops + 4, at most this */
+#define VS_STRESS_EXPLORE_DEPTH_MAX 16
 
 /* Defaults of struct vs_stress_config's bounds (for 0). */
 #define VS_STRESS_FAULTS 350000	/* default of vs_stress_config.faults */
@@ -199,7 +211,8 @@
  *          VS_STRESS_MAX_MS
  * @runs: runs to make, each with a fresh seed (the second and later
  *        derived from @seed, so the series repeats); they stop at the
- *        first that finds a violation; 0 means 1
+ *        first that finds a violation; 0 means 1 (in explore mode,
+ *        VS_STRESS_EXPLORE_RUNS sharing the schedules)
  * @watchdog_ms: a thread that makes no progress this long stops the
  *               run (see the watchdog above); 0: VS_STRESS_WATCHDOG_MS.
  *               Raise it where threads may be descheduled for seconds
