@@ -6,7 +6,8 @@
 # order: | NAME | WHAT | SUITE[ under BUILD]: how it shows |.  The test
 # table gives every CTest test of BUILD (teeth-NAME under teeth-*) a row
 # whose second cell is its labels.  A difference fails, naming the row;
-# so does a row of either table over 200 characters.
+# so does a row of either table over 200 characters.  Every planted bug
+# has a row in the rules tables, and each bug they name is listed.
 
 cmake_minimum_required(VERSION 3.25)
 include(${SRC}/cmake/deflists.cmake)
@@ -112,6 +113,30 @@ foreach(t RANGE ${last})
   endforeach()
   if(NOT found STREQUAL labels)
     list(APPEND errors "test ${name}: labels '${labels}', the doc says '${found}'")
+  endif()
+endforeach()
+
+# The rules tables (section "Every locking rule, broken once"): every
+# planted bug is some rule's, and a bug a row names is one of the list.
+set(in_rules OFF)
+set(ruled "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^## ")
+    set(in_rules OFF)
+    if(line STREQUAL "## Every locking rule, broken once")
+      set(in_rules ON)
+    endif()
+  elseif(in_rules AND line MATCHES "^\\| [^|]* \\| `([a-z0-9-]+)` \\|")
+    set(bug "${CMAKE_MATCH_1}")
+    if(NOT bug IN_LIST VS_BUG_NAMES)
+      list(APPEND errors "rules table: '${bug}' is no planted bug")
+    endif()
+    list(APPEND ruled "${bug}")
+  endif()
+endforeach()
+foreach(bug IN LISTS VS_BUG_NAMES)
+  if(NOT bug IN_LIST ruled)
+    list(APPEND errors "rules table: no row for the planted bug ${bug}")
   endif()
 endforeach()
 

@@ -11,6 +11,7 @@
 
 #include <vmsim/rcu.h>
 #include <vmsim/thread.h>
+#include <vmsim/wait.h>
 
 #include "internal.h"
 
@@ -49,6 +50,26 @@ static void check_own(struct faulter *f, int p, const struct rec *v)
 }
 
 /*
+ * Wait for the writer's go (w_trap), until @end.  Spin, not sleep: the
+ * release must follow "go" closely.  Explored, asleep and untimed: the
+ * go follows HELD whatever else happens, and a spin timed in virtual
+ * time would put a preemption at each of its steps that a shrunk
+ * schedule must keep.  The acquire pairs with the writer's cmpxchg.
+ */
+static void wait_go(struct stress *r, int64_t end)
+{
+	uint32_t cur;
+
+	if (r->explore) {
+		while ((cur = vs_load_acquire(&r->trap)) == TRAP_HELD)
+			(void)vs_futex_wait(&r->trap, cur, -1);
+		return;
+	}
+	while (vs_load_acquire(&r->trap) != TRAP_GO && now_ns() < end)
+		vs_cpu_relax();
+}
+
+/*
  * The trap (see w_trap): hold the arena's PTL, taken as the MMU walk
  * takes it (under RCU, no mmap_lock), until the writer says go, then a
  * few microseconds more.  Context: a faulter that won the request.
@@ -64,10 +85,7 @@ static void hold_ptl(struct faulter *f)
 	vs_rcu_read_lock();
 	locked = vs_pte_offset_map_lock(&r->mm->pgtable, ARENA, &ptl) != NULL;
 	vs__stress_set_word(&r->trap, TRAP_HELD);
-	/* Spin, not sleep: the release must follow "go" closely. */
-	while (vs_load_acquire(&r->trap) != TRAP_GO &&
-	       now_ns() < end)
-		vs_cpu_relax();
+	wait_go(r, end);
 	vs__stress_spin_ns(r, vs_read_once(&r->trap_delay));
 	if (locked)
 		vs_pte_unmap_unlock(ptl);

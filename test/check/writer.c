@@ -327,8 +327,10 @@ static void w_trap(struct stress *r)
 		vs__stress_nap_us(r, nap);
 		/* The holder may have given up meanwhile (then IDLE). */
 		old = TRAP_HELD;
-		if (vs_cmpxchg(&r->trap, &old, TRAP_GO))
+		if (vs_cmpxchg(&r->trap, &old, TRAP_GO)) {
+			vs_futex_wake(&r->trap, INT32_MAX);	/* wait_go() */
 			r->traps++;
+		}
 	}
 	if (x == 0)
 		do_munmap(r, hot, HOT);
