@@ -74,9 +74,11 @@ SKIP = [
      "refreshes the system loader's cache, as root"),
     (r"^cmake --preset|^cmake --build --preset|^ctest\b",
      "builds or tests vmsim in its own tree: the build this test runs in"),
-    (r"^cmake -S vmsim|^cmake --build build-asan\b",
-     "builds vmsim itself under ASan (minutes); the lines after it run "
-     "against the test's prefix"),
+    (r"^cmake -S vmsim|^cmake --build build-(asan|lockdep)\b",
+     "builds vmsim itself under ASan or lockdep (minutes); the lines "
+     "after it run against the test's prefix"),
+    (r"\./build-lockdep/test/",
+     "runs vmsim's own suite in that lockdep build"),
     (r"^cmake -D",
      "configures vmsim's own tree (a planted-bug build: docs/testing.md)"),
     (r"^cmake --install\b",
@@ -124,7 +126,8 @@ def kind_of(cmd, tools, inline):
         return "build"
     if inline:
         return None
-    if w in tools:
+    if w in tools or (w == "parallel" and len(words) > 1
+                      and words[1] in tools):
         return "tool"
     if w.startswith("./") and not w.startswith("./build/"):
         return "run"
@@ -315,7 +318,10 @@ def skip_reason(line):
 def short_tool(cmd):
     """@cmd run for TOOL_DURATION: its --duration, or --quick (the
     tools' short run, which some refuse beside --duration), replaced, or
-    --duration added after the tool's name (before any pipe)."""
+    --duration added after the tool's name (before any pipe); a merge
+    of shards (--merge) as it is: it runs nothing itself."""
+    if "--merge" in cmd:
+        return cmd
     cmd = re.sub(r"--quick\b", "--duration " + TOOL_DURATION, cmd)
     if re.search(r"--duration[ =]\S+", cmd):
         return re.sub(r"--duration[ =]\S+", "--duration " + TOOL_DURATION,
