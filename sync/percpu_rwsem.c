@@ -194,8 +194,11 @@ static void wake_writer(struct vs_percpu_rwsem *sem)
 static int read_trylock_slow(struct vs_percpu_rwsem *sem, unsigned int slot)
 {
 	vs__slot_add(&sem->read_count[slot].n, slot, 1);
-	/* A: our count before the block load; pairs with B. */
-	vs_smp_mb();
+	/* A: our count before the block load; pairs with B.  The planted
+	 * bug drops it: the writer may sum the counts without ours while
+	 * we still read block clear. */
+	if (!VS_BROKEN(percpu_slow_reader_no_mb))
+		vs_smp_mb();
 	/* Acquire pairs with the release in vs_percpu_up_write(). */
 	if (vs_likely(!vs_load_acquire(&sem->block)))
 		return 1;

@@ -59,8 +59,11 @@ static void mm_lock_seqcount_begin(struct vs_mm *mm)
 		return;
 	vs_write_once(&mm->mm_lock_seq, vs_read_once(&mm->mm_lock_seq) + 1);
 	/* The odd count before the writer's stores; pairs with the
-	 * vs_smp_rmb() in vs_mmap_lock_speculate_retry(). */
-	vs_smp_wmb();
+	 * vs_smp_rmb() in vs_mmap_lock_speculate_retry().  The planted
+	 * bug drops it: a speculating reader may see the VMA changes and
+	 * still the old even count. */
+	if (!VS_BROKEN(mm_lock_seq_begin_no_wmb))
+		vs_smp_wmb();
 }
 
 void vs_mmap_write_lock(struct vs_mm *mm)

@@ -13,7 +13,9 @@
  *   - reuse-mm-STRATEGY, reuse-range-STRATEGY (pervma, spf): 6.18's
  *     typesafe VMA freed and reused, by another mm or elsewhere in one
  *     mm, under a per-VMA or speculative fault's stale pointer; speculate: a lockless walk validated by
- *     mm_lock_seq; anon-pervma: vmf_anon_prepare() beside a merge;
+ *     mm_lock_seq, and speculate-relaxed: words written under the
+ *     write lock, read so under the relaxed model; anon-pervma:
+ *     vmf_anon_prepare() beside a merge;
  *   - stress-STRATEGY: vs_stress_run() in explore mode
  *     (vmsim/check/stress.h): the stress run's writer, prober and
  *     faulters with all their checks, short runs; stress-fail-STRATEGY
@@ -907,6 +909,66 @@ START_TEST(explore_speculate)
 }
 END_TEST
 
+/*
+ * speculate-relaxed: the words below stand for what a writer stores
+ * under the mmap_lock without marking a VMA (6.18's uprobes speculate
+ * on vm_file and vm_pgoff so).  The writer (thread 1) stores word 0,
+ * then word 1, under the write lock; the reader reads them the other
+ * way round between vs_mmap_lock_speculate_try_begin() and _retry():
+ * a read that is not retried saw one write section or none, so the
+ * words agree.  Under the relaxed model only mm_lock_seqcount_begin()'s
+ * smp_wmb orders the odd count before the words (pairing with the
+ * smp_rmb of vs_mmap_lock_speculate_retry()).  At 6.18, which alone
+ * has the seqcount.
+ */
+static vs_atomic_long_t spec_words[2];
+
+static int speculate_words_setup(void **state)
+{
+	vs_atomic_init(&spec_words[0], 0);
+	vs_atomic_init(&spec_words[1], 0);
+	return race_setup(state);
+}
+
+static void speculate_words_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	long a, b;
+	uint32_t seq;
+	int k;
+
+	for (k = 0; i == 0 && k < 8; k++) {
+		if (!vs_mmap_lock_speculate_try_begin(r->mm, &seq))
+			continue;
+		a = vs_read_once(&spec_words[1]);
+		b = vs_read_once(&spec_words[0]);
+		VS_EXPLORE_ASSERT(vs_mmap_lock_speculate_retry(r->mm, seq) ||
+				  a == b);
+	}
+	for (k = 1; i == 1 && k <= 3; k++) {
+		vs_mmap_write_lock(r->mm);
+		vs_write_once(&spec_words[0], k);
+		vs_write_once(&spec_words[1], k);
+		vs_mmap_write_unlock(r->mm);
+	}
+}
+
+START_TEST(explore_speculate_relaxed)
+{
+	static struct race_arg arg = { VS_FAULT_LOCKED, "6.18", 0 };
+	static const struct vs_explore_scenario speculate = {
+		.name = "speculate-relaxed", .threads = 2,
+		.setup = speculate_words_setup,
+		.thread = speculate_words_thread, .check = race_check,
+		.fini = race_fini, .arg = &arg,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	o.memory = VS_VCPU_MEM_RELAXED;
+	vs_tally_explore(&speculate, &o);
+}
+END_TEST
+
 /* ---- anon: vmf_anon_prepare under the VMA lock --------------------------- */
 
 #define B (AREA + 2 * VS_PAGE_SIZE)	/* the VMA faulted, no anon_vma */
@@ -1354,6 +1416,8 @@ Suite *explore_vm_suite(void)
 	tcase_add_loop_test(vs_test_plain_tcase(s, "reuse-range-spf"),
 			    explore_reuse, 3, 4);
 	tcase_add_test(vs_test_plain_tcase(s, "speculate"), explore_speculate);
+	tcase_add_test(vs_test_plain_tcase(s, "speculate-relaxed"),
+		       explore_speculate_relaxed);
 	tcase_add_test(vs_test_plain_tcase(s, "anon-pervma"), explore_anon);
 	return s;
 }

@@ -1496,6 +1496,59 @@ static void explore_kind(const struct vs_explore_scenario *sc, const char *k,
 	vs_tally_assert(&t, what);
 }
 
+/*
+ * A percpu rwsem reader on its slow path against the writer
+ * (lock-kinds.md percpu, invariant 2).  The writer (thread 0) takes
+ * the lock once, which leaves rcu_sync busy until a grace period has
+ * passed, sets w_done and waits for the reader to try; the reader,
+ * which took the lock once before (so that its slot's count has an
+ * older store for the writer to read: a value from before the run is
+ * none), then takes its slow path (count in, barrier A, load block)
+ * while the writer takes the lock again (block, barrier B, sum the
+ * counts).  Each marks itself inside with a plain store, no fence that
+ * would order the count for barrier A: under the relaxed model only
+ * the pair A/B keeps both from getting in.
+ */
+static void excl_slow_thread(void *state, unsigned int i)
+{
+	struct excl *s = state;
+	vs_atomic32_t *mine = i ? &s->r_in : &s->w_in;
+	vs_atomic32_t *other = i ? &s->w_in : &s->r_in;
+	int k;
+
+	if (i == 0) {
+		vs_lock_write_lock(&s->lock);
+		vs_lock_write_unlock(&s->lock);
+		/* Release, and acquire below: pairs with the reader's. */
+		vs_store_release(&s->w_done, 1);
+		while (!vs_load_acquire(&s->trying))
+			vs_cpu_relax();
+		vs_lock_write_lock(&s->lock);
+	} else {
+		vs_lock_read_lock(&s->lock);
+		vs_lock_read_unlock(&s->lock);
+		while (!vs_load_acquire(&s->w_done))
+			vs_cpu_relax();
+		vs_store_release(&s->trying, 1);
+		vs_lock_read_lock(&s->lock);
+	}
+	vs_write_once(mine, 1);
+	for (k = 0; k < EXCL_LOOKS; k++) {
+		VS_EXPLORE_ASSERT(vs_read_once(other) == 0);
+		vs_cpu_relax();
+	}
+	vs_write_once(mine, 0);
+	if (i == 0)
+		vs_lock_write_unlock(&s->lock);
+	else
+		vs_lock_read_unlock(&s->lock);
+}
+
+static const struct vs_explore_scenario exclusion_slow = {
+	.name = "exclusion_slow", .threads = 2, .setup = excl_setup,
+	.thread = excl_slow_thread, .fini = excl_fini,
+};
+
 /* Each scenario on its lock kind, memory model and owned slots (0:
  * all; 2: the writer, thread 0, owns one and the readers share
  * VS_SLOT_SHARED), in the case of the explore suite that its planted
@@ -1531,6 +1584,7 @@ static const struct {
 	{ "spinlock", &spin_count, NULL, VS_VCPU_MEM_SC, 0 },
 	{ "spinlock", &spin_count, NULL, VS_VCPU_MEM_RELAXED, 0 },
 	{ "spinlock", &spin_sleep, NULL, VS_VCPU_MEM_SC, 0 },
+	{ "percpu-slow", &exclusion_slow, "percpu", VS_VCPU_MEM_RELAXED, 0 },
 };
 
 /* The handoff scenario passes on seeds 1 to 3 (a planted bug of the
