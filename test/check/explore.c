@@ -27,7 +27,11 @@
  * loads; a long run, a choice at most events), 2/5 more of the
  * exploring scheduler, seeded anew (PCT at its default depth, since
  * each change point may add a preemption), look for the failure with
- * fewer; what either search finds is dropped from again (1/5).  "The
+ * fewer; what either search finds is dropped from again (1/5).  With
+ * more than SHRINK_ENOUGH preemptions still kept, restart() finds the
+ * failure anew in the exploring scheduler's schedules (up to RESTARTS
+ * times within VS_EXPLORE_SHRINK_RUNS) and drops decisions from each
+ * (as many replays again): the smallest found is the result.  "The
  * same way": the same result; for a failed check the same message, its
  * numbers aside (the same check failing on another page or count); for
  * a deadlock, each context in the same state, on the same word, holding
@@ -612,13 +616,65 @@ static const void *search_arg(const struct vs_explore_options *o,
 	return low;
 }
 
+/* Preemptions a shrunk failure may keep before shrinking starts again
+ * from other schedules that fail the same way (restart()). */
+#define SHRINK_ENOUGH 3
+#define RESTARTS 4	/* failures found anew, each shrunk */
+
+/*
+ * Find @f's failure anew, RESTARTS times at most within @budget
+ * schedules, among those of the exploring scheduler with the
+ * exploration's options, seeded @seed; then drop decisions from each
+ * (drop_decisions(), @budget replays in all, shared) while @f keeps
+ * more than SHRINK_ENOUGH preemptions.  A schedule that drop_decisions()
+ * left 1-minimal with many preemptions (every one needed in that run:
+ * dropping any moves the others' anchors) is often one of several, and
+ * another shrinks further.  @f becomes the smallest.
+ * Return: the schedules and replays run.
+ */
+static unsigned long restart(struct xrun *x, const struct vs_explore_options *o,
+			     struct xresult *f, uint64_t seed,
+			     unsigned long budget)
+{
+	struct xresult *r = calloc(RESTARTS, sizeof(*r));
+	unsigned long runs = 0;
+	struct vs_machine *m;
+	int n = 0, i;
+
+	if (!r || machine(&m, x, o, o->sched ? o->sched : &vs_vcpu_sched_pct,
+			  o->sched_arg, seed)) {
+		free(r);
+		return 0;
+	}
+	while (runs < budget && n < RESTARTS) {
+		schedule(x, m, &r[n]);
+		runs++;
+		n += same_failure(&r[n], f);
+	}
+	(void)vs_machine_destroy(m);
+	for (i = 0; i < n && preemptions(f->dec, f->nr) > SHRINK_ENOUGH; i++) {
+		runs += drop_decisions(x, o, &r[i],
+				       (2 * budget - runs) / (unsigned)(n - i));
+		if (smaller(&r[i], f)) {
+			free(f->dec);
+			*f = r[i];
+			r[i].dec = NULL;
+		}
+	}
+	for (i = 0; i <= n && i < RESTARTS; i++)
+		free(r[i].dec);
+	free(r);
+	return runs;
+}
+
 /*
  * Shrink @f: its decisions dropped while it fails the same way (delta
  * debugging); then a search of every schedule with fewer preemptions
  * (DFS bound by bound); when it runs out first (weak memory offers a
  * choice at most loads, a long run a choice at most events), more
  * schedules of the exploring scheduler, seeded anew, for the same
- * failure with fewer; what either finds is dropped from again.
+ * failure with fewer; what either finds is dropped from again; with
+ * more than SHRINK_ENOUGH preemptions left, restart().
  * Return: the replays and schedules it took.
  */
 static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
@@ -643,6 +699,9 @@ static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 			       NULL);
 	if (preemptions(f->dec, f->nr) < found)
 		runs += drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5);
+	if (preemptions(f->dec, f->nr) > SHRINK_ENOUGH &&
+	    o->sched != &vs_vcpu_sched_dfs && o->sched != &vs_vcpu_sched_replay)
+		runs += restart(x, o, f, o->seed + 2, VS_EXPLORE_SHRINK_RUNS);
 	return runs;
 }
 

@@ -114,6 +114,7 @@
 enum { TRAP_IDLE, TRAP_ASK, TRAP_TAKEN, TRAP_HELD, TRAP_GO };
 #define TRAP_HOLD_MAX_NS (20 * NS_PER_MS)
 #define TRAP_ASK_NS (5 * NS_PER_MS)
+#define TRAP_ASK_STEPS 5	/* explored: spins, each letting all run */
 
 /* A faulter lets an operation that waits this long in for a while. */
 #define STARVE_NS (50 * 1000)
@@ -375,6 +376,8 @@ void vs__stress_nap_us(struct stress *r, unsigned int us);
 void vs__stress_spin_ns(struct stress *r, int64_t ns);
 bool vs__stress_wait_eq(vs_atomic32_t *word, uint32_t want,
 			int64_t timeout_ns);
+bool vs__stress_wait(struct stress *r, vs_atomic32_t *word, uint32_t want,
+		     int64_t timeout_ns);
 void vs__stress_set_word(vs_atomic32_t *word, uint32_t val);
 int vs__stress_fault_result(uint32_t st, int write, int exec);
 const char *vs__stress_fault_str(int ret, char *buf, size_t len);

@@ -185,6 +185,28 @@ bool vs__stress_wait_eq(vs_atomic32_t *word, uint32_t want, int64_t timeout_ns)
 	return true;
 }
 
+/*
+ * wait - vs__stress_wait_eq() in run @r; in an explored run untimed: a
+ * wait timed in virtual time ends where a preemption dropped or moved
+ * puts the clocks, so a shrunk schedule would have to keep preemptions
+ * that only serve the timing.  A wait that never ends there is the
+ * engine's deadlock report.  The acquire pairs with the release of
+ * vs__stress_set_word() (or the writer's cmpxchg).
+ * Context: not inside an RCU read-side critical section.
+ * Return: true when seen.
+ */
+bool vs__stress_wait(struct stress *r, vs_atomic32_t *word, uint32_t want,
+		     int64_t timeout_ns)
+{
+	uint32_t cur;
+
+	if (!r->explore)
+		return vs__stress_wait_eq(word, want, timeout_ns);
+	while ((cur = vs_load_acquire(word)) != want)
+		(void)vs_futex_wait(word, cur, -1);
+	return true;
+}
+
 /* Store @val (release) and wake every waiter on @word. */
 void vs__stress_set_word(vs_atomic32_t *word, uint32_t val)
 {

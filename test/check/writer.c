@@ -291,6 +291,28 @@ static void w_munmap(struct stress *r)
 }
 
 /*
+ * Has a faulter taken the trap the writer asked for (TRAP_ASK gone)?
+ * Waits TRAP_ASK_NS for it to be held; in an explored run, spins
+ * TRAP_ASK_STEPS times instead (each spin lets every other context run
+ * until it stops), counted in steps, not in virtual time, which a
+ * preemption dropped by shrinking would move.  The acquire pairs with
+ * the faulter's cmpxchg (take_trap()).  Context: the writer.
+ */
+static int trap_taken(struct stress *r)
+{
+	int i;
+
+	if (!r->explore)
+		return vs__stress_wait_eq(&r->trap, TRAP_HELD, TRAP_ASK_NS);
+	for (i = 0; i < TRAP_ASK_STEPS; i++) {
+		if (vs_load_acquire(&r->trap) != TRAP_ASK)
+			return 1;
+		vs_cpu_relax();
+	}
+	return vs_load_acquire(&r->trap) != TRAP_ASK;
+}
+
+/*
  * w_trap - make likely the race that the speculative fault's
  * revalidation under the PTL, the VMA write mark and pte_same exist
  * for: a fault that made its last lockless check, then waits for the
@@ -320,10 +342,9 @@ static void w_trap(struct stress *r)
 	 * depend on whether a faulter came by (a seed replays better). */
 	nap = 20 + (unsigned int)below(&r->rng, 60);
 	vs__stress_set_word(&r->trap, TRAP_ASK);
-	if (!vs__stress_wait_eq(&r->trap, TRAP_HELD, TRAP_ASK_NS) &&
-	    vs_cmpxchg(&r->trap, &old, TRAP_IDLE))
+	if (!trap_taken(r) && vs_cmpxchg(&r->trap, &old, TRAP_IDLE))
 		return;		/* no faulter came by: no trap */
-	if (vs__stress_wait_eq(&r->trap, TRAP_HELD, TRAP_ASK_NS)) {
+	if (vs__stress_wait(r, &r->trap, TRAP_HELD, TRAP_ASK_NS)) {
 		vs__stress_nap_us(r, nap);
 		/* The holder may have given up meanwhile (then IDLE). */
 		old = TRAP_HELD;
@@ -337,7 +358,7 @@ static void w_trap(struct stress *r)
 	else
 		do_mprotect(r, hot, HOT, x == 1 ? VS_PROT_READ : VS_PROT_NONE);
 	/* The holder is gone before anything else. */
-	if (!vs__stress_wait_eq(&r->trap, TRAP_IDLE, WAIT_NS))
+	if (!vs__stress_wait(r, &r->trap, TRAP_IDLE, WAIT_NS))
 		vs__stress_bug(r, "the PTL holder did not let go");
 }
 

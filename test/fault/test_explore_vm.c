@@ -1140,8 +1140,13 @@ START_TEST(explore_stress)
 		       rep.faults, rep.ops, rep.injected, rep.op_enomem,
 		       rep.oom, xr.seconds, rep.violations ? ": " : "",
 		       rep.first);
-		if (rep.violations)
+		if (rep.violations) {
+			printf("stress %s%s seed %d: %u preemptions, shrunk "
+			       "to %u\n", fail ? "fail " : "",
+			       vs_fault_strategy_name(strategy), seed,
+			       xr.found_preemptions, xr.preemptions);
 			vs_tally_add(&t, seed, rep.schedules, &xr);
+		}
 		injected += rep.injected;
 		op_enomem += rep.op_enomem;
 	}
