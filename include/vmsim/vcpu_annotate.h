@@ -277,14 +277,14 @@ VS_EXTERN void vs_vcpu_span_end(const void *key);
 /* VS_VCPU_SPAN_BEGIN(), VS_VCPU_SPAN_END(): the two above on a vCPU of
  * the vCPU build, nothing at all natively. */
 #if VS_VCPU
-#define VS_VCPU_SPAN_BEGIN(cat, name, what, key) \
+#define VS_VCPU_SPAN_BEGIN(cat, name, what, key) /* on a vCPU */ \
 	(vs__vcpu_cur >= 0 ? vs_vcpu_span_begin((cat), (name), (what), \
 						(key)) : (void)0)
-#define VS_VCPU_SPAN_END(key) \
+#define VS_VCPU_SPAN_END(key) /* vs_vcpu_span_end() on a vCPU */ \
 	(vs__vcpu_cur >= 0 ? vs_vcpu_span_end(key) : (void)0)
 #else
-#define VS_VCPU_SPAN_BEGIN(cat, name, what, key) ((void)0)
-#define VS_VCPU_SPAN_END(key) ((void)0)
+#define VS_VCPU_SPAN_BEGIN(cat, name, what, key) ((void)0) /* nothing */
+#define VS_VCPU_SPAN_END(key) ((void)0) /* nothing natively */
 #endif
 
 /**

@@ -180,9 +180,7 @@
 #define VS_STRESS_EXPLORE_OPS 6		/* .ops: operations a schedule */
 #define VS_STRESS_EXPLORE_EVENTS 2000000 /* vs_explore_options.max_events */
 #define VS_STRESS_EXPLORE_RUNS 4		/* .runs: writer programs */
-/* PCT's depth (struct vs_vcpu_pct) when the options give none:
- * 2 ops + 4, at most this */
-#define VS_STRESS_EXPLORE_DEPTH_MAX 16
+#define VS_STRESS_EXPLORE_DEPTH_MAX 16 /* PCT depth if none: 2 ops + 4, at most */
 
 /* Defaults of struct vs_stress_config's bounds (for 0). */
 #define VS_STRESS_FAULTS 350000	/* default of vs_stress_config.faults */
