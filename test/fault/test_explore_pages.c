@@ -80,32 +80,55 @@ static struct pages *kept;
 /* A scenario: an mm over one PMD at $VMSIM_KERNEL's version, and NPG
  * pages at AREA, mapped with @flags and written (the PTE table and the
  * anon_vma are there). */
-static int pages_setup(void **state, int flags)
+/*
+ * pages_new - the scenario's state in *@state, its op the case's
+ * argument (or 0), with an mm of @pmds PMDs from START at @kernel (NULL:
+ * the default).  Return: 0, or a negative errno (then r->mm is NULL).
+ */
+static int pages_new(void **state, int pmds, const char *kernel)
 {
 	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
 				    .start = START,
-				    .end = START + VS_PMD_SIZE };
+				    .end = START + (unsigned long)pmds *
+					   VS_PMD_SIZE,
+				    .kernel = kernel };
 	struct pages *r = calloc(1, sizeof(*r));
-	long a;
-	int k;
+	int err;
 
 	if (!r)
 		return -ENOMEM;
 	r->op = *state ? *(const int *)*state : 0;
 	*state = r;
-	a = vs_mm_create(&r->mm, &mo);
-	if (a) {
+	err = vs_mm_create(&r->mm, &mo);
+	if (err)
 		r->mm = NULL;
-		return (int)a;
-	}
-	a = vs_mmap(r->mm, AREA, NPG * VS_PAGE_SIZE, RW, flags, NULL, 0);
-	for (k = 0; k < NPG && a >= 0; k++)
-		a = vs_write(r->mm, PAGE(k), "X", 1);
+	return err;
+}
+
+/* A setup's end: on @a < 0 the mm goes, nothing else touched it.
+ * Return: @a as a setup returns it. */
+static int pages_made(struct pages *r, long a)
+{
 	if (a < 0) {
 		(void)vs_mm_destroy(r->mm);
 		r->mm = NULL;
 	}
 	return a < 0 ? (int)a : 0;
+}
+
+static int pages_setup(void **state, int flags)
+{
+	struct pages *r;
+	long a = pages_new(state, 1, NULL);
+	int k;
+
+	if (a)
+		return (int)a;
+	r = *state;
+	a = vs_mmap(r->mm, AREA, NPG * VS_PAGE_SIZE, RW, flags, NULL, 0);
+	for (k = 0; k < NPG && a >= 0; k++)
+		a = vs_write(r->mm, PAGE(k), "X", 1);
+	return pages_made(r, a);
 }
 
 /*
@@ -404,21 +427,13 @@ END_TEST
  * yet; the mappings hold the file. */
 static int file_setup(void **state)
 {
-	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
-				    .start = START,
-				    .end = START + VS_PMD_SIZE };
-	struct pages *r = calloc(1, sizeof(*r));
+	struct pages *r;
 	struct vs_file *f;
-	long a;
+	long a = pages_new(state, 1, NULL);
 
-	if (!r)
-		return -ENOMEM;
-	*state = r;
-	a = vs_mm_create(&r->mm, &mo);
-	if (a) {
-		r->mm = NULL;
+	if (a)
 		return (int)a;
-	}
+	r = *state;
 	a = vs_file_create(&f, r->mm->pool, VS_PAGE_SIZE, O_RDWR);
 	if (!a) {
 		a = vs_mmap(r->mm, AREA, VS_PAGE_SIZE, RW,
@@ -428,11 +443,7 @@ static int file_setup(void **state)
 				    VS_MAP_SHARED | VS_MAP_FIXED, f, 0);
 		(void)vs_file_destroy(f);
 	}
-	if (a < 0) {
-		(void)vs_mm_destroy(r->mm);
-		r->mm = NULL;
-	}
-	return a < 0 ? (int)a : 0;
+	return pages_made(r, a);
 }
 
 /* Each thread reads the file's page through its own mapping. */
@@ -475,29 +486,17 @@ END_TEST
  * page are there, the second's not). */
 static int table_setup(void **state)
 {
-	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
-				    .start = START,
-				    .end = START + 2 * VS_PMD_SIZE };
-	struct pages *r = calloc(1, sizeof(*r));
-	long a;
+	struct pages *r;
+	long a = pages_new(state, 2, NULL);
 
-	if (!r)
-		return -ENOMEM;
-	*state = r;
-	a = vs_mm_create(&r->mm, &mo);
-	if (a) {
-		r->mm = NULL;
+	if (a)
 		return (int)a;
-	}
+	r = *state;
 	a = vs_mmap(r->mm, AREA, TBL + 2 * VS_PAGE_SIZE - AREA, RW,
 		    VS_MAP_PRIVATE | ANON, NULL, 0);
 	if (a >= 0)
 		a = vs_access(r->mm, AREA, 1, 1);
-	if (a < 0) {
-		(void)vs_mm_destroy(r->mm);
-		r->mm = NULL;
-	}
-	return a < 0 ? (int)a : 0;
+	return pages_made(r, a);
 }
 
 /* Each thread stores to its own page of the second PMD: both faults
@@ -539,32 +538,19 @@ END_TEST
  * the PMD at START, its first page written (its PTE page is there). */
 static int walk_setup(void **state)
 {
-	struct vs_mm_options mo = { .lock_kind = "rwsem", .pool_pages = 64,
-				    .start = START,
-				    .end = START + VS_PMD_SIZE,
-				    .kernel = "6.18" };
-	struct pages *r = calloc(1, sizeof(*r));
-	long a;
+	struct pages *r;
+	long a = pages_new(state, 1, "6.18");
 
-	if (!r)
-		return -ENOMEM;
-	*state = r;
-	a = vs_mm_create(&r->mm, &mo);
-	if (a) {
-		r->mm = NULL;
+	if (a)
 		return (int)a;
-	}
+	r = *state;
 	a = vs_mm_set_fault_strategy(r->mm, VS_FAULT_LOCKED);
 	if (!a)
 		a = vs_mmap(r->mm, START, VS_PMD_SIZE, RW,
 			    VS_MAP_PRIVATE | ANON, NULL, 0);
 	if (a >= 0)
 		a = vs_access(r->mm, START, 1, 1);
-	if (a < 0) {
-		(void)vs_mm_destroy(r->mm);
-		r->mm = NULL;
-	}
-	return a < 0 ? (int)a : 0;
+	return pages_made(r, a);
 }
 
 /* Thread 0 write-faults four pages of the PMD, each fault walking to
