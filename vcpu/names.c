@@ -316,3 +316,50 @@ int vs__symbol_name(uintptr_t a, char *buf, size_t len)
 	pthread_mutex_unlock(&sym_lock);
 	return w < 0 ? 0 : w;
 }
+
+/* One line of /proc/self/maps: @a in it, named into @buf; 0 if not in it. */
+static int map_line_name(const char *line, uintptr_t a, char *buf,
+			 size_t len)
+{
+	unsigned long lo, hi;
+	const char *path;
+	int at = 0;
+
+	if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) < 2 ||
+	    !at || a < lo || a >= hi)
+		return 0;
+	path = line + at;
+	if (!strcmp(path, "[heap]"))
+		return snprintf(buf, len, "heap+%lu (unnamed)",
+				(unsigned long)(a - lo));
+	if (!strncmp(path, "[stack", 6))
+		return snprintf(buf, len, "the main stack (unnamed)");
+	return snprintf(buf, len, "anonymous memory at %#lx (unnamed)",
+			(unsigned long)a);
+}
+
+int vs__mapping_name(uintptr_t a, char *buf, size_t len)
+{
+	char chunk[4096], line[1024];
+	size_t n = 0;
+	ssize_t got;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), w = 0, i;
+
+	if (fd < 0)
+		return 0;
+	/* Read in chunks (no malloc: a report must not move the heap). */
+	while (!w && (got = read(fd, chunk, sizeof(chunk))) > 0) {
+		for (i = 0; i < got && !w; i++) {
+			if (chunk[i] != '\n') {
+				if (n < sizeof(line) - 1)
+					line[n++] = chunk[i];
+				continue;
+			}
+			line[n] = '\0';
+			n = 0;
+			w = map_line_name(line, a, buf, len);
+		}
+	}
+	close(fd);
+	return w < 0 ? 0 : w;
+}

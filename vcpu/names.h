@@ -107,4 +107,22 @@ void vs__names_free(struct vs__names *n);
  */
 int vs__symbol_name(uintptr_t a, char *buf, size_t len);
 
+/**
+ * vs__mapping_name - @a as a place in the process's memory map, for an
+ * object no one named and no symbol holds
+ * @a: an address
+ * @buf: where to write the name
+ * @len: its size
+ *
+ * An address in the brk heap is "heap+OFFSET (unnamed)": the offset, not
+ * the address, since ASLR moves the heap's start, not where a program's
+ * allocations land in it, so the same program run the same way prints
+ * the same name.  Anything else not named is said to be the main stack
+ * or anonymous memory, with its address.
+ *
+ * Context: any thread; reads /proc/self/maps, allocates nothing.
+ * Return: the length written, as snprintf(); 0 when no mapping holds @a.
+ */
+int vs__mapping_name(uintptr_t a, char *buf, size_t len);
+
 #endif /* VS_VCPU_NAMES_H */

@@ -161,8 +161,9 @@ static int range_name(const struct vs_machine *m, uintptr_t a, char *buf,
 /*
  * @addr as "name+offset": the engine's own word, a registered static, a
  * client's object, the latest name that covers it, or a symbol of the
- * executable or a library (a static no one registered); as an address
- * only when none of them holds it (the heap: an object no one named).
+ * executable or a library (a static no one registered), or its place in
+ * the memory map (the heap's offset, for an object no one named); as a
+ * bare address only when no mapping holds it.
  */
 static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 		      char *buf, size_t len)
@@ -179,6 +180,8 @@ static size_t name_of(const struct vs_machine *m, const volatile void *addr,
 		w = range_name(m, a, buf, len);
 	if (w <= 0 && addr)
 		w = vs__symbol_name(a, buf, len);
+	if (w <= 0 && addr)
+		w = vs__mapping_name(a, buf, len);
 	if (w <= 0)
 		w = addr ? snprintf(buf, len, "%p", (void *)a) :
 			   snprintf(buf, len, "-");

@@ -7,6 +7,8 @@
  *
  *   lost_update     an increment as a load and a store;
  *   static_update   the same on a static no one named (by its symbol);
+ *   heap_update     the same on a heap object no one named (by its
+ *                   offset in the heap);
  *   mm_ops          a fault beside mprotect and munmap, failed by its
  *                   check: the slices of its trace;
  *   stale_cache     a per-thread lookup cache that nothing invalidates;
@@ -117,6 +119,32 @@ static void static_check(void *state)
 static const struct vs_explore_scenario static_update = {
 	.name = "static_update", .threads = 2, .setup = static_setup,
 	.thread = static_thread, .check = static_check,
+};
+
+static int heap_setup(void **state)
+{
+	vs_atomic_long_t *c = calloc(1, sizeof(*c));
+
+	*state = c;
+	return c ? 0 : -ENOMEM;
+}
+
+static void heap_thread(void *state, unsigned int i)
+{
+	vs_atomic_long_t *c = state;
+
+	(void)i;
+	vs_write_once(c, vs_read_once(c) + 1);
+}
+
+static void heap_check(void *state)
+{
+	VS_EXPLORE_ASSERT(vs_read_once((vs_atomic_long_t *)state) == 2);
+}
+
+static const struct vs_explore_scenario heap_update = {
+	.name = "heap_update", .threads = 2, .setup = heap_setup,
+	.thread = heap_thread, .check = heap_check, .fini = free,
 };
 
 /*
@@ -1183,6 +1211,27 @@ START_TEST(explore_report_names_statics)
 }
 END_TEST
 
+/* A heap object no one named is named by its offset in the heap, which
+ * ASLR does not change (its address would change from run to run): the
+ * load and the store of the lost update name the same word. */
+START_TEST(explore_report_names_heap)
+{
+	struct vs_explore_options o = quiet(1);
+	struct vs_explore_report rep;
+	char load[64];
+	unsigned long off = 0;
+	const char *at;
+
+	ck_assert_int_eq(vs_explore(&heap_update, &o, &rep), -ECANCELED);
+	at = strstr(rep.text, "store heap+");
+	ck_assert_msg(at && sscanf(at, "store heap+%lu (unnamed)", &off) == 1,
+		      "%s", rep.text);
+	snprintf(load, sizeof(load), "load heap+%lu (unnamed)", off);
+	ck_assert_msg(strstr(rep.text, load), "%s", rep.text);
+	ck_assert_msg(!strstr(rep.text, "0x"), "%s", rep.text);
+}
+END_TEST
+
 /* The replay line of a report runs that schedule alone, the same way
  * every time; a word whose check does not match says it is stale. */
 START_TEST(explore_replay_repeats)
@@ -1689,6 +1738,7 @@ Suite *explore_suite(void)
 			    (int)VS_ARRAY_SIZE(scenarios));
 	tcase_add_test(tc, explore_report_names);
 	tcase_add_test(tc, explore_report_names_statics);
+	tcase_add_test(tc, explore_report_names_heap);
 	tcase_add_test(tc, explore_replay_repeats);
 	tcase_add_loop_test(tc, explore_shrunk_is_minimal, 0, 3);
 	tcase_add_test(tc, explore_dfs);
