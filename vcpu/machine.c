@@ -175,6 +175,24 @@ int vs_machine_sched_seek(struct vs_machine *m, unsigned long run)
 	return m->cfg.sched->seek(m->sched, run);
 }
 
+int vs_shard_parse(const char *s, unsigned int *k, unsigned int *n)
+{
+	unsigned long a, b;
+	char *end;
+
+	if (!s || !k || !n || *s < '0' || *s > '9')
+		return -EINVAL;
+	a = strtoul(s, &end, 10);
+	if (*end != '/' || end[1] < '0' || end[1] > '9')
+		return -EINVAL;
+	b = strtoul(end + 1, &end, 10);
+	if (*end || !b || b > VS_SHARD_MAX || !a || a > b)
+		return -EINVAL;
+	*k = (unsigned int)a;
+	*n = (unsigned int)b;
+	return 0;
+}
+
 int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 {
 	struct vs_coherence *coh = NULL;

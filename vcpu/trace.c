@@ -25,9 +25,10 @@
 
 /* ---- values ------------------------------------------------------------- */
 
-/* @s as a JSON string, quoted and escaped. */
-static void put_str(FILE *f, const char *s)
+int vs_json_string(FILE *f, const char *s)
 {
+	if (!f || !s)
+		return -EINVAL;
 	fputc('"', f);
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
@@ -40,6 +41,38 @@ static void put_str(FILE *f, const char *s)
 			fputc(ch, f);
 	}
 	fputc('"', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int vs_json_string_read(const char **p, char *out, size_t len)
+{
+	const char *s = p ? *p : NULL;
+	unsigned int u;
+	size_t n = 0;
+
+	if (!s || !out || !len || *s++ != '"')
+		return -EINVAL;
+	for (; *s && *s != '"'; n++) {
+		if (n + 1 >= len)
+			return -ENOSPC;
+		if (*s != '\\') {
+			out[n] = *s++;
+		} else if (s[1] == '"' || s[1] == '\\') {
+			out[n] = s[1];
+			s += 2;
+		} else if (s[1] == 'u' && sscanf(s + 2, "%4x", &u) == 1 &&
+			   u > 0 && u < 0x20) {
+			out[n] = (char)u;
+			s += 6;
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (*s != '"')
+		return -EINVAL;
+	out[n] = '\0';
+	*p = s + 1;
+	return 0;
 }
 
 /* @ns nanoseconds as microseconds, exactly: "1234.567". */
@@ -87,7 +120,7 @@ static void put_object(FILE *f, const struct vs_trace_arg *a, unsigned int nr)
 	for (i = 0; i < nr; i++) {
 		if (i)
 			fputc(',', f);
-		put_str(f, a[i].key);
+		(void)vs_json_string(f, a[i].key);
 		fputc(':', f);
 		switch (a[i].type) {
 		case VS_TRACE_T_UINT:
@@ -97,7 +130,7 @@ static void put_object(FILE *f, const struct vs_trace_arg *a, unsigned int nr)
 			fprintf(f, "%.15g", a[i].num);
 			break;
 		case VS_TRACE_T_STR:
-			put_str(f, a[i].str);
+			(void)vs_json_string(f, a[i].str);
 			break;
 		case VS_TRACE_T_BOOL:
 			fputs(a[i].b ? "true" : "false", f);
@@ -127,10 +160,10 @@ static int put_event(struct vs_trace *t, const struct vs_trace_event *e,
 	f = t->f;
 	fputs(t->first && !t->part ? "\n{\"name\":" : ",\n{\"name\":", f);
 	t->first = false;
-	put_str(f, e->name);
+	(void)vs_json_string(f, e->name);
 	if (e->cat) {
 		fputs(",\"cat\":", f);
-		put_str(f, e->cat);
+		(void)vs_json_string(f, e->cat);
 	}
 	fprintf(f, ",\"ph\":\"%c\"", ph);
 	if (ph == 'i')

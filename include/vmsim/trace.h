@@ -47,6 +47,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common.h"
 
@@ -260,5 +261,30 @@ VS_EXTERN int vs_trace_add_part(struct vs_trace *t, int fd);
 VS_EXTERN int vs_trace_close(struct vs_trace *t,
 			     const struct vs_trace_arg *other,
 			     unsigned int nr);
+
+/**
+ * vs_json_string - write @s to @f as a JSON string: quoted, with '"',
+ * '\\' and the control bytes escaped (\\u00XX), as the trace writes every
+ * string (the other JSON files of vmsim and its tools write theirs so)
+ * @f: the stream
+ * @s: the string
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for NULL; -EIO when @f reports an error.
+ */
+VS_EXTERN int vs_json_string(FILE *f, const char *s);
+
+/**
+ * vs_json_string_read - read back a string vs_json_string() wrote
+ * @p: where it begins, at its '"'; on success, moved past its last '"'
+ * @out: where the string goes, NUL-terminated
+ * @len: the room of @out
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for NULL, @len 0, or text that is not such a
+ * string; -ENOSPC when it does not fit in @len bytes.  *@p moves only
+ * on success.
+ */
+VS_EXTERN int vs_json_string_read(const char **p, char *out, size_t len);
 
 #endif /* VMSIM_TRACE_H */

@@ -494,6 +494,22 @@ VS_EXTERN int vs_machine_reset(struct vs_machine *m, uint64_t seed);
  */
 VS_EXTERN int vs_machine_sched_seek(struct vs_machine *m, unsigned long run);
 
+/** VS_SHARD_MAX - the most shards a job is split into (N of K/N) */
+#define VS_SHARD_MAX 100000
+
+/**
+ * vs_shard_parse - read "K/N": shard K of N of a deterministic job (the
+ * runs of a search, VMSIM_SHARD; the points of a sweep, multi-fault's
+ * --shard), decimal, 1 <= K <= N <= VS_SHARD_MAX, nothing else
+ * @s: the text
+ * @k: where K goes
+ * @n: where N goes
+ *
+ * Context: any.
+ * Return: 0; -EINVAL for NULL or any other text (*@k and *@n unchanged).
+ */
+VS_EXTERN int vs_shard_parse(const char *s, unsigned int *k, unsigned int *n);
+
 /**
  * vs_machine_fail - stop the run: a check failed
  * @fmt: printf format of one line saying what, then its arguments

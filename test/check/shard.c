@@ -27,29 +27,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <vmsim/trace.h>
+#include <vmsim/vcpu.h>
+
 #include "shard.h"
 
-#define SHARD_MAX 100000		/* N of K/N */
 #define LINE_MAX_BYTES (256u << 10)	/* one line, its escapes in */
-
-/* "K/N" into @k, @n; -EINVAL unless 1 <= K <= N, decimal, nothing else. */
-static int parse_kn(const char *s, unsigned int *k, unsigned int *n)
-{
-	unsigned long a, b;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	a = strtoul(s, &end, 10);
-	if (*end != '/' || end[1] < '0' || end[1] > '9')
-		return -EINVAL;
-	b = strtoul(end + 1, &end, 10);
-	if (*end || !b || b > SHARD_MAX || !a || a > b)
-		return -EINVAL;
-	*k = (unsigned int)a;
-	*n = (unsigned int)b;
-	return 0;
-}
 
 int vs__shard_env(struct vs__shard *sh, char *msg, size_t len)
 {
@@ -61,7 +44,7 @@ int vs__shard_env(struct vs__shard *sh, char *msg, size_t len)
 		sh->merge = NULL;
 	if (!e || !*e)
 		return 0;
-	if (parse_kn(e, &sh->k, &sh->n)) {
+	if (vs_shard_parse(e, &sh->k, &sh->n)) {
 		snprintf(msg, len, "VMSIM_SHARD: '%s' is not K/N with 1 <= K "
 			 "<= N", e);
 		return -EINVAL;
@@ -93,88 +76,56 @@ unsigned long vs__shard_next(const struct vs__shard *sh, unsigned long s)
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* A growing line. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void put(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void put(struct buf *b, const char *fmt, ...)
+/* The shard line of one exploration into @f. */
+static void shard_line(FILE *f, const struct vs__shard *sh,
+		       const struct vs__shard_key *key, int ret,
+		       const struct vs_explore_report *rep)
 {
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= b->cap - b->len)
-		b->err = -ENOSPC;
-	else
-		b->len += (size_t)n;
-}
-
-/* @s as a JSON string: quotes, backslashes, control bytes escaped. */
-static void put_str(struct buf *b, const char *s)
-{
-	put(b, "\"");
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			put(b, "\\%c", *s);
-		else if (*s == '\n')
-			put(b, "\\n");
-		else if ((unsigned char)*s < 0x20)
-			put(b, "\\u%04x", (unsigned char)*s);
-		else
-			put(b, "%c", *s);
-	}
-	put(b, "\"");
+	fprintf(f, "{\"vmsim_explore_shard\":1,\"shard\":\"%u/%u\","
+		"\"scenario\":", sh->k, sh->n);
+	(void)vs_json_string(f, key->name);
+	fprintf(f, ",\"seed\":%llu,\"sched\":", (unsigned long long)key->seed);
+	(void)vs_json_string(f, key->sched);
+	fprintf(f, ",\"max\":%lu,\"opts\":%llu,\"warmup\":%llu,\"err\":%d,"
+		"\"result\":%d,\"schedules\":%lu,"
+		"\"exhausted\":%d,\"found_preemptions\":%u,\"preemptions\":%u,"
+		"\"shrink_runs\":%lu,\"stale\":%d,\"seconds\":%.6f,\"replay\":",
+		key->max, (unsigned long long)key->opts,
+		(unsigned long long)key->warmup, ret, rep->result,
+		rep->schedules, rep->exhausted, rep->found_preemptions,
+		rep->preemptions, rep->shrink_runs, rep->stale, rep->seconds);
+	(void)vs_json_string(f, rep->replay);
+	fputs(",\"text\":", f);
+	(void)vs_json_string(f, rep->text);
+	fputs("}\n", f);
 }
 
 int vs__shard_write(const struct vs__shard *sh, const struct vs__shard_key *key,
 		    int ret, const struct vs_explore_report *rep)
 {
-	struct buf b = { malloc(LINE_MAX_BYTES), 0, LINE_MAX_BYTES, 0 };
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
 	ssize_t w;
 	int fd, err = 0;
 
-	if (!b.p)
+	if (!f)
 		return -ENOMEM;
-	put(&b, "{\"vmsim_explore_shard\":1,\"shard\":\"%u/%u\",\"scenario\":",
-	    sh->k, sh->n);
-	put_str(&b, key->name);
-	put(&b, ",\"seed\":%llu,\"sched\":", (unsigned long long)key->seed);
-	put_str(&b, key->sched);
-	put(&b, ",\"max\":%lu,\"opts\":%llu,\"warmup\":%llu,\"err\":%d,"
-	    "\"result\":%d,"
-	    "\"schedules\":%lu,"
-	    "\"exhausted\":%d,\"found_preemptions\":%u,\"preemptions\":%u,"
-	    "\"shrink_runs\":%lu,\"stale\":%d,\"seconds\":%.6f,\"replay\":",
-	    key->max, (unsigned long long)key->opts,
-	    (unsigned long long)key->warmup, ret, rep->result,
-	    rep->schedules, rep->exhausted, rep->found_preemptions,
-	    rep->preemptions, rep->shrink_runs, rep->stale, rep->seconds);
-	put_str(&b, rep->replay);
-	put(&b, ",\"text\":");
-	put_str(&b, rep->text);
-	put(&b, "}\n");
-	fd = b.err ? -1 : open(sh->out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (b.err)
-		err = b.err;
-	else if (fd < 0)
+	shard_line(f, sh, key, ret, rep);
+	if (ferror(f) | fclose(f))
+		err = -ENOMEM;
+	else if (len >= LINE_MAX_BYTES)
+		err = -ENOSPC;	/* longer than the merge reads a line */
+	fd = err ? -1 : open(sh->out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (!err && fd < 0)
 		err = -errno;
-	else if ((w = write(fd, b.p, b.len)) < 0)
+	else if (!err && (w = write(fd, line, len)) < 0)
 		err = -errno;
-	else if ((size_t)w != b.len)
+	else if (!err && (size_t)w != len)
 		err = -EIO;
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
-	free(b.p);
+	free(line);
 	return err;
 }
 
@@ -199,39 +150,6 @@ static int lit(const char **p, const char *lit)
 	if (strncmp(*p, lit, n))
 		return -EINVAL;
 	*p += n;
-	return 0;
-}
-
-/* A JSON string as put_str() writes it into @out[0..@len). */
-static int str(const char **p, char *out, size_t len)
-{
-	const char *s = *p;
-	unsigned int u;
-	size_t n = 0;
-	char c;
-
-	if (*s++ != '"')
-		return -EINVAL;
-	while (*s && *s != '"' && n + 1 < len) {
-		c = *s++;
-		if (c == '\\' && *s == 'n') {
-			c = '\n';
-			s++;
-		} else if (c == '\\' && (*s == '"' || *s == '\\')) {
-			c = *s++;
-		} else if (c == '\\' && *s == 'u' &&
-			   sscanf(s + 1, "%4x", &u) == 1) {
-			c = (char)u;
-			s += 5;
-		} else if (c == '\\') {
-			return -EINVAL;
-		}
-		out[n++] = c;
-	}
-	if (*s != '"')
-		return -EINVAL;
-	out[n] = 0;
-	*p = s + 1;
 	return 0;
 }
 
@@ -286,20 +204,21 @@ static int parse_line(const char *p, struct line *l)
 
 	memset(l, 0, sizeof(*l));
 	if (lit(&p, "{\"vmsim_explore_shard\":1,\"shard\":") ||
-	    str(&p, kn, sizeof(kn)) || parse_kn(kn, &l->k, &l->n) ||
-	    lit(&p, ",\"scenario\":") ||
-	    str(&p, l->scenario, sizeof(l->scenario)) ||
+	    vs_json_string_read(&p, kn, sizeof(kn)) ||
+	    vs_shard_parse(kn, &l->k, &l->n) || lit(&p, ",\"scenario\":") ||
+	    vs_json_string_read(&p, l->scenario, sizeof(l->scenario)) ||
 	    num(&p, "seed", &seed) || lit(&p, ",\"sched\":") ||
-	    str(&p, l->sched, sizeof(l->sched)) || numbers(&p, l) ||
-	    lit(&p, ",\"seconds\":"))
+	    vs_json_string_read(&p, l->sched, sizeof(l->sched)) ||
+	    numbers(&p, l) || lit(&p, ",\"seconds\":"))
 		return -EINVAL;
 	l->seed = (unsigned long long)seed;
 	l->rep.seconds = strtod(p, &end);
 	p = end;
 	if (lit(&p, ",\"replay\":") ||
-	    str(&p, l->rep.replay, sizeof(l->rep.replay)) ||
+	    vs_json_string_read(&p, l->rep.replay, sizeof(l->rep.replay)) ||
 	    lit(&p, ",\"text\":") ||
-	    str(&p, l->rep.text, sizeof(l->rep.text)) || lit(&p, "}"))
+	    vs_json_string_read(&p, l->rep.text, sizeof(l->rep.text)) ||
+	    lit(&p, "}"))
 		return -EINVAL;
 	return 0;
 }

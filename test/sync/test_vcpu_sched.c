@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vmsim/trace.h>
 #include <vmsim/vcpu.h>
 #include <vmsim/wait.h>
 
@@ -578,6 +579,75 @@ START_TEST(replay_text_round_trip)
 }
 END_TEST
 
+
+/* K/N of a shard: decimal, 1 <= K <= N <= VS_SHARD_MAX, nothing else;
+ * a refused text leaves K and N as they were. */
+START_TEST(shard_parse)
+{
+	static const char *const bad[] = {
+		"", "1", "0/4", "5/4", "1/0", "-1/4", "+1/4", "1/+4", " 1/4",
+		"1/4 ", "1/4/2", "a/4", "1/a", "1//4", "1/100001",
+		"99999999999999999999/4",
+	};
+	unsigned int k = 7, n = 9, i;
+
+	ck_assert_int_eq(vs_shard_parse("3/4", &k, &n), 0);
+	ck_assert_uint_eq(k, 3);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(vs_shard_parse("100000/100000", &k, &n), 0);
+	ck_assert_uint_eq(k, VS_SHARD_MAX);
+	for (i = 0; i < VS_ARRAY_SIZE(bad); i++) {
+		k = 7;
+		n = 9;
+		ck_assert_msg(vs_shard_parse(bad[i], &k, &n) == -EINVAL,
+			      "'%s' taken", bad[i]);
+		ck_assert_uint_eq(k, 7);
+		ck_assert_uint_eq(n, 9);
+	}
+	ck_assert_int_eq(vs_shard_parse(NULL, &k, &n), -EINVAL);
+	ck_assert_int_eq(vs_shard_parse("1/2", NULL, &n), -EINVAL);
+	ck_assert_int_eq(vs_shard_parse("1/2", &k, NULL), -EINVAL);
+}
+END_TEST
+
+/* What vs_json_string() writes, vs_json_string_read() reads back, byte
+ * for byte: quotes, backslashes and every control byte; a string that
+ * does not fit, or text that is not such a string, is refused. */
+START_TEST(json_string_round_trip)
+{
+	char in[64], text[512], out[64];
+	const char *p;
+	size_t len = 0;
+	FILE *f;
+	int c;
+
+	for (c = 1; c < 0x20; c++)
+		in[c - 1] = (char)c;
+	strcpy(in + 0x1f, "\"\\ end");
+	f = fmemopen(text, sizeof(text), "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(vs_json_string(f, in), 0);
+	ck_assert_int_eq(fputs(",", f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	p = text;
+	ck_assert_int_eq(vs_json_string_read(&p, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, in);
+	ck_assert_str_eq(p, ",");
+	p = text;
+	len = strlen(in);
+	ck_assert_int_eq(vs_json_string_read(&p, out, len), -ENOSPC);
+	ck_assert_ptr_eq(p, text);
+	p = "\"a\\q\"";
+	ck_assert_int_eq(vs_json_string_read(&p, out, sizeof(out)), -EINVAL);
+	p = "\"open";
+	ck_assert_int_eq(vs_json_string_read(&p, out, sizeof(out)), -EINVAL);
+	p = "bare";
+	ck_assert_int_eq(vs_json_string_read(&p, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(vs_json_string(NULL, "x"), -EINVAL);
+	ck_assert_int_eq(vs_json_string(stdout, NULL), -EINVAL);
+	ck_assert_int_eq(vs_json_string_read(NULL, out, 1), -EINVAL);
+}
+END_TEST
 /* Whatever is not such a word is refused by name of the error. */
 START_TEST(replay_text_refused)
 {
@@ -752,6 +822,8 @@ Suite *vcpu_sched_suite(void)
 	tcase_add_test(tc, sched_dfs_lost_update);
 	tcase_add_test(tc, replay_text_round_trip);
 	tcase_add_test(tc, replay_text_refused);
+	tcase_add_test(tc, shard_parse);
+	tcase_add_test(tc, json_string_round_trip);
 	tcase_add_test(tc, sched_replay_refused);
 	tcase_add_test(tc, sched_spin_waits_for_timeout);
 	return s;

@@ -267,10 +267,6 @@ struct mf_shard_file {
 	char *args[MF_SHARD_ARGS_MAX];
 };
 
-/* mf_shard_parse - "K/N" into @out.  Return: 0, or -EINVAL unless
- * 1 <= K <= N (both decimal, nothing else). */
-int mf_shard_parse(const char *s, struct mf_shard *out);
-
 /* Whether job @job belongs to shard @sh (NULL or n == 0: every job). */
 bool mf_shard_has(const struct mf_shard *sh, unsigned int job);
 

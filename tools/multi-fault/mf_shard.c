@@ -24,46 +24,14 @@
 #include <string.h>
 
 #include "mf.h"
+#include <vmsim/trace.h>
+#include <vmsim/vcpu.h>
 
-#define SHARD_MAX 100000	/* N of K/N */
 #define SHARD_FILE_MAX (64u << 20)	/* bytes of one shard file */
-
-int mf_shard_parse(const char *s, struct mf_shard *out)
-{
-	char *end;
-	unsigned long k, n;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	k = strtoul(s, &end, 10);
-	if (*end != '/' || end[1] < '0' || end[1] > '9')
-		return -EINVAL;
-	n = strtoul(end + 1, &end, 10);
-	if (*end || !n || n > SHARD_MAX || !k || k > n)
-		return -EINVAL;
-	out->k = (unsigned int)k;
-	out->n = (unsigned int)n;
-	return 0;
-}
 
 bool mf_shard_has(const struct mf_shard *sh, unsigned int job)
 {
 	return !sh || !sh->n || job % sh->n == sh->k - 1;
-}
-
-/* @s as a JSON string: quotes, backslashes and control bytes escaped. */
-static void put_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
 }
 
 int mf_shard_write(FILE *out, const struct mf_shard *sh, char **args,
@@ -81,7 +49,7 @@ int mf_shard_write(FILE *out, const struct mf_shard *sh, char **args,
 	for (a = 0; a < nargs; a++) {
 		if (a)
 			fputc(',', out);
-		put_str(out, args[a]);
+		(void)vs_json_string(out, args[a]);
 	}
 	fputs("],\"samples\":[", out);
 	for (j = 0; j < total; j++) {
@@ -137,37 +105,22 @@ static int read_uint(struct rd *r, unsigned long *v)
 	return 0;
 }
 
-/* A JSON string as put_str() writes it, into a new buffer in *@out. */
+/* A string vs_json_string() wrote (after blanks), into a new buffer in
+ * *@out: never longer than the text that holds it. */
 static int read_str(struct rd *r, char **out)
 {
-	size_t n = 0, cap = strlen(r->p) + 1;
+	size_t len;
 	char *s;
-	unsigned int u;
 
-	if (expect(r, "\""))
-		return -EINVAL;
-	s = malloc(cap);
+	r->p += strspn(r->p, " \t\r\n");
+	len = strlen(r->p) + 1;
+	s = malloc(len);
 	if (!s)
 		return -ENOMEM;
-	while (*r->p && *r->p != '"') {
-		if (*r->p != '\\') {
-			s[n++] = *r->p++;
-		} else if (r->p[1] == 'u' && sscanf(r->p + 2, "%4x", &u) == 1) {
-			s[n++] = (char)u;
-			r->p += 6;
-		} else if (r->p[1] == '"' || r->p[1] == '\\') {
-			s[n++] = r->p[1];
-			r->p += 2;
-		} else {
-			break;
-		}
-	}
-	s[n] = 0;
-	if (*r->p != '"') {
+	if (vs_json_string_read(&r->p, s, len)) {
 		free(s);
 		return -EINVAL;
 	}
-	r->p++;
 	*out = s;
 	return 0;
 }
@@ -213,7 +166,7 @@ static int read_head(struct rd *r, struct mf_shard_file *f)
 	err = read_str(r, &sh);
 	if (err)
 		return err == -ENOMEM ? err : bad(r, "\"shard\"");
-	err = mf_shard_parse(sh, &f->shard);
+	err = vs_shard_parse(sh, &f->shard.k, &f->shard.n);
 	free(sh);
 	if (err)
 		return bad(r, "\"shard\" is not K/N");

@@ -277,7 +277,7 @@ static void set_option(int key, char *arg)
 		opt.compare = true;
 		break;
 	case BENCH_OPT_SHARD:
-		if (mf_shard_parse(arg, &opt.shard))
+		if (vs_shard_parse(arg, &opt.shard.k, &opt.shard.n))
 			bench_usage_error("--shard: '%s' is not K/N with 1 <= "
 					  "K <= N", arg);
 		break;
@@ -340,7 +340,7 @@ static void check_shard(void)
 	const char *env = getenv("VMSIM_SHARD");
 
 	if (!bench_given(BENCH_OPT_SHARD) && env && *env && !opt.merging &&
-	    mf_shard_parse(env, &opt.shard))
+	    vs_shard_parse(env, &opt.shard.k, &opt.shard.n))
 		bench_usage_error("VMSIM_SHARD: '%s' is not K/N with 1 <= K "
 				  "<= N", env);
 	if (!opt.shard.n)
