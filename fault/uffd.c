@@ -233,6 +233,7 @@ static void region_free(struct vs_uffd *u)
 		close(u->mem_fd);
 	if (u->base)
 		munmap(u->base, u->size);
+	vs_vcpu_forget(u, sizeof(*u));	/* no longer anyone's allocation */
 	free(u);
 }
 
@@ -247,6 +248,10 @@ static struct vs_uffd *region_alloc(const struct vs_uffd_options *o)
 	if (!u)
 		return NULL;
 	memset(u, 0, sizeof(*u));
+	/* Allocated here: on vCPUs under relaxed memory, a context that
+	 * this does not happen before may not touch it (its slot's
+	 * release publishes it, fault/uffd_deliver.c). */
+	vs_vcpu_unpoison(u, sizeof(*u));
 	u->mn.ops = &vs__uffd_mirror_ops;
 	u->size = o->size;
 	u->mode = o->mode;

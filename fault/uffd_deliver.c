@@ -21,28 +21,43 @@
 
 /*
  * Every region (VS_UFFD_MAX_REGIONS at most), for the SIGBUS handler
- * to find sigbus regions by address.  Slots are set and cleared under
- * regions_lock; the handler reads them with acquire loads (pairing with
- * the release stores), lock-free.  Host atomics, not the seam's
- * (vmsim/atomic.h): the table belongs to the process, not to the model,
- * so on vCPUs touching it is no event.  No context can then be switched
- * out while it holds regions_lock (a host mutex, which a second context
- * of the same host thread would wait on for ever), and which slot a
- * region takes changes no schedule.
+ * to find sigbus regions by address.  A slot is taken in taken[] under
+ * regions_lock, then the region is published in regions[] by a release
+ * store; the handler reads regions[] with acquire loads, lock-free, so
+ * that a region it finds is seen whole (its fields, its mm, its
+ * counters).  regions[] uses the seam's atomics (vmsim/atomic.h): on
+ * vCPUs under relaxed memory the engine checks that pairing (a region
+ * touched by a context that its allocation does not happen before is an
+ * "unpublished object").  regions_lock is a host mutex, so no seam
+ * event may happen under it: a context switched out holding it would
+ * block a second context of the same host thread for ever.  The stores
+ * to regions[] are made outside it, on a slot that taken[] keeps.
  */
-static struct vs_uffd *regions[VS_UFFD_MAX_REGIONS];
+static VS_ATOMIC(struct vs_uffd *) regions[VS_UFFD_MAX_REGIONS];
+static struct vs_uffd *taken[VS_UFFD_MAX_REGIONS]; /* under regions_lock */
 static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 static int nr_sigbus;			/* under regions_lock */
 static struct sigaction old_sigbus;	/* written under regions_lock
 					 * before the handler is installed */
 
+struct vs_uffd *vs__uffd_region_at(int slot)
+{
+	/* Acquire: pairs with region_add()'s release.  The planted bug
+	 * loads the slot relaxed: the region may be touched before its
+	 * allocation and setup are seen. */
+	if (VS_BROKEN(uffd_region_relaxed_lookup))
+		return vs_read_once(&regions[slot]);
+	return vs_load_acquire(&regions[slot]);
+}
+
+/* The sigbus region holding @addr, or NULL.  Context: any, signals too. */
 static struct vs_uffd *region_of(unsigned long addr)
 {
 	struct vs_uffd *u;
 	int i;
 
 	for (i = 0; i < VS_UFFD_MAX_REGIONS; i++) {
-		u = __atomic_load_n(&regions[i], __ATOMIC_ACQUIRE);
+		u = vs__uffd_region_at(i);
 		if (u && u->mode == VS_UFFD_SIGBUS &&
 		    addr - (unsigned long)u->base < u->size)
 			return u;
@@ -149,37 +164,54 @@ static int sigbus_get(void)
 	return -errno;
 }
 
-/* Enter @u in the table (and install the handler for a sigbus one). */
+/*
+ * Enter @u in the table (and install the handler for a sigbus one).
+ * Context: regions_lock not held.
+ */
 static int region_add(struct vs_uffd *u)
 {
 	int i, err = -EBUSY;
 
 	pthread_mutex_lock(&regions_lock);
 	for (i = 0; i < VS_UFFD_MAX_REGIONS; i++) {
-		if (__atomic_load_n(&regions[i], __ATOMIC_RELAXED))
+		if (taken[i])
 			continue;
 		err = u->mode == VS_UFFD_SIGBUS ? sigbus_get() : 0;
 		if (!err)
-			__atomic_store_n(&regions[i], u, __ATOMIC_RELEASE);
+			taken[i] = u;
 		break;
 	}
 	pthread_mutex_unlock(&regions_lock);
-	return err;
+	if (err)
+		return err;
+	/* Release: the region whole before its slot, for the handler's
+	 * acquire (vs__uffd_region_at()). */
+	vs_store_release(&regions[i], u);
+	return 0;
 }
 
-/* The last sigbus region puts the previous handler back. */
+/*
+ * Take @u out of the table; the last sigbus region puts the previous
+ * handler back.  Its slot is emptied before it is given back, so that
+ * the next region's release is the slot's newest store.
+ * Context: regions_lock not held; no handler runs on @u any more.
+ */
 static void region_del(struct vs_uffd *u)
 {
 	int i;
 
 	pthread_mutex_lock(&regions_lock);
-	for (i = 0; i < VS_UFFD_MAX_REGIONS; i++) {
-		if (__atomic_load_n(&regions[i], __ATOMIC_RELAXED) != u)
-			continue;
-		__atomic_store_n(&regions[i], NULL, __ATOMIC_RELEASE);
-		if (u->mode == VS_UFFD_SIGBUS && !--nr_sigbus)
-			(void)sigaction(SIGBUS, &old_sigbus, NULL);
-	}
+	for (i = 0; i < VS_UFFD_MAX_REGIONS && taken[i] != u; i++)
+		;
+	pthread_mutex_unlock(&regions_lock);
+	if (i == VS_UFFD_MAX_REGIONS)
+		return;
+	/* Relaxed: an empty slot publishes nothing. */
+	vs_write_once(&regions[i], NULL);
+	pthread_mutex_lock(&regions_lock);
+	taken[i] = NULL;
+	if (u->mode == VS_UFFD_SIGBUS && !--nr_sigbus)
+		(void)sigaction(SIGBUS, &old_sigbus, NULL);
 	pthread_mutex_unlock(&regions_lock);
 }
 

@@ -125,6 +125,14 @@ void vs__uffd_poison(struct vs_uffd *u, unsigned long addr);
 /* uffd_mirror.c: the notifier's ops. */
 extern const struct vs_mmu_notifier_ops vs__uffd_mirror_ops;
 
+/*
+ * uffd_deliver.c: the region in slot @slot (0 to VS_UFFD_MAX_REGIONS -
+ * 1) of the table the SIGBUS handler searches, or NULL; an acquire
+ * load, pairing with the release that published the region.
+ * Context: any, signals too.
+ */
+struct vs_uffd *vs__uffd_region_at(int slot);
+
 /* uffd_deliver.c: start and stop the region's delivery mode. */
 int vs__uffd_deliver_start(struct vs_uffd *u);
 void vs__uffd_deliver_stop(struct vs_uffd *u);

@@ -111,8 +111,10 @@ static struct vs_anon_vma *anon_vma_reusable(struct vs_vma *vma)
 	if (!av && prev && anon_vma_shareable(prev, vma))
 		av = vs_load_acquire(&prev->anon_vma);
 	/* The neighbour's own reference keeps @av alive: it cannot leave
-	 * the tree while this mmap_lock is held. */
-	if (av)
+	 * the tree while this mmap_lock is held.  The planted bug shares
+	 * it without a reference of @vma's own: the neighbour's unmap then
+	 * frees it under @vma. */
+	if (av && !VS_BROKEN(anon_vma_reuse_no_ref))
 		vs__anon_vma_get(av);
 	return av;
 }
@@ -243,7 +245,9 @@ struct vs_vma *vs__vma_dup(struct vs_mm *mm, const struct vs_vma *vma)
 	new->vm_flags = vma->vm_flags;
 	new->vm_pgoff = vma->vm_pgoff;
 	new->vm_file = vma->vm_file;
-	if (new->vm_file)
+	/* The planted bug: the copy (a split's, fork's, mremap's) maps the
+	 * file without a reference, so the file goes while it is mapped. */
+	if (new->vm_file && !VS_BROKEN(vma_dup_no_file_ref))
 		vs_file_get(new->vm_file);
 	av = vs_read_once((VS_ATOMIC(struct vs_anon_vma *) *)&vma->anon_vma);
 	if (av)

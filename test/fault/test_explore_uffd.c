@@ -26,11 +26,21 @@
  *     the real page, so that a later store faults (SIGBUS, resolved by
  *     the handler on the storing vCPU: a copy-on-write in the model)
  *     instead of landing in a page the model now shares with the
- *     child.
+ *     child;
+ *
+ *   - publish-relaxed: thread 0 creates a region while thread 1, as the
+ *     SIGBUS handler does, searches the table of regions (acquire loads
+ *     of its slots) and resolves a fault in the first new region it
+ *     meets: no VMA is there, SIGSEGV, but the counters are touched.
+ *     Under the relaxed memory model, unshrunk: the slot must be read
+ *     with an acquire (pairing with the release that published it), or
+ *     thread 1 touches a region whose allocation does not happen before
+ *     it (the engine's "unpublished object").
  *
  * PCT at its default depth, 1,000 schedules (at VS_TEST_SCALE), seeds 1
- * to 3, each prints one line; the planted bugs uffd-install-no-seq and
- * uffd-writeback-no-wp each make a case fail: this is their suite of
+ * to 3, each prints one line; the planted bugs uffd-install-no-seq,
+ * uffd-writeback-no-wp and uffd-region-relaxed-lookup each make a case
+ * fail: this is their suite of
  * record (teeth-NAME), where real threads meet their windows only by
  * luck.  A real load or
  * store is no event: each store here follows an event of its own (a
@@ -263,6 +273,130 @@ static void fork_check(void *state)
 	}
 }
 
+/* ---- publish: a region entered while a handler searches the table ------ */
+
+struct pub {
+	struct vs_uffd *old[VS_UFFD_MAX_REGIONS]; /* the table at setup */
+	struct vs_uffd *u;		/* thread 0's region */
+	int err;			/* thread 0's vs_uffd_create() */
+	int met, ret;			/* thread 1: a new region met, and
+					 * what resolving there returned */
+	vs_atomic32_t done;		/* thread 0 returned: thread 1 reads
+					 * it relaxed, check() acquires */
+	struct pub *next;		/* on pub_kept */
+};
+
+/* Failed schedules' regions: their threads were abandoned in them. */
+static struct pub *pub_kept;
+
+/* The table as it is: the regions that earlier failed schedules left
+ * in it are not new. */
+static int pub_setup(void **state)
+{
+	struct pub *p = calloc(1, sizeof(*p));
+	int k;
+
+	if (!p)
+		return -ENOMEM;
+	for (k = 0; k < VS_UFFD_MAX_REGIONS; k++)
+		p->old[k] = vs__uffd_region_at(k);
+	vs_vcpu_name(&p->done, sizeof(p->done), "thread 0 done");
+	*state = p;
+	return 0;
+}
+
+/* Thread 1: the first new region in the table, or NULL. */
+static struct vs_uffd *pub_new(struct pub *p)
+{
+	struct vs_uffd *u;
+	int k;
+
+	for (k = 0; k < VS_UFFD_MAX_REGIONS; k++) {
+		u = vs__uffd_region_at(k);
+		if (u && u != p->old[k])
+			return u;
+	}
+	return NULL;
+}
+
+/* Thread 0 creates a region; thread 1 searches the table until it
+ * meets it (or thread 0 is done) and resolves a fault at its base. */
+static void pub_thread(void *state, unsigned int i)
+{
+	struct vs_uffd_options o = {
+		.size = PAGES * VS_PAGE_SIZE, .mode = VS_UFFD_SIGBUS,
+		.mm = { .lock_kind = "rwsem", .pool_pages = 64 },
+	};
+	struct pub *p = state;
+	struct vs_uffd *u;
+
+	if (i == 0) {
+		p->err = vs_uffd_create(&p->u, &o);
+		/* Release: pairs with pub_check()'s acquire. */
+		vs_store_release(&p->done, 1);
+		return;
+	}
+	/* Relaxed: thread 1 learns of the region only through its slot. */
+	while (!(u = pub_new(p))) {
+		if (vs_read_once(&p->done))
+			return;
+		vs_cpu_relax();
+	}
+	p->met = 1;
+	p->ret = vs__uffd_resolve(u, (unsigned long)u->base, 0, 0, 1);
+}
+
+/*
+ * The region made and destroyed; a fault where no VMA is: SIGSEGV.
+ * Thread 0's work is ordered before the destroy by the acquire of done,
+ * not by the join: a work that ended before thread 1 was spawned gave
+ * its context to thread 1, and joining that context joins thread 1 only.
+ */
+static void pub_check(void *state)
+{
+	struct pub *p = state;
+
+	while (!vs_load_acquire(&p->done))
+		vs_cpu_relax();
+	if (p->err) {
+		vs_machine_fail("vs_uffd_create: %d", p->err);
+		return;
+	}
+	VS_EXPLORE_ASSERT(vs_uffd_destroy(p->u) == 0);
+	p->u = NULL;
+	VS_EXPLORE_ASSERT(!p->met || p->ret == VS_VM_FAULT_SIGSEGV);
+}
+
+/* Context: the host thread (pub_kept is its alone). */
+static void pub_fini(void *state)
+{
+	struct pub *p = state;
+
+	if (!p->u) {
+		free(p);
+		return;
+	}
+	p->next = pub_kept;
+	pub_kept = p;
+}
+
+/* Under relaxed memory, unshrunk: shrinking replays failing schedules,
+ * each leaving its region in one of the table's slots. */
+START_TEST(explore_publish)
+{
+	static struct vs_explore_scenario sc = {
+		.name = "publish-relaxed", .threads = 2, .setup = pub_setup,
+		.thread = pub_thread, .check = pub_check, .fini = pub_fini,
+	};
+	struct vs_explore_options o = {
+		.flags = VS_EXPLORE_QUIET | VS_EXPLORE_NO_SHRINK,
+		.memory = VS_VCPU_MEM_RELAXED,
+	};
+
+	vs_tally_explore(&sc, &o);
+}
+END_TEST
+
 /* _i: the strategy; VS_FAULT_NR_STRATEGIES: spf under relaxed memory. */
 START_TEST(explore_install)
 {
@@ -338,5 +472,7 @@ Suite *explore_uffd_suite(void)
 		tcase_add_loop_test(vs_test_plain_tcase(s, n), explore_fork,
 				    i, i + 1);
 	}
+	tcase_add_test(vs_test_plain_tcase(s, "publish-relaxed"),
+		       explore_publish);
 	return s;
 }

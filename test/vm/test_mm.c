@@ -24,6 +24,7 @@
 #include <vmsim/thread.h>
 
 #include "test.h"
+#include "vm/internal.h"
 
 #define PG VS_PAGE_SIZE
 #define POOL 512
@@ -1488,6 +1489,126 @@ START_TEST(cow_reuse)
 }
 END_TEST
 
+/* ---- references: a file's and an anon_vma's, one per VMA ---------------- */
+
+/*
+ * The VMAs of @mm that hold a reference on @obj: map it (vm_file) or
+ * point at it (anon_vma).  Context: takes mmap_lock for read.
+ */
+static long refs_held(struct vs_mm *mm, const void *obj)
+{
+	struct vs_vma *v;
+	long n = 0;
+
+	vs_mmap_read_lock(mm);
+	for (v = vs_find_vma(mm, 0); v; v = vs_find_vma(mm, v->vm_end))
+		n += (const void *)v->vm_file == obj ||
+		     (const void *)vs_read_once(&v->anon_vma) == obj;
+	vs_mmap_read_unlock(mm);
+	return n;
+}
+
+/*
+ * docs/locking.md §2: @count (a file's or an anon_vma's refcount) is
+ * @own plus one per VMA of @a and @b (NULL: none) that holds @obj.  One
+ * too few, and the last unmap of another VMA frees @obj while this one
+ * still uses it.  After a barrier: a VMA drops its references in its
+ * RCU callback, a typesafe one (6.18) its file's after a grace period.
+ */
+static void refs_check(vs_atomic_long_t *count, const void *obj, long own,
+		       struct vs_mm *a, struct vs_mm *b, const char *after)
+{
+	long vmas, refs;
+
+	vs_rcu_barrier();
+	vmas = refs_held(a, obj) + (b ? refs_held(b, obj) : 0);
+	refs = vs_read_once(count);
+	ck_assert_msg(refs == own + vmas, "after %s: %ld references, "
+		      "where %ld VMAs and %ld other holders are: too few, and "
+		      "the last unmap frees it while a VMA still uses it",
+		      after, refs, vmas, own);
+}
+
+/*
+ * A file mapped, split by mprotect, forked, moved by mremap in the
+ * child, unmapped piece by piece after its creator's put: one reference
+ * per VMA throughout (each copy takes its own, vs__vma_dup()), and the
+ * last VMA still reads the file's page.
+ */
+START_TEST(file_refs)
+{
+	struct vs_mm *mm = mm_kernel(kernels[_i]), *child;
+	struct vs_file *f;
+	char c = 0;
+
+	ck_assert_int_eq(vs_file_create(&f, mm->pool, 4 * PG, O_RDWR), 0);
+	ck_assert_int_eq(vs_mmap(mm, A0, 4 * PG, RW, VS_MAP_SHARED |
+				 VS_MAP_FIXED | VS_MAP_POPULATE, f, 0),
+			 (long)A0);
+	ck_assert_int_eq(vs_write(mm, A0 + 3 * PG, "f", 1), 0);
+	refs_check(&f->refcount, f, 1, mm, NULL, "mmap");
+	ck_assert_int_eq(vs_mprotect(mm, A0 + PG, PG, VS_PROT_READ), 0);
+	refs_check(&f->refcount, f, 1, mm, NULL, "a split in three");
+	ck_assert_int_eq(vs_fork(mm, &child), 0);
+	refs_check(&f->refcount, f, 1, mm, child, "fork");
+	ck_assert_int_eq(vs_mremap(child, A0 + 2 * PG, 2 * PG, 2 * PG,
+				   VS_MREMAP_MAYMOVE | VS_MREMAP_FIXED,
+				   A0 + 16 * PG), (long)(A0 + 16 * PG));
+	refs_check(&f->refcount, f, 1, mm, child, "mremap's move");
+	ck_assert_int_eq(vs_file_destroy(f), 0);
+	refs_check(&f->refcount, f, 0, mm, child, "the creator's put");
+	mm_done(child);
+	refs_check(&f->refcount, f, 0, mm, NULL, "the child's exit");
+	ck_assert_int_eq(vs_munmap(mm, A0, 2 * PG), 0);
+	refs_check(&f->refcount, f, 0, mm, NULL, "munmap");
+	ck_assert_int_eq(vs_read(mm, A0 + 3 * PG, &c, 1), 0);
+	ck_assert_int_eq(c, 'f');
+	mm_done(mm);
+}
+END_TEST
+
+/*
+ * Two neighbours that differ only in their access bits: the second's
+ * first write reuses the first's anon_vma (vs__anon_vma_prepare()); then
+ * a split, a fork, unmaps.  One reference per VMA that points at it, and
+ * the last one still writes and reads.
+ */
+START_TEST(anon_vma_refs)
+{
+	struct vs_mm *mm = mm_kernel(kernels[_i]), *child;
+	struct vs_anon_vma *av;
+	struct vs_vma *v;
+	char c = 0;
+
+	map_fixed(mm, A0, 2 * PG, RW, ANON);
+	map_fixed(mm, A0 + 2 * PG, PG, RW | VS_PROT_EXEC, ANON);
+	ck_assert_int_eq(vs_write(mm, A0, "a", 1), 0);
+	vs_mmap_read_lock(mm);
+	av = vs_read_once(&vs_vma_lookup(mm, A0)->anon_vma);
+	vs_mmap_read_unlock(mm);
+	ck_assert_ptr_nonnull(av);
+	refs_check(&av->refcount, av, 0, mm, NULL, "the first write");
+	ck_assert_int_eq(vs_write(mm, A0 + 2 * PG, "b", 1), 0);
+	vs_mmap_read_lock(mm);
+	v = vs_vma_lookup(mm, A0 + 2 * PG);
+	ck_assert_ptr_eq(vs_read_once(&v->anon_vma), av);
+	vs_mmap_read_unlock(mm);
+	refs_check(&av->refcount, av, 0, mm, NULL, "the neighbour's reuse");
+	ck_assert_int_eq(vs_mprotect(mm, A0 + PG, PG, VS_PROT_READ), 0);
+	refs_check(&av->refcount, av, 0, mm, NULL, "a split");
+	ck_assert_int_eq(vs_fork(mm, &child), 0);
+	refs_check(&av->refcount, av, 0, mm, child, "fork");
+	ck_assert_int_eq(vs_munmap(mm, A0, 2 * PG), 0);
+	refs_check(&av->refcount, av, 0, mm, child, "munmap");
+	mm_done(child);
+	refs_check(&av->refcount, av, 0, mm, NULL, "the child's exit");
+	ck_assert_int_eq(vs_write(mm, A0 + 2 * PG + 1, "c", 1), 0);
+	ck_assert_int_eq(vs_read(mm, A0 + 2 * PG, &c, 1), 0);
+	ck_assert_int_eq(c, 'b');
+	mm_done(mm);
+}
+END_TEST
+
 Suite *mm_suite(void)
 {
 	Suite *s = suite_create("mm");
@@ -1509,5 +1630,7 @@ Suite *mm_suite(void)
 			 pervma_readers_vs_writer);
 	vs_test_add_loop(vs_test_tcase(s, "versions"), 3, munmap_downgrade,
 			 dontneed_vma_lock, dontneed_pt_reclaim, cow_reuse);
+	vs_test_add_loop(vs_test_tcase(s, "refs"), 3, file_refs,
+			 anon_vma_refs);
 	return s;
 }
