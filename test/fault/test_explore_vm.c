@@ -42,6 +42,10 @@
  *     (at 6.18 the zap holds that VMA's lock, not the mmap_lock);
  *   - cow-locked: a write fault on a read-only anonymous page that a
  *     pin holds: from 5.9 (mech.cow_refcount) it must be copied;
+ *   - detach-pervma: reuse-mm-pervma's writer beside a faulter whose
+ *     vma_start_read() yields after its early check and its reference
+ *     (vs__vma_read_yields()): a reader that got in past the munmap's
+ *     mark must be waited for before the VMA is freed and reused;
  *   - tree-publish: the VMA index alone, two readers looking up under
  *     RCU while its writer erases and inserts, every RCU free handed
  *     over at once: a replaced node is freed only after a grace period
@@ -966,6 +970,86 @@ START_TEST(explore_tree_publish)
 END_TEST
 
 
+/* ---- detach: a typesafe VMA reused while a late reader holds it --------- */
+
+/*
+ * Every VMA of @mm attached with no reader left: vm_refcnt 1, what
+ * vs__vma_mark_attached() stored (6.18's per-VMA lock).
+ * Context: @mm's threads are done.
+ */
+static void refcnt_check(struct vs_mm *mm)
+{
+	struct vs_vma *vma;
+	unsigned long addr = 0;
+
+	vs_mmap_read_lock(mm);
+	while ((vma = vs_find_vma(mm, addr))) {
+		VS_EXPLORE_ASSERT(vs_read_once(&vma->vm_refcnt) == 1);
+		addr = vma->vm_end;
+	}
+	vs_mmap_read_unlock(mm);
+}
+
+/* reuse_setup()'s two mms, pervma, with 6.18's vma_start_read()
+ * yielding after its early check and after its reference. */
+static int detach_setup(void **state)
+{
+	(void)vs__vma_read_yields(1);
+	return reuse_setup(state);
+}
+
+/*
+ * The faulter reads X of mm four times under its VMA's lock; the writer
+ * unmaps X, whose typesafe VMA is freed at once, and maps X in mm2,
+ * which reuses it.  A fault that passed its early check of the mark
+ * before the munmap marked the VMA takes its reference after (the
+ * yield lets the writer in between): it backs off, and the detach must
+ * wait for its decrement, or that lands on the VMA mm2 attached, whose
+ * vm_refcnt then reads 0 (vs_vma_start_write() would take it for
+ * detached and wait for nobody).
+ */
+static void detach_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	int k;
+
+	for (k = 0; i == 0 && k < 4; k++)
+		(void)vs_handle_mm_fault(r->mm, X, 0);
+	if (i == 0)
+		return;
+	(void)vs_munmap(r->mm, X, VS_PAGE_SIZE);
+	(void)map_one(r->mm2, X);
+}
+
+/* Each VMA's vm_refcnt 1, then reuse_check()'s. */
+static void detach_check(void *state)
+{
+	struct race *r = state;
+
+	refcnt_check(r->mm);
+	refcnt_check(r->mm2);
+	reuse_check(state);
+}
+
+static void detach_fini(void *state)
+{
+	(void)vs__vma_read_yields(0);
+	race_fini(state);
+}
+
+START_TEST(explore_detach)
+{
+	static const struct vs_explore_scenario detach = {
+		.name = "detach-pervma", .threads = 2, .setup = detach_setup,
+		.thread = detach_thread, .check = detach_check,
+		.fini = detach_fini, .arg = (void *)(uintptr_t)0,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&detach, &o);
+}
+END_TEST
+
 /* ---- speculate: a lockless VMA walk validated by mm_lock_seq ------------- */
 
 /*
@@ -1537,6 +1621,8 @@ Suite *explore_vm_suite(void)
 	tcase_add_test(vs_test_plain_tcase(s, "speculate-relaxed"),
 		       explore_speculate_relaxed);
 	tcase_add_test(vs_test_plain_tcase(s, "anon-pervma"), explore_anon);
+	tcase_add_test(vs_test_plain_tcase(s, "detach-pervma"),
+		       explore_detach);
 	tcase_add_test(vs_test_plain_tcase(s, "tree-publish"),
 		       explore_tree_publish);
 	return s;
