@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <vmsim/fail.h>
+#include <vmsim/vcpu_annotate.h>
 #include <vmsim/wait.h>
 
 #include "uffd_internal.h"
@@ -502,13 +503,35 @@ static int model_page(struct vs_uffd *u, unsigned long addr,
 	return err;
 }
 
-/* UFFDIO_COPY of @page's contents; EEXIST wakes, EAGAIN retries. */
+/*
+ * install_syscall - the entry of an installing ioctl, on a vCPU: an
+ * event where the scheduler may run another vCPU first, as other CPUs
+ * run while a real one enters the kernel (the real ioctl is no event:
+ * without this one nothing could run between the mmu_lock check and
+ * the install), and, with a profile, its "syscall" cycles (a system
+ * call's entry and exit, vmsim/vcpu_profile.h), which a munmap pays
+ * too (vs__mm_syscall()).  Nothing natively.
+ * Context: mmu_lock held.
+ */
+static void install_syscall(struct vs_uffd *u)
+{
+	vs_lockdep_assert_held(&u->mmu_lock);
+	if (VS_VCPU && vs_vcpu_self() >= 0)
+		vs_yield();
+	VS_VCPU_WORK(VS_VCPU_SYSCALL, NULL, 0);
+}
+
+/*
+ * UFFDIO_COPY of @page's contents; EEXIST wakes, EAGAIN retries.
+ * Context: mmu_lock held.
+ */
 static int install_copy(struct vs_uffd *u, unsigned long addr,
 			struct vs_page *page, int writable)
 {
 	struct uffdio_copy c;
 
 	for (;;) {
+		install_syscall(u);
 		c.dst = addr;
 		c.src = (unsigned long)page->data;
 		c.len = PAGE;
@@ -532,12 +555,18 @@ static int install_copy(struct vs_uffd *u, unsigned long addr,
 	}
 }
 
-/* Lift the write protection of a present page (and wake). */
+/*
+ * Lift the write protection of a present page (and wake).
+ * Context: mmu_lock held.
+ */
 static int install_unprotect(struct vs_uffd *u, unsigned long addr)
 {
 	struct uffdio_writeprotect wp = { { addr, PAGE }, 0 };
 
-	while (ioctl(u->uffd, UFFDIO_WRITEPROTECT, &wp)) {
+	for (;;) {
+		install_syscall(u);
+		if (!ioctl(u->uffd, UFFDIO_WRITEPROTECT, &wp))
+			break;
 		if (errno != EAGAIN)
 			return -errno;
 		vs__uffd_count(u, VS__US_EAGAIN);
@@ -555,6 +584,7 @@ static int install(struct vs_uffd *u, unsigned long addr, int write, int wp,
 		   long seq)
 {
 	struct vs_page *page = NULL;	/* GCC 12 cannot tell it is set */
+	int outside = VS_BROKEN(uffd_install_outside_mmu_lock);
 	int writable, err;
 
 	err = model_page(u, addr, &page, &writable);
@@ -565,15 +595,19 @@ static int install(struct vs_uffd *u, unsigned long addr, int write, int wp,
 		return -EAGAIN;	/* write-protected again since */
 	}
 	vs_spin_lock(&u->mmu_lock);
-	if (!VS_BROKEN(uffd_install_no_seq) &&
-	    (vs_read_once(&u->inv_in_progress) ||
-	     vs_read_once(&u->inv_seq) != seq))
-		err = -EAGAIN;
-	else if (wp)
-		err = install_unprotect(u, addr);
-	else
-		err = install_copy(u, addr, page, writable);
-	vs_spin_unlock(&u->mmu_lock);
+	err = !VS_BROKEN(uffd_install_no_seq) &&
+	      (vs_read_once(&u->inv_in_progress) ||
+	       vs_read_once(&u->inv_seq) != seq) ? -EAGAIN : 0;
+	/* The planted bug: the check under mmu_lock, the install after
+	 * it, where a whole invalidation (its zap of the real page) may
+	 * run between the two. */
+	if (outside)
+		vs_spin_unlock(&u->mmu_lock);
+	if (!err)
+		err = wp ? install_unprotect(u, addr) :
+			   install_copy(u, addr, page, writable);
+	if (!outside)
+		vs_spin_unlock(&u->mmu_lock);
 	vs_put_page(u->mm->pool, page);
 	return err;
 }

@@ -41,6 +41,23 @@ int vs__vma_tree_height(struct vs_vma_tree *t);
  */
 long vs__vma_tree_live_nodes(void);
 
+/* ---- vm/vma_lock.c --------------------------------------------------------- */
+
+/**
+ * vs__vma_read_yields - a test mode: 6.18's vma_start_read() yields
+ * after its early check of the mark and after it takes its reference
+ * @on: 1 to yield there, 0 not to
+ *
+ * Each yield is an event where a vCPU gives way to another, as a
+ * reader preempted in its RCU section: a writer's mark, detach and
+ * free may fall into those few events without a change point of the
+ * exploring scheduler on each.
+ *
+ * Context: no fault in flight.
+ * Return: the mode before.
+ */
+int vs__vma_read_yields(int on);
+
 /* ---- vm/buddy.c ------------------------------------------------------------ */
 
 struct vs_page_pool;

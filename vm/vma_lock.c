@@ -159,11 +159,44 @@ void vs__vma_mark_detached(struct vs_vma *vma)
 	/* Release: the writer's changes before any later owner's. */
 	if (vs_fetch_sub_release(&vma->vm_refcnt, 1) == 1)
 		return;
+	/* The planted bug: the late reader's reference outlives the VMA,
+	 * and its decrement lands on whatever the VMA becomes next. */
+	if (VS_BROKEN(vma_detach_no_wait))
+		return;
 	if (vma_enter_locked(vma, VS_VMA_LOCK_OFFSET))
 		vma_exit_locked(vma);
 }
 
 /* ---- the reader ---------------------------------------------------------- */
+
+/*
+ * vs__vma_read_yields(): a test mode, written only while no fault runs,
+ * so a plain int: on a vCPU its reads are no events, and the schedules
+ * without it stay as they were.
+ */
+static int read_yields;
+
+/* A hook of the test library's explorations (test/hooks.h). */
+int vs__vma_read_yields(int on)
+{
+	int old = read_yields;
+
+	read_yields = on ? 1 : 0;
+	return old;
+}
+
+/*
+ * read_yield - in vs__vma_read_yields()'s mode, a preemption of the
+ * reader where its state is in flux (6.18 with CONFIG_PREEMPT_RCU may
+ * preempt it anywhere in its RCU section): a yield, where another vCPU
+ * runs, for each of the few events PCT would otherwise need a change
+ * point on.  Context: inside vs_rcu_read_lock().
+ */
+static void read_yield(void)
+{
+	if (read_yields)
+		vs_yield();
+}
 
 /*
  * vma_marked_in - has @mm's current mmap_lock writer marked @vma?  As
@@ -279,8 +312,10 @@ static int vma_start_read_refcnt(struct vs_mm *mm, struct vs_vma *vma)
 	vs_rcu_lockdep_assert();
 	if (!ignore && vma_marked_in(mm, vma))
 		return -EBUSY;
+	read_yield();	/* a writer may mark it now */
 	if (!vma_refcount_inc(vma, &old))
 		return old == 0 ? -EAGAIN : -EBUSY;
+	read_yield();	/* and detach and free it, waiting for us */
 	VS__LD(vs__lockdep_acquire(&vma->vm_lock.dep_map, &vma->vm_lock, 0,
 				   VS__LD_READ | VS__LD_TRY, VS__LD_IP));
 	/* Another mm's: its writer may wait for this reference, and the

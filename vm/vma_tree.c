@@ -586,6 +586,23 @@ static unsigned int vt_walk(struct vs__vt_node *n, unsigned long addr,
 }
 
 /*
+ * vt_retire_old - queue the free of every old node of @u after a grace
+ * period.  Only once the new root is published: the grace period then
+ * waits for every reader that may still reach an old node (one that
+ * loaded the old root), and a reader that begins later loads the new
+ * one.  Readers that may still see the old nodes hold them up.
+ * Context: the tree's writer (mmap_lock held for write), after the
+ * publish in vt_commit().
+ */
+static void vt_retire_old(struct vt_update *u)
+{
+	unsigned int i;
+
+	for (i = 0; i < u->nr_old; i++)
+		vs_kmem_cache_free_rcu(vt_cache(u->old[i]->level), u->old[i]);
+}
+
+/*
  * vt_commit - publish @root and retire the old nodes, or, when the update
  * failed, free its fresh nodes.  Return: 0 or the update's error.
  */
@@ -601,6 +618,10 @@ static int vt_commit(struct vs_vma_tree *t, struct vt_update *u,
 	}
 	for (i = 0; i < u->nr_fresh; i++)
 		u->fresh[i]->fresh = 0;
+	/* The planted bug: a grace period that begins before the publish
+	 * need not wait for a reader that loads the old root after it. */
+	if (VS_BROKEN(vma_tree_free_before_publish))
+		vt_retire_old(u);
 	/*
 	 * Pairs with the vs_load_acquire() in vt_root(): a reader that sees
 	 * the new root sees every fresh node fully written.  Without it a
@@ -612,9 +633,8 @@ static int vt_commit(struct vs_vma_tree *t, struct vt_update *u,
 	else
 		vs_store_release(&t->root, root);
 	t->count += dcount;
-	/* Readers that may still see the old nodes hold them up. */
-	for (i = 0; i < u->nr_old; i++)
-		vs_kmem_cache_free_rcu(vt_cache(u->old[i]->level), u->old[i]);
+	if (!VS_BROKEN(vma_tree_free_before_publish))
+		vt_retire_old(u);
 	return 0;
 }
 

@@ -42,6 +42,14 @@
  *     (at 6.18 the zap holds that VMA's lock, not the mmap_lock);
  *   - cow-locked: a write fault on a read-only anonymous page that a
  *     pin holds: from 5.9 (mech.cow_refcount) it must be copied;
+ *   - detach-pervma: reuse-mm-pervma's writer beside a faulter whose
+ *     vma_start_read() yields after its early check and its reference
+ *     (vs__vma_read_yields()): a reader that got in past the munmap's
+ *     mark must be waited for before the VMA is freed and reused;
+ *   - tree-publish: the VMA index alone, two readers looking up under
+ *     RCU while its writer erases and inserts, every RCU free handed
+ *     over at once: a replaced node is freed only after a grace period
+ *     that waited for every reader that could reach it;
  *   - api: the determinism contract, and bad arguments.
  *
  * Each exploration is PCT at its default depth, 1,000 schedules, for
@@ -66,8 +74,10 @@
 #include <vmsim/rcu.h>
 #include <vmsim/slab.h>
 #include <vmsim/vcpu.h>
+#include <vmsim/vma_tree.h>
 
 #include "explore_tally.h"
+#include "hooks.h"
 #include "test.h"
 #include "vm/fail.h"	/* vs__fail_nofail(): white-box */
 
@@ -853,6 +863,193 @@ START_TEST(explore_reuse)
 }
 END_TEST
 
+/* ---- tree-publish: the VMA index read under RCU while it changes ------- */
+
+#define TREE_N 20	/* entries: two levels, so a walk loads a child */
+#define TREE_KEEP 16	/* entries 0 to 15 stay; the writer moves the rest */
+#define TREE_LOOKUPS 4	/* each reader's */
+
+struct tree {
+	struct vs_vma_tree t;
+	char entry[TREE_N];	/* what the entries point to: never read */
+};
+
+static unsigned long tree_addr(int k)
+{
+	return START + (unsigned long)k * VS_PAGE_SIZE;
+}
+
+static struct vs_vma *tree_vma(struct tree *tr, int k)
+{
+	return (struct vs_vma *)(void *)&tr->entry[k];
+}
+
+/* A tree of TREE_N one-page entries, every RCU free handed over at
+ * once (vs_rcu_set_free_at_once()): each free starts a grace period
+ * of its own, inside the update that queued it. */
+static int tree_setup(void **state)
+{
+	struct tree *tr = calloc(1, sizeof(*tr));
+	int k, err;
+
+	if (!tr)
+		return -ENOMEM;
+	*state = tr;
+	err = vs_vma_tree_init(&tr->t);
+	for (k = 0; !err && k < TREE_N; k++)
+		err = vs_vma_tree_insert(&tr->t, tree_addr(k),
+					 tree_addr(k) + VS_PAGE_SIZE,
+					 tree_vma(tr, k));
+	(void)vs_rcu_set_free_at_once(1);
+	return err;
+}
+
+/*
+ * Thread 0 erases and inserts again entries 16 to 19 (the tree's own
+ * writer: nothing else updates it, so no lock); each update replaces
+ * the root.  Threads 1 and 2 look up entries that stay, each in an RCU
+ * section of its own.  A reader that loads the root while an update
+ * is between the queueing of the old nodes' frees and the publish of
+ * its new root (vma-tree-free-before-publish) is not waited for by a
+ * grace period begun there: once that ends and the daemon frees the
+ * old root, its load of a child is the engine's use after free.
+ */
+static void tree_thread(void *state, unsigned int i)
+{
+	struct tree *tr = state;
+	int k;
+
+	for (k = TREE_KEEP; i == 0 && k < TREE_N; k++) {
+		VS_EXPLORE_ASSERT(vs_vma_tree_erase(&tr->t, tree_addr(k)) == 0);
+		VS_EXPLORE_ASSERT(vs_vma_tree_insert(&tr->t, tree_addr(k),
+						     tree_addr(k) +
+						     VS_PAGE_SIZE,
+						     tree_vma(tr, k)) == 0);
+	}
+	for (k = 0; i > 0 && k < TREE_LOOKUPS; k++) {
+		int e = (int)(i * 5 + (unsigned int)k * 3) % TREE_KEEP;
+
+		vs_rcu_read_lock();
+		VS_EXPLORE_ASSERT(vs_vma_tree_lookup(&tr->t, tree_addr(e)) ==
+				  tree_vma(tr, e));
+		vs_rcu_read_unlock();
+	}
+}
+
+/* The tree whole, then its nodes freed: the current ones at once, the
+ * replaced ones by their RCU callbacks.  Context: vCPU 0, the threads
+ * done. */
+static void tree_check(void *state)
+{
+	struct tree *tr = state;
+
+	VS_EXPLORE_ASSERT(vs__vma_tree_check(&tr->t) == 0);
+	vs_vma_tree_destroy(&tr->t);
+	vs_rcu_barrier();
+}
+
+/* A failed schedule's nodes may be queued still: its RCU state went
+ * with the machine (their batches are dropped), so @state may go. */
+static void tree_fini(void *state)
+{
+	(void)vs_rcu_set_free_at_once(0);
+	free(state);
+}
+
+START_TEST(explore_tree_publish)
+{
+	static const struct vs_explore_scenario tree = {
+		.name = "tree-publish", .threads = 3, .setup = tree_setup,
+		.thread = tree_thread, .check = tree_check,
+		.fini = tree_fini,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&tree, &o);
+}
+END_TEST
+
+
+/* ---- detach: a typesafe VMA reused while a late reader holds it --------- */
+
+/*
+ * Every VMA of @mm attached with no reader left: vm_refcnt 1, what
+ * vs__vma_mark_attached() stored (6.18's per-VMA lock).
+ * Context: @mm's threads are done.
+ */
+static void refcnt_check(struct vs_mm *mm)
+{
+	struct vs_vma *vma;
+	unsigned long addr = 0;
+
+	vs_mmap_read_lock(mm);
+	while ((vma = vs_find_vma(mm, addr))) {
+		VS_EXPLORE_ASSERT(vs_read_once(&vma->vm_refcnt) == 1);
+		addr = vma->vm_end;
+	}
+	vs_mmap_read_unlock(mm);
+}
+
+/* reuse_setup()'s two mms, pervma, with 6.18's vma_start_read()
+ * yielding after its early check and after its reference. */
+static int detach_setup(void **state)
+{
+	(void)vs__vma_read_yields(1);
+	return reuse_setup(state);
+}
+
+/*
+ * The faulter reads X of mm four times under its VMA's lock; the writer
+ * unmaps X, whose typesafe VMA is freed at once, and maps X in mm2,
+ * which reuses it.  A fault that passed its early check of the mark
+ * before the munmap marked the VMA takes its reference after (the
+ * yield lets the writer in between): it backs off, and the detach must
+ * wait for its decrement, or that lands on the VMA mm2 attached, whose
+ * vm_refcnt then reads 0 (vs_vma_start_write() would take it for
+ * detached and wait for nobody).
+ */
+static void detach_thread(void *state, unsigned int i)
+{
+	struct race *r = state;
+	int k;
+
+	for (k = 0; i == 0 && k < 4; k++)
+		(void)vs_handle_mm_fault(r->mm, X, 0);
+	if (i == 0)
+		return;
+	(void)vs_munmap(r->mm, X, VS_PAGE_SIZE);
+	(void)map_one(r->mm2, X);
+}
+
+/* Each VMA's vm_refcnt 1, then reuse_check()'s. */
+static void detach_check(void *state)
+{
+	struct race *r = state;
+
+	refcnt_check(r->mm);
+	refcnt_check(r->mm2);
+	reuse_check(state);
+}
+
+static void detach_fini(void *state)
+{
+	(void)vs__vma_read_yields(0);
+	race_fini(state);
+}
+
+START_TEST(explore_detach)
+{
+	static const struct vs_explore_scenario detach = {
+		.name = "detach-pervma", .threads = 2, .setup = detach_setup,
+		.thread = detach_thread, .check = detach_check,
+		.fini = detach_fini, .arg = (void *)(uintptr_t)0,
+	};
+	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
+
+	vs_tally_explore(&detach, &o);
+}
+END_TEST
+
 /* ---- speculate: a lockless VMA walk validated by mm_lock_seq ------------- */
 
 /*
@@ -1424,5 +1621,9 @@ Suite *explore_vm_suite(void)
 	tcase_add_test(vs_test_plain_tcase(s, "speculate-relaxed"),
 		       explore_speculate_relaxed);
 	tcase_add_test(vs_test_plain_tcase(s, "anon-pervma"), explore_anon);
+	tcase_add_test(vs_test_plain_tcase(s, "detach-pervma"),
+		       explore_detach);
+	tcase_add_test(vs_test_plain_tcase(s, "tree-publish"),
+		       explore_tree_publish);
 	return s;
 }
