@@ -45,13 +45,13 @@
  *     pin holds: from 5.9 (mech.cow_refcount) it must be copied;
  *   - api: the determinism contract, and bad arguments.
  *
- * Each exploration is PCT at its default depth, 1,000 schedules, for
- * seeds 1 to 3 (the writer seed and PCT's), the schedules at
- * VS_TEST_SCALE; each prints one line.  The planted bugs of the fault
- * path (sync/broken.def) each make a race case fail: it is their suite
- * of record (teeth-NAME).  A failure says after how
- * many schedules each seed failed, and gives the first one's report
- * with the line that replays it.
+ * Each exploration is PCT at its default depth (whole at 5, move at
+ * 6), 1,000 schedules, for seeds 1 to 3 (the writer seed and PCT's),
+ * the schedules at VS_TEST_SCALE; each prints one line.  The planted
+ * bugs of the fault path (sync/broken.def) each make a case fail: it is
+ * their suite of record (teeth-NAME).  A failure says after how many
+ * schedules each seed failed, and gives the first one's report with the
+ * line that replays it.
  */
 #include <check.h>
 #include <errno.h>
