@@ -422,17 +422,52 @@ static void do_mremap(struct stress *r, int s, int n, int nn, int d)
 }
 
 /*
+ * The move trap's secondary MMU, registered around the mremap of an
+ * explored run's move trap: once the PTEs moved (invalidate_range_end
+ * of VS_MMU_NOTIFY_MOVE) it waits a moment, as a secondary MMU may
+ * (its own CPUs leaving the old mapping), and the writer sleeps between
+ * the move and the zap of the old range, where a fault that got the
+ * old VMA's lock past its write mark installs behind the move.
+ * Context: a notifier callback, the mmap_lock held for write.
+ */
+#define STALL_NS 1000			/* its wait: 1 us */
+static vs_atomic32_t stall_word;	/* never changes: a timed nap */
+
+static void stall_moved(struct vs_mmu_notifier *mn,
+			const struct vs_mmu_notifier_range *rg)
+{
+	(void)mn;
+	if (rg->event == VS_MMU_NOTIFY_MOVE)
+		(void)vs_futex_wait(&stall_word, 0, STALL_NS);
+}
+
+static void stall_nothing(struct vs_mmu_notifier *mn,
+			  const struct vs_mmu_notifier_range *rg)
+{
+	(void)mn;
+	(void)rg;
+}
+
+static const struct vs_mmu_notifier_ops stall_ops = {
+	.invalidate_range_start = stall_nothing,
+	.invalidate_range_end = stall_moved,
+};
+static struct vs_mmu_notifier stall_notifier = { &stall_ops };
+
+/*
  * w_move_trap - move a window the faulters are reading.  While an
  * mremap moves PTEs one by one, the old VMA must admit no fault: a
  * page already moved would fault in fresh at the old place, so a read
  * there returns zero and a write is lost when the old range goes.  The
  * VMA write mark keeps per-VMA faults out, vm_sequence speculative
  * ones.  Map a fresh private window, let the faulters fill it (they
- * aim at the hot window), then move it away under them.
+ * aim at the hot window), then move it away under them; in an explored
+ * run with the stall above, so that a fault that slipped past the mark
+ * needs no preemption of the writer to install behind the move.
  */
 static void w_move_trap(struct stress *r)
 {
-	int s = below(&r->rng, NP - HOT + 1), d, tries;
+	int s = below(&r->rng, NP - HOT + 1), d, tries, stall;
 
 	for (tries = 0; tries < 16; tries++) {
 		d = below(&r->rng, NP - HOT + 1);
@@ -445,7 +480,11 @@ static void w_move_trap(struct stress *r)
 	if (!do_mmap(r, s, HOT, RW, 0, below(&r->rng, 2)))
 		return;
 	vs__stress_nap_us(r, 50 + (unsigned int)below(&r->rng, 150));
+	stall = r->explore &&
+		!vs_mmu_notifier_register(r->mm, &stall_notifier);
 	do_mremap(r, s, HOT, HOT, d);
+	if (stall)
+		(void)vs_mmu_notifier_unregister(r->mm, &stall_notifier);
 	r->move_traps++;
 }
 

@@ -31,8 +31,9 @@
  *     split, mremap and munmap of all of it, a typesafe VMA reused
  *     elsewhere) and maps nothing back; the PTEs are checked after each
  *     operation.  move-STRATEGY: one faulter's stores beside the mremap
- *     of their whole VMA: the last that succeeded must have moved.  At
- *     6.18, and spf and pervma at 6.4 too (-6_4);
+ *     of their whole VMA (at 6.18 a secondary MMU sleeps once the PTEs
+ *     moved): the last that succeeded must have moved.  At 6.18, and
+ *     spf and pervma at 6.4 too (-6_4);
  *   - reclaim-STRATEGY: faulters on a PMD-sized mapping while another
  *     thread MADV_DONTNEEDs all of it, which at 6.18 frees the emptied
  *     PTE page (PT_RECLAIM) under the read locks: RSS and the mm's
@@ -52,13 +53,13 @@
  *     that waited for every reader that could reach it;
  *   - api: the determinism contract, and bad arguments.
  *
- * Each exploration is PCT at its default depth, 1,000 schedules, for
- * seeds 1 to 3 (the writer seed and PCT's), the schedules at
- * VS_TEST_SCALE; each prints one line.  The planted bugs of the fault
- * path (sync/broken.def) each make a race case fail: it is their suite
- * of record (teeth-NAME).  A failure says after how
- * many schedules each seed failed, and gives the first one's report
- * with the line that replays it.
+ * Each exploration is PCT at its default depth (whole at 5, move at
+ * 6), 1,000 schedules, for seeds 1 to 3 (the writer seed and PCT's),
+ * the schedules at VS_TEST_SCALE; each prints one line.  The planted
+ * bugs of the fault path (sync/broken.def) each make a case fail: it is
+ * their suite of record (teeth-NAME).  A failure says after how many
+ * schedules each seed failed, and gives the first one's report with the
+ * line that replays it.
  */
 #include <check.h>
 #include <errno.h>
@@ -75,6 +76,7 @@
 #include <vmsim/slab.h>
 #include <vmsim/vcpu.h>
 #include <vmsim/vma_tree.h>
+#include <vmsim/wait.h>
 
 #include "explore_tally.h"
 #include "hooks.h"
@@ -104,6 +106,7 @@ struct race {
 	struct vs_mm *mm2;	/* reuse: the other mm, or NULL */
 	int same_mm;		/* reuse: the VMA comes back in @mm */
 	uint64_t written;	/* move: the last value stored, or 0 */
+	int move_sleeps;	/* move: its notifier is registered */
 	struct race *next;	/* on kept_races */
 };
 
@@ -393,7 +396,12 @@ static const int whole_pages[2][8] = { { 2, 0, 2, 6, 2, 6, 0, 2 },
  * vm/vma.c).  Pages 2 and 6 end unmapped: a PTE a stale fault installs
  * there lies outside every VMA.  The PTEs are checked after each
  * operation, before the next can hide a stale one (PROT_NONE made
- * read-write again, a page moved over or unmapped).
+ * read-write again, a page moved over or unmapped).  A speculative
+ * fault that keeps its snapshot across the PROT_NONE mprotect meets
+ * four orderings: its flags read before the change, its install after
+ * the mprotect's PTE pass and before the mremap's section, and the
+ * check after its install; PCT at depth 5 (four change points) finds
+ * it within the budget, where at 3 one seed of three passed its 1,000.
  */
 static void whole_thread(void *state, unsigned int i)
 {
@@ -444,8 +452,14 @@ static void whole_check(void *state)
  * way the last store that succeeded is not at page 6 (move_check()).
  * A fault that slips in past the mark meets three orderings (its early
  * check before the mark, its reference after, its install after the
- * zap) with the writer's whole move between them: one faulter, and PCT
- * at depth 6, find it within the budget.
+ * move of the PTEs), and the second and third need the writer stopped
+ * between the mark and the zap: at 6.18 a secondary MMU sleeps there
+ * (move_wait()), so one preemption of the fault, between its check
+ * and its reference, is enough.  Without it the failures needed three,
+ * and one seed of three passed its 1,000 schedules at PCT depth 6:
+ * a first run that ran the faulter first gave PCT a range of steps
+ * too short to reach the writer's window.  One faulter, PCT at depth
+ * 6 (6.4's bugs, see move_setup()).
  */
 static void move_thread(void *state, unsigned int i)
 {
@@ -463,6 +477,55 @@ static void move_thread(void *state, unsigned int i)
 	ptes_check(r->mm, WHOLE_PAGES);
 }
 
+/* A secondary MMU that waits a moment once the PTEs it mirrors moved
+ * (its own vCPUs leaving the old mapping): move's writer sleeps there,
+ * between the move of B's PTEs and their zap, and a fault that got
+ * B's lock past the mark runs on.  Context: a notifier callback, the
+ * mmap_lock held for write (vmsim/mm.h). */
+static vs_atomic32_t move_word;
+
+static void move_wait(struct vs_mmu_notifier *mn,
+		      const struct vs_mmu_notifier_range *rg)
+{
+	(void)mn;
+	if (rg->event == VS_MMU_NOTIFY_MOVE)
+		(void)vs_futex_wait(&move_word, 0, 1000);
+}
+
+static void move_nothing(struct vs_mmu_notifier *mn,
+			 const struct vs_mmu_notifier_range *rg)
+{
+	(void)mn;
+	(void)rg;
+}
+
+static const struct vs_mmu_notifier_ops move_ops = {
+	.invalidate_range_start = move_nothing,
+	.invalidate_range_end = move_wait,
+};
+static struct vs_mmu_notifier move_notifier = { &move_ops };
+
+/* whole_setup's, and with 6.18's vm_refcnt per-VMA lock the notifier.
+ * 6.4's bugs here need a fault that locks B once it is detached, after
+ * the zap: there a sleep after the move lets the fault find B marked
+ * and fall back first (move-pervma-6_4 and move-spf-6_4 then passed
+ * their 1,000 schedules with pervma-skip-detached-check and
+ * spf-skip-detached-check). */
+static int move_setup(void **state)
+{
+	struct race *r;
+	int err = whole_setup(state);
+
+	if (err)
+		return err;
+	r = *state;
+	if (r->mm->mech.vma_lock != VS_VMA_LOCK_REFCNT)
+		return 0;
+	err = vs_mmu_notifier_register(r->mm, &move_notifier);
+	r->move_sleeps = !err;
+	return err;
+}
+
 /* The last store that succeeded is at page 6, where B went (0: none
  * did, and page 6 reads as zeros); then whole_check()'s. */
 static void move_check(void *state)
@@ -470,6 +533,10 @@ static void move_check(void *state)
 	struct race *r = state;
 	uint64_t v = ~(uint64_t)0;
 
+	if (r->move_sleeps)
+		VS_EXPLORE_ASSERT(vs_mmu_notifier_unregister(r->mm,
+							     &move_notifier) ==
+				  0);
 	VS_EXPLORE_ASSERT(vs_read(r->mm, AREA + 6 * PS, &v, sizeof(v)) == 0 &&
 			  v == r->written);
 	whole_check(state);
@@ -477,25 +544,27 @@ static void move_check(void *state)
 
 /* _i: the strategy at 6.18; past VS_FAULT_NR_STRATEGIES, spf and pervma
  * at 6.4 (the rwsem per-VMA lock, VMAs freed after a grace period);
- * past twice that, the same for move. */
+ * past twice that, the same for move.  PCT at depth 5 for whole, 6 for
+ * move (see whole_thread() and move_thread()). */
 START_TEST(explore_whole)
 {
 	static struct race_arg arg;
 	static char name[40];
 	static struct vs_explore_scenario whole = {
-		.name = name, .setup = whole_setup, .fini = race_fini,
+		.name = name, .fini = race_fini,
 		.arg = &arg,
 	};
 	struct vs_explore_options o = { .flags = VS_EXPLORE_QUIET };
 	int move = _i >= 2 * VS_FAULT_NR_STRATEGIES;
 	int older = _i % (2 * VS_FAULT_NR_STRATEGIES) >= VS_FAULT_NR_STRATEGIES;
 
-	static const struct vs_vcpu_pct deeper = { 6 };
+	static const struct vs_vcpu_pct deeper = { 6 }, whole_depth = { 5 };
 
+	whole.setup = move ? move_setup : whole_setup;
 	whole.thread = move ? move_thread : whole_thread;
 	whole.check = move ? move_check : whole_check;
 	whole.threads = move ? 2 : 3;
-	o.sched_arg = move ? &deeper : NULL;
+	o.sched_arg = move ? &deeper : &whole_depth;
 	arg.strategy = _i % VS_FAULT_NR_STRATEGIES;
 	arg.kernel = older ? "6.4" : "6.18";
 	snprintf(name, sizeof(name), "%s-%s%s", move ? "move" : "whole",
@@ -1197,6 +1266,12 @@ static int anon_setup(void **state)
  * merges with b: it reads b's anon_vma before it write-locks b to
  * remove it, so a fault that prepares b's anon_vma meanwhile without
  * the mmap_lock leaves a page whose anon_vma the merged VMA lacks.
+ * One preemption finds it: the faulter's, between its VMA lock and the
+ * prepare, with the writer's merge next.  The writer merges once: PCT
+ * draws its change points among all the steps of a run, and a second
+ * round (b unmapped, mapped fresh and merged again) added steps where
+ * none could help, since the faulter is done with b's first fault by
+ * then (one seed of three passed its 1,000 schedules so).
  */
 static void anon_thread(void *state, unsigned int i)
 {
@@ -1206,19 +1281,10 @@ static void anon_thread(void *state, unsigned int i)
 	for (k = 0; i == 0 && k < 4; k++)
 		(void)vs_handle_mm_fault(r->mm, B + (unsigned long)(k & 1) *
 					 VS_PAGE_SIZE, VS_FAULT_FLAG_WRITE);
-	if (i == 0)
-		return;
-	for (k = 0; k < 2; k++) {
-		if (k) {	/* b again, new */
-			(void)vs_munmap(r->mm, AREA, PAGES * VS_PAGE_SIZE);
-			(void)vs_mmap(r->mm, B, 2 * VS_PAGE_SIZE, RW,
-				      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS |
-				      VS_MAP_FIXED, NULL, 0);
-		}
+	if (i == 1)
 		(void)vs_mmap(r->mm, AREA, 2 * VS_PAGE_SIZE, RW,
 			      VS_MAP_PRIVATE | VS_MAP_ANONYMOUS | VS_MAP_FIXED,
 			      NULL, 0);
-	}
 }
 
 START_TEST(explore_anon)
