@@ -139,7 +139,9 @@ static struct vs_page **tlb_slot(struct vs_mmu_gather *tlb)
 	if (tlb->used == tlb->nr_batches) {
 		if (tlb->nr_batches == tlb->k->gather_batches)
 			return NULL;
-		bp = vs_alloc_page(tlb->mm->pool);	/* GFP_NOWAIT */
+		/* GFP_NOWAIT, as 6.18's tlb_next_batch(): the PTL may be
+		 * held. */
+		bp = vs__alloc_page_nowait(tlb->mm->pool);
 		if (!bp)
 			return NULL;
 		tlb->batch[tlb->nr_batches++] = bp;
