@@ -19,6 +19,7 @@
 
 #include <vmsim/vcpu_annotate.h>
 
+#include "../sync/broken.h"
 #include "page_internal.h"
 
 /* ---- lists of pages ----------------------------------------------------- */
@@ -332,12 +333,44 @@ static size_t cached(struct vs_page_pool *pool)
 	return n;
 }
 
+/*
+ * The planted bug drain_all_zone_lock_first: every slot's list of @node
+ * drained under one hold of its zone lock, each list's lock taken inside
+ * it, the order that 6.18's free_pcppages_bulk() and rmqueue_bulk()
+ * (pcp lock, then zone lock) forbid: a refill waiting for the zone lock
+ * while it holds its list's lock deadlocks with it.
+ */
+static void drain_node_zone_first(struct vs_page_pool *pool,
+				  unsigned int node)
+{
+	struct zone *z = &pool->zone[node];
+	uint32_t moved = 0;
+	size_t s;
+
+	vs_spin_lock(&z->lock);
+	for (s = 0; s < VS_SLOT_ARRAY; s++) {
+		if (vs_read_once(&pool->pcp[s][node].count) == 0)
+			continue;
+		pcp_lock(&pool->pcp[s][node]);
+		moved += pcp_drain_locked(pool, z, &pool->pcp[s][node], node,
+					  UINT32_MAX);
+		pcp_unlock(&pool->pcp[s][node]);
+	}
+	vs_spin_unlock(&z->lock);
+	KCHARGE(pool, VS_KSTEP_DRAIN, moved);
+}
+
 /* Empty every slot's lists into their zones (drain_all_pages). */
 static void drain_all(struct vs_page_pool *pool)
 {
 	struct pcp *pcp;
 	size_t s, i;
 
+	if (VS_BROKEN(drain_all_zone_lock_first)) {
+		for (i = 0; i < pool->nr_nodes; i++)
+			drain_node_zone_first(pool, (unsigned int)i);
+		return;
+	}
 	for (s = 0; s < VS_SLOT_ARRAY; s++)
 		for (i = 0; i < pool->nr_nodes; i++) {
 			pcp = &pool->pcp[s][i];
