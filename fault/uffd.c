@@ -265,6 +265,9 @@ static struct vs_uffd *region_alloc(const struct vs_uffd_options *o)
 	vs_spin_lock_init(&u->inv_mutex);
 	vs_lockdep_set_class(&u->mmu_lock, "uffd_mmu_lock");
 	vs_lockdep_set_class(&u->inv_mutex, "uffd_inv_mutex");
+	/* A mutex (6.18's mmu notifiers may sleep under it), not a
+	 * spinlock: the notifier's end is called with it held. */
+	vs_lockdep_set_sleeping(&u->inv_mutex);
 	/* What a report of a run on vCPUs calls them. */
 	vs_vcpu_name(u, sizeof(*u), "a uffd region");
 	vs_vcpu_name(&u->mmu_lock, sizeof(u->mmu_lock), "a uffd mmu_lock");

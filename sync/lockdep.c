@@ -379,6 +379,8 @@ void vs__lockdep_acquire(const struct vs_lockdep_map *map, const void *inst,
 		subclass = 0;
 	}
 	new.node = (map->class - 1) * VS_LOCKDEP_SUBCLASS_MAX + subclass;
+	if (map->sleeps)
+		new.flags &= ~VS__LD_ATOMIC;
 	if ((flags & VS__LD_SLEEP) && rcu)
 		report_here("%s, a lock that sleeps, taken inside an RCU "
 			    "read-side section", class_name(map));
@@ -459,11 +461,40 @@ void vs__lockdep_rcu(int delta)
 	rcu += delta;
 }
 
+/* The innermost spinlock this thread holds, or NULL. */
+static const struct hlock *atomic_held(void)
+{
+	int i;
+
+	for (i = depth - 1; i >= 0; i--)
+		if (held[i].flags & VS__LD_ATOMIC)
+			return &held[i];
+	return NULL;
+}
+
+static void report_atomic(const char *what, const struct hlock *h)
+{
+	report_here("%s, which may sleep, called while %s, a spinlock, is "
+		    "held", what, names[h->node / VS_LOCKDEP_SUBCLASS_MAX]);
+}
+
 void vs__lockdep_might_sleep(const char *what)
 {
+	const struct hlock *h = atomic_held();
+
 	if (rcu)
 		report_here("%s, which sleeps, called inside an RCU read-side "
 			    "section", what);
+	else if (h)
+		report_atomic(what, h);
+}
+
+void vs__lockdep_might_alloc(const char *what)
+{
+	const struct hlock *h = atomic_held();
+
+	if (h)
+		report_atomic(what, h);
 }
 
 int vs__lockdep_held(const void *inst, int write)

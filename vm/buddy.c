@@ -19,6 +19,7 @@
 
 #include <vmsim/vcpu_annotate.h>
 
+#include "../sync/broken.h"
 #include "page_internal.h"
 
 /* ---- lists of pages ----------------------------------------------------- */
@@ -196,6 +197,22 @@ static struct pcp *this_pcp(struct vs_page_pool *pool, unsigned int node)
 	return &pool->pcp[vs__thread_slot()][node];
 }
 
+/* Take @pcp's lock (6.18's pcp_spin_lock()), a spinlock of class
+ * pcp_lock to lockdep.  Context: no zone lock held (page_internal.h). */
+static void pcp_lock(struct pcp *pcp)
+{
+	VS__LD(vs__lockdep_acquire(&pcp->dep_map, &pcp->lock, 0,
+				   VS__LD_ATOMIC, VS__LD_IP));
+	vs__slot_lock(&pcp->lock);
+}
+
+/* Context: the caller holds @pcp's lock. */
+static void pcp_unlock(struct pcp *pcp)
+{
+	VS__LD(vs__lockdep_release(&pcp->dep_map, &pcp->lock));
+	vs__slot_unlock(&pcp->lock);
+}
+
 /* Move up to @n pages from @z to @pcp (rmqueue_bulk).  Caller holds
  * pcp->lock. */
 static uint32_t pcp_refill(struct vs_page_pool *pool, struct zone *z,
@@ -218,14 +235,16 @@ static uint32_t pcp_refill(struct vs_page_pool *pool, struct zone *z,
 	return moved;
 }
 
-/* Give up to @n of @pcp's coldest pages back to @z (free_pcppages_bulk).
- * Caller holds pcp->lock. */
-static void pcp_drain(struct vs_page_pool *pool, struct zone *z,
-		      struct pcp *pcp, unsigned int node, uint32_t n)
+/* Give up to @n of @pcp's coldest pages back to @z (free_pcppages_bulk's
+ * loop).  Caller holds pcp->lock and z->lock.  Return: the pages moved. */
+static uint32_t pcp_drain_locked(struct vs_page_pool *pool, struct zone *z,
+				 struct pcp *pcp, unsigned int node,
+				 uint32_t n)
 {
 	uint32_t moved = 0, pfn;
 
-	vs_spin_lock(&z->lock);
+	vs_lockdep_assert_held(&pcp->lock);
+	vs_lockdep_assert_held(&z->lock);
 	while (moved < n && (pfn = pcp->list.last) != PFN_NONE) {
 		vs__plist_del(pool, &pcp->list, pfn);
 		free_one_page(pool, z, pfn);
@@ -234,8 +253,22 @@ static void pcp_drain(struct vs_page_pool *pool, struct zone *z,
 	vs_write_once(&z->nr_free, vs_read_once(&z->nr_free) + moved);
 	vs_write_once(&pcp->count, vs_read_once(&pcp->count) - moved);
 	vs__vmstat_mod(pool, node, VS_NR_FREE_PAGES, (int)moved);
+	return moved;
+}
+
+/* Give up to @n of @pcp's coldest pages back to @z under its lock
+ * (free_pcppages_bulk).  Caller holds pcp->lock.  Return: the pages
+ * moved. */
+static uint32_t pcp_drain(struct vs_page_pool *pool, struct zone *z,
+			  struct pcp *pcp, unsigned int node, uint32_t n)
+{
+	uint32_t moved;
+
+	vs_spin_lock(&z->lock);
+	moved = pcp_drain_locked(pool, z, pcp, node, n);
 	vs_spin_unlock(&z->lock);
 	KCHARGE(pool, VS_KSTEP_DRAIN, moved);
+	return moved;
 }
 
 /* A page of @node from this slot's list, refilled when empty. */
@@ -249,14 +282,14 @@ uint32_t vs__pcp_alloc(struct vs_page_pool *pool, unsigned int node)
 	 * zone_watermark_fast() reads the free count first. */
 	if (!vs_read_once(&pcp->count) && !vs_read_once(&z->nr_free))
 		return PFN_NONE;
-	vs__slot_lock(&pcp->lock);
+	pcp_lock(pcp);
 	if (pcp->list.first != PFN_NONE ||
 	    pcp_refill(pool, z, pcp, node, pool->kernel.pcp_batch)) {
 		pfn = pcp->list.first;
 		vs__plist_del(pool, &pcp->list, pfn);
 		vs_write_once(&pcp->count, vs_read_once(&pcp->count) - 1);
 	}
-	vs__slot_unlock(&pcp->lock);
+	pcp_unlock(pcp);
 	return pfn;
 }
 
@@ -272,20 +305,20 @@ void vs__pcp_free(struct vs_page_pool *pool, struct vs_page **pages,
 	for (i = 0; i < n; i++) {
 		if (!pcp || pages[i]->node != node) {
 			if (pcp)
-				vs__slot_unlock(&pcp->lock);
+				pcp_unlock(pcp);
 			node = pages[i]->node;
 			pcp = this_pcp(pool, node);
-			vs__slot_lock(&pcp->lock);
+			pcp_lock(pcp);
 		}
 		vs__plist_add(pool, &pcp->list, pfn_of(pool, pages[i]));
 		vs_write_once(&pcp->count, vs_read_once(&pcp->count) + 1);
 		if ((uint32_t)vs_read_once(&pcp->count) >
 		    pool->zone[node].pcp_high)
-			pcp_drain(pool, &pool->zone[node], pcp, node,
-				  pool->kernel.pcp_batch);
+			(void)pcp_drain(pool, &pool->zone[node], pcp, node,
+					pool->kernel.pcp_batch);
 	}
 	if (pcp)
-		vs__slot_unlock(&pcp->lock);
+		pcp_unlock(pcp);
 }
 
 /* Pages on every per-CPU list; a refill counts its pages on its list
@@ -300,21 +333,53 @@ static size_t cached(struct vs_page_pool *pool)
 	return n;
 }
 
+/*
+ * The planted bug drain_all_zone_lock_first: every slot's list of @node
+ * drained under one hold of its zone lock, each list's lock taken inside
+ * it, the order that 6.18's free_pcppages_bulk() and rmqueue_bulk()
+ * (pcp lock, then zone lock) forbid: a refill waiting for the zone lock
+ * while it holds its list's lock deadlocks with it.
+ */
+static void drain_node_zone_first(struct vs_page_pool *pool,
+				  unsigned int node)
+{
+	struct zone *z = &pool->zone[node];
+	uint32_t moved = 0;
+	size_t s;
+
+	vs_spin_lock(&z->lock);
+	for (s = 0; s < VS_SLOT_ARRAY; s++) {
+		if (vs_read_once(&pool->pcp[s][node].count) == 0)
+			continue;
+		pcp_lock(&pool->pcp[s][node]);
+		moved += pcp_drain_locked(pool, z, &pool->pcp[s][node], node,
+					  UINT32_MAX);
+		pcp_unlock(&pool->pcp[s][node]);
+	}
+	vs_spin_unlock(&z->lock);
+	KCHARGE(pool, VS_KSTEP_DRAIN, moved);
+}
+
 /* Empty every slot's lists into their zones (drain_all_pages). */
 static void drain_all(struct vs_page_pool *pool)
 {
 	struct pcp *pcp;
 	size_t s, i;
 
+	if (VS_BROKEN(drain_all_zone_lock_first)) {
+		for (i = 0; i < pool->nr_nodes; i++)
+			drain_node_zone_first(pool, (unsigned int)i);
+		return;
+	}
 	for (s = 0; s < VS_SLOT_ARRAY; s++)
 		for (i = 0; i < pool->nr_nodes; i++) {
 			pcp = &pool->pcp[s][i];
 			if (vs_read_once(&pcp->count) == 0)
 				continue;
-			vs__slot_lock(&pcp->lock);
-			pcp_drain(pool, &pool->zone[i], pcp, (unsigned int)i,
-				  UINT32_MAX);
-			vs__slot_unlock(&pcp->lock);
+			pcp_lock(pcp);
+			(void)pcp_drain(pool, &pool->zone[i], pcp,
+					(unsigned int)i, UINT32_MAX);
+			pcp_unlock(pcp);
 		}
 }
 

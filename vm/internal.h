@@ -101,11 +101,20 @@ void vs__anon_vma_get(struct vs_anon_vma *av);
 void vs__anon_vma_put(struct vs_anon_vma *av);
 int vs__anon_vma_prepare(struct vs_vma *vma);
 
+/* ---- vm/page.c ---------------------------------------------------------- */
+
+/* vs_alloc_page() for a caller that may not sleep (6.18's GFP_NOWAIT:
+ * the mmu_gather's batch page, under a PTL).  Context: any. */
+struct vs_page *vs__alloc_page_nowait(struct vs_page_pool *pool);
+
 /* ---- vm/mm.c ------------------------------------------------------------ */
 
 /*
  * Tell @mm's secondary MMU, if any, that [start, end) changes (see
- * vmsim/mm.h).  Context: mmap_lock held, as vs_mmu_notifier_ops says.
+ * vmsim/mm.h).  Context: mmap_lock held, as vs_mmu_notifier_ops says;
+ * no spinlock held, since the callbacks may sleep (6.18's
+ * mmu_notifier_invalidate_range_start() and _end() call might_sleep();
+ * lockdep builds report a PTL or a pool lock held).
  */
 void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
 			  unsigned long end, int event, unsigned long flags);

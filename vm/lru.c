@@ -26,6 +26,23 @@ static struct lru_batch *this_batch(struct vs_page_pool *pool)
 	return &pool->lru[vs__thread_slot()];
 }
 
+/* Take @b's lock (6.18's local_lock of its folio_batch), a spinlock of
+ * class lru_batch_lock to lockdep.  Context: no other pool lock held
+ * (page_internal.h). */
+static void batch_lock(struct lru_batch *b)
+{
+	VS__LD(vs__lockdep_acquire(&b->dep_map, &b->lock, 0, VS__LD_ATOMIC,
+				   VS__LD_IP));
+	vs__slot_lock(&b->lock);
+}
+
+/* Context: the caller holds @b's lock. */
+static void batch_unlock(struct lru_batch *b)
+{
+	VS__LD(vs__lockdep_release(&b->dep_map, &b->lock));
+	vs__slot_unlock(&b->lock);
+}
+
 /* Add the batch's pages to their LRUs, switching the lru_lock when the
  * node changes (__pagevec_lru_add); then drop the batch's references.
  * Caller holds b->lock. */
@@ -63,11 +80,11 @@ void vs_lru_add(struct vs_page_pool *pool, struct vs_page *page)
 		return;
 	b = this_batch(pool);
 	vs_get_page(page);
-	vs__slot_lock(&b->lock);
+	batch_lock(b);
 	b->pfn[b->nr++] = pfn_of(pool, page);
 	if (b->nr == pool->kernel.lru_batch)
 		batch_drain(pool, b);
-	vs__slot_unlock(&b->lock);
+	batch_unlock(b);
 }
 
 void vs_lru_drain(struct vs_page_pool *pool)
@@ -77,10 +94,10 @@ void vs_lru_drain(struct vs_page_pool *pool)
 	if (!pool)
 		return;
 	b = this_batch(pool);
-	vs__slot_lock(&b->lock);
+	batch_lock(b);
 	if (b->nr)
 		batch_drain(pool, b);
-	vs__slot_unlock(&b->lock);
+	batch_unlock(b);
 }
 
 void vs_lru_drain_all(struct vs_page_pool *pool)
@@ -92,10 +109,10 @@ void vs_lru_drain_all(struct vs_page_pool *pool)
 		b = &pool->lru[i];
 		if (!b->nr)
 			continue;
-		vs__slot_lock(&b->lock);
+		batch_lock(b);
 		if (b->nr)
 			batch_drain(pool, b);
-		vs__slot_unlock(&b->lock);
+		batch_unlock(b);
 	}
 }
 

@@ -60,6 +60,11 @@ static int madvise_walk(struct vs_mm *mm, unsigned long start,
 				break;
 		}
 		tmp = vma->vm_end < end ? vma->vm_end : end;
+		/* The planted bug: the VMA marked, to keep per-VMA faults
+		 * out of the zap, under an mmap_lock held only for reading;
+		 * two such callers would be two writers of its vm_lock. */
+		if (VS_BROKEN(madvise_marks_under_read_lock))
+			vs_vma_start_write(vma);
 		if (advice == VS_MADV_DONTNEED)
 			vs__zap_dontneed(mm, vma, start, tmp, 0);
 		start = tmp;

@@ -391,6 +391,7 @@ void vs__mmu_notify_start(struct vs_mm *mm, unsigned long start,
 	struct vs_mmu_notifier_range r = { mm, start, end, event, flags };
 
 	vs_mmu_notifier_assert_locked(mm, event);
+	VS__LD(vs__lockdep_might_sleep("an mmu notifier"));
 	if (mm->notifier)
 		mm->notifier->ops->invalidate_range_start(mm->notifier, &r);
 }
@@ -401,6 +402,7 @@ void vs__mmu_notify_end(struct vs_mm *mm, unsigned long start,
 	struct vs_mmu_notifier_range r = { mm, start, end, event, flags };
 
 	vs_mmu_notifier_assert_locked(mm, event);
+	VS__LD(vs__lockdep_might_sleep("an mmu notifier"));
 	if (mm->notifier)
 		mm->notifier->ops->invalidate_range_end(mm->notifier, &r);
 }

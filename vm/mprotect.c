@@ -25,6 +25,7 @@ struct prot_walk {
 	struct vs_mm *mm;	/* for the PTL assertion */
 	int wrprotect;
 	int user;
+	unsigned long newflags;	/* the planted bug's notifications */
 };
 
 /* Context: called by vs_pgtable_walk() under the PTL. */
@@ -34,6 +35,16 @@ static int change_pte(vs_atomic64_t *ptep, unsigned long addr, void *arg)
 	uint64_t v, n;
 
 	vs_assert_ptl_held(vs_pte_lockptr(&w->mm->pgtable, addr));
+	/* The planted bug mprotect_notify_under_ptl: each PTE's change told
+	 * to the secondary MMU here, under the PTL, as 3.18's
+	 * ptep_clear_flush_notify() did for its invalidate_page callback;
+	 * 6.18's callbacks may sleep, so they run around the walk. */
+	if (VS_BROKEN(mprotect_notify_under_ptl)) {
+		vs__mmu_notify_start(w->mm, addr, addr + VS_PAGE_SIZE,
+				     VS_MMU_NOTIFY_PROTECTION_VMA, w->newflags);
+		vs__mmu_notify_end(w->mm, addr, addr + VS_PAGE_SIZE,
+				   VS_MMU_NOTIFY_PROTECTION_VMA, w->newflags);
+	}
 	v = vs_ptep_get(ptep);
 	do {
 		n = w->wrprotect ? vs_pte_wrprotect(v) : v;
@@ -106,8 +117,10 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 	w.mm = mm;
 	w.wrprotect = !(newflags & VS_VM_WRITE);
 	w.user = (newflags & VM_ACCESS_FLAGS) != 0;
-	vs__mmu_notify_start(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
-			     newflags);
+	w.newflags = newflags;
+	if (!VS_BROKEN(mprotect_notify_under_ptl))
+		vs__mmu_notify_start(mm, start, end,
+				     VS_MMU_NOTIFY_PROTECTION_VMA, newflags);
 	/* The planted bugs: the whole VMA's flags change unmarked, so a
 	 * per-VMA reader keeps faulting with the old ones, or outside a
 	 * vm_sequence section, so a speculative one's snapshot stays
@@ -122,8 +135,9 @@ static int mprotect_fixup(struct vs_mm *mm, struct vs_vma *vma,
 		vs_vm_write_end(vma);
 	}
 	(void)vs_pgtable_walk(&mm->pgtable, start, end, change_pte, &w);
-	vs__mmu_notify_end(mm, start, end, VS_MMU_NOTIFY_PROTECTION_VMA,
-			   newflags);
+	if (!VS_BROKEN(mprotect_notify_under_ptl))
+		vs__mmu_notify_end(mm, start, end,
+				   VS_MMU_NOTIFY_PROTECTION_VMA, newflags);
 	*endp = vs__vma_merge_neighbours(mm, vma)->vm_end;
 	return 0;
 }

@@ -42,6 +42,29 @@ static bool src_pte_none(struct vs_mm *mm, unsigned long addr)
 }
 
 /*
+ * The planted bug move_ptes_two_ptls: the target PTE set under its PTL
+ * taken inside the source's @src_ptl, as 6.18's move_ptes() holds both,
+ * but without its nesting annotation (spin_lock_nested()) and its test
+ * that the two are one lock: a per-mm PTL, or both PTEs in one PTE page,
+ * deadlocks on itself.  Context: mmap_lock held for write; @src_ptl
+ * held, dropped here.
+ */
+static void move_pte_under(struct vs_mm *mm, unsigned long new, uint64_t v,
+			   vs_spinlock_t *src_ptl)
+{
+	vs_atomic64_t *dst;
+	vs_spinlock_t *ptl;
+
+	vs_assert_ptl_held(src_ptl);
+	if (vs_pte_present(v)) {
+		dst = vs_pte_offset_map_lock(&mm->pgtable, new, &ptl);
+		vs_set_pte(dst, v);
+		vs_pte_unmap_unlock(ptl);
+	}
+	vs_pte_unmap_unlock(src_ptl);
+}
+
+/*
  * Move the PTEs of [old, old + len) to [new, new + len), page by page
  * (move_ptes): the page, its reference, mapcount and RSS go with the
  * PTE.  Each PTL is taken alone, so a per-mm PTL is no self-deadlock.
@@ -71,6 +94,10 @@ static unsigned long move_ptes(struct vs_mm *mm, unsigned long old,
 		if (!src)
 			continue;
 		v = vs_ptep_get_and_clear(src);
+		if (VS_BROKEN(move_ptes_two_ptls)) {
+			move_pte_under(mm, new + i, v, ptl);
+			continue;
+		}
 		vs_pte_unmap_unlock(ptl);
 		if (!vs_pte_present(v))
 			continue;

@@ -22,6 +22,7 @@
 
 #include "asan.h"
 #include "fail.h"
+#include "internal.h"
 #include "page_internal.h"
 
 #define ZERO_PFN 0u
@@ -146,6 +147,19 @@ static void pool_zones(struct vs_page_pool *pool)
 	vs_atomic_init(&pool->vm_stat[VS_NR_FREE_PAGES], (long)pool->nr_pages);
 }
 
+/* The lockdep classes of the slots' locks (page_internal.h); a pool is
+ * born zeroed, each lock unlocked and without a class. */
+static void pool_lock_classes(struct vs_page_pool *pool)
+{
+	size_t s, i;
+
+	for (s = 0; s < VS_SLOT_ARRAY; s++) {
+		vs_lockdep_set_class(&pool->lru[s], "lru_batch_lock");
+		for (i = 0; i < pool->nr_nodes; i++)
+			vs_lockdep_set_class(&pool->pcp[s][i], "pcp_lock");
+	}
+}
+
 static void pool_name(struct vs_page_pool *pool)
 {
 	vs_vcpu_name(pool->pages, pages_bytes(pool), "struct page");
@@ -180,6 +194,7 @@ int vs_page_pool_create_kernel(struct vs_page_pool **poolp, size_t nr_pages,
 	if (err)
 		goto fail;
 	pool_zones(pool);
+	pool_lock_classes(pool);
 	pool_name(pool);
 	vs__poison(pool->frames + VS_PAGE_SIZE, nr_pages * VS_PAGE_SIZE);
 	zero = &pool->pages[ZERO_PFN];
@@ -215,6 +230,13 @@ int vs_page_pool_destroy(struct vs_page_pool *pool)
 }
 
 struct vs_page *vs_alloc_page(struct vs_page_pool *pool)
+{
+	/* 6.18's alloc_pages() of a GFP_KERNEL page: might_alloc(). */
+	VS__LD(vs__lockdep_might_alloc("vs_alloc_page()"));
+	return vs__alloc_page_nowait(pool);
+}
+
+struct vs_page *vs__alloc_page_nowait(struct vs_page_pool *pool)
 {
 	unsigned int node = this_node(pool), i;
 	struct vs_page *page;

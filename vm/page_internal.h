@@ -11,9 +11,13 @@
  * (vmsim/thread.h) stands for a CPU: each slot has a per-CPU page list
  * for every zone, an LRU batch, and vmstat diffs.
  *
- * Lock order: a per-CPU list's or LRU batch's slot lock, then a node's
- * lru_lock, then its zone lock; never two zone locks, two lru_locks or
- * two slot locks at once.
+ * Lock order: an LRU batch's slot lock, then a node's lru_lock or a
+ * per-CPU list's slot lock, then a zone lock; never two zone locks, two
+ * lru_locks or two slot locks of a kind at once.  Lockdep (a lockdep
+ * build) checks it: the slot locks have the classes lru_batch_lock and
+ * pcp_lock, taken through pcp_lock() (buddy.c) and batch_lock()
+ * (lru.c), and all four are spinlocks to it, under which nothing may
+ * sleep.
  */
 #ifndef VMSIM_VM_PAGE_INTERNAL_H
 #define VMSIM_VM_PAGE_INTERNAL_H
@@ -67,9 +71,11 @@ struct zone {
  * @list: hot pages first
  * @count: pages on @list; written under @lock, read without it
  * @diff: vmstat diffs, atomic (a shared slot has several users)
+ * @dep_map: @lock's lockdep class, pcp_lock (lockdep builds)
  */
 struct pcp {
 	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
+	VS__LD_MAP
 	struct plist list;
 	vs_atomic32_t count;
 	vs_atomic32_t diff[VS_NR_VMSTAT];
@@ -79,9 +85,11 @@ struct pcp {
  * struct lru_batch - pages a slot has not yet added to their LRU (a
  * pagevec or folio_batch), each holding a reference
  * @lock: protects the rest
+ * @dep_map: @lock's lockdep class, lru_batch_lock (lockdep builds)
  */
 struct lru_batch {
 	VS_CACHELINE_ALIGNED vs__slot_lock_t lock;
+	VS__LD_MAP
 	uint32_t nr;
 	uint32_t pfn[VS_KERNEL_LRU_BATCH_MAX];
 };

@@ -22,6 +22,7 @@
 #include <vmsim/mm.h>
 #include <vmsim/vcpu_annotate.h>
 
+#include "../sync/broken.h"
 #include "internal.h"
 
 /* A vCPU that runs @mm joins its cpumask (switch_mm's cpumask_set_cpu):
@@ -139,7 +140,11 @@ static struct vs_page **tlb_slot(struct vs_mmu_gather *tlb)
 	if (tlb->used == tlb->nr_batches) {
 		if (tlb->nr_batches == tlb->k->gather_batches)
 			return NULL;
-		bp = vs_alloc_page(tlb->mm->pool);	/* GFP_NOWAIT */
+		/* GFP_NOWAIT, as 6.18's tlb_next_batch(): the PTL may be
+		 * held.  The planted bug asks for a page that may sleep. */
+		bp = VS_BROKEN(alloc_page_under_ptl) ?
+		     vs_alloc_page(tlb->mm->pool) :
+		     vs__alloc_page_nowait(tlb->mm->pool);
 		if (!bp)
 			return NULL;
 		tlb->batch[tlb->nr_batches++] = bp;

@@ -24,6 +24,9 @@
  *   - a lock that sleeps (rwsem, mmap_lock), or vs_synchronize_rcu(),
  *     inside an RCU read-side section: only spinlocks and trylocks may
  *     be taken there;
+ *   - what may sleep (vs_synchronize_rcu(), an mmu notifier call, a
+ *     blocking vs_alloc_page()) under a spinlock (a vs_spinlock_t,
+ *     unless vs_lockdep_set_sleeping() made it a mutex);
  *   - a seqcount write section entered without the lock that serializes
  *     its writers held for writing (vs_seqcount_set_lock());
  *   - a failed assertion: vs_lockdep_assert_held() and the vm/ ones

@@ -34,6 +34,8 @@ VS_EXTERN int vs__lockdep_rcu_depth(void);
  * struct vs_lockdep_map - what a lock carries for lockdep
  * @class: its class number; 0: the lock takes no part
  * @assoc: seqcounts only: the lock that writers hold for writing
+ * @sleeps: a vs_spinlock_t used as a mutex: its holder may sleep
+ *	(vs_lockdep_set_sleeping())
  *
  * Present in each lock only when VS_LOCKDEP is on; zeroed, it is a lock
  * without a class.
@@ -41,6 +43,7 @@ VS_EXTERN int vs__lockdep_rcu_depth(void);
 struct vs_lockdep_map {
 	int class;
 	const void *assoc;
+	int sleeps;
 };
 
 #define VS__LD_READ 1	/* a shared acquisition */
@@ -48,12 +51,21 @@ struct vs_lockdep_map {
 #define VS__LD_SLEEP 4	/* the lock may sleep: not inside RCU */
 #define VS__LD_SEQ 8	/* a seqcount write section: never waits, so
 			 * like a trylock, no edge into it */
+#define VS__LD_ATOMIC 16 /* a spinlock: its holder must not sleep
+			  * (vs__lockdep_might_sleep()), unless its map
+			  * says @sleeps */
 
 /* Private: the annotations' calls.  @inst is the lock's address, what
  * the held list and the assertions know it by; @ip where it was taken:
  * VS__LD_IP, the return address of the function that takes the lock
  * (in an inline lock call, of the function it is inlined in, so that
- * vs_mmap_read_lock()'s caller is named, not vs_mmap_read_lock()). */
+ * vs_mmap_read_lock()'s caller is named, not vs_mmap_read_lock()).
+ * vs__lockdep_might_sleep(@what): @what may sleep, so it is reported
+ * inside an RCU read-side section or under a spinlock (6.18's
+ * might_sleep()); vs__lockdep_might_alloc(@what): a blocking page
+ * allocation, reported under a spinlock (6.18's might_alloc()) but not
+ * inside an RCU section, where the model's speculative fault
+ * allocates. */
 #define VS__LD_IP __builtin_return_address(0)
 VS_EXTERN void vs__lockdep_set_class(struct vs_lockdep_map *map,
 				     const char *name);
@@ -68,6 +80,7 @@ VS_EXTERN void vs__lockdep_seq_begin(const struct vs_lockdep_map *map,
 				     const void *inst);
 VS_EXTERN void vs__lockdep_rcu(int delta);
 VS_EXTERN void vs__lockdep_might_sleep(const char *what);
+VS_EXTERN void vs__lockdep_might_alloc(const char *what);
 VS_EXTERN void vs__lockdep_assert_failed(const char *what, const char *file,
 					 int line, const char *func);
 
@@ -95,6 +108,17 @@ VS_EXTERN void vs__lockdep_assert_failed(const char *what, const char *file,
  */
 #define vs_lockdep_set_class(lock, name) \
 	VS__LD(vs__lockdep_set_class(&(lock)->dep_map, (name)))
+
+/**
+ * vs_lockdep_set_sleeping - tell lockdep that @lock's holder may sleep
+ * @lock: a vs_spinlock_t used as a mutex (a uffd region's inv_mutex)
+ *
+ * Lockdep takes a vs_spinlock_t for a spinlock in the kernel's sense,
+ * whose holder must not sleep (vs__lockdep_might_sleep()), unless it is
+ * told this.  Context: before @lock is shared.  Compiled out without
+ * lockdep.
+ */
+#define vs_lockdep_set_sleeping(lock) VS__LD((lock)->dep_map.sleeps = 1)
 
 /**
  * vs_lockdep_assert - report @what at this line unless @cond holds

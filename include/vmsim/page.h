@@ -131,9 +131,10 @@ VS_EXTERN int vs_page_pool_destroy(struct vs_page_pool *pool);
  * outside any lock, before publishing it (as the kernel's
  * alloc_page_vma() then clear_user_highpage()).
  *
- * Context: any thread; takes the slot and zone locks (never sleeps
- * long).  Not from inside a PTL-protected section of a hot path if it
- * can be avoided: it may drain every slot cache when memory is short.
+ * Context: any thread; no spinlock held (a PTL, a pool lock): 6.18's
+ * GFP_KERNEL allocation may sleep (might_alloc(), which a lockdep build
+ * checks).  Takes the slot and zone locks; it may drain every slot
+ * cache when memory is short.
  * Return: the page, or NULL when the pool is exhausted.
  */
 VS_EXTERN struct vs_page *vs_alloc_page(struct vs_page_pool *pool);

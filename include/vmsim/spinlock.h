@@ -74,7 +74,8 @@ static inline int vs_spin_trylock(vs_spinlock_t *lock)
 
 	if (ok)
 		VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, 0,
-					   VS__LD_TRY, VS__LD_IP));
+					   VS__LD_TRY | VS__LD_ATOMIC,
+					   VS__LD_IP));
 	return ok;
 }
 
@@ -90,8 +91,8 @@ static inline int vs_spin_trylock(vs_spinlock_t *lock)
 static inline void vs_spin_lock_nested(vs_spinlock_t *lock, int subclass)
 {
 	(void)subclass;
-	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, subclass, 0,
-				   VS__LD_IP));
+	VS__LD(vs__lockdep_acquire(&lock->dep_map, lock, subclass,
+				   VS__LD_ATOMIC, VS__LD_IP));
 	if (vs_unlikely(!vs__spin_trylock(lock)))
 		vs__spin_lock_slow(lock);
 }
@@ -103,7 +104,9 @@ static inline void vs_spin_lock_nested(vs_spinlock_t *lock, int subclass)
  * A spinlock in the kernel's sense: it may be taken inside an RCU
  * read-side section, as the kernel's page-table lock is (the futex
  * sleep is how user space spins without burning a preempted holder's
- * time).
+ * time).  Its holder must not call what may sleep: lockdep reports a
+ * blocking vs_alloc_page() or an mmu notifier under it, unless the lock
+ * is a mutex to lockdep (vs_lockdep_set_sleeping()).
  *
  * Context: may sleep.  The caller must not hold @lock.
  */

@@ -11,6 +11,7 @@
 
 #include <vmsim/lock.h>
 #include <vmsim/lockdep.h>
+#include <vmsim/page.h>
 #include <vmsim/rcu.h>
 #include <vmsim/rwsem.h>
 #include <vmsim/seqcount.h>
@@ -255,6 +256,46 @@ START_TEST(lockdep_synchronize_in_rcu)
 }
 END_TEST
 
+/* A blocking page allocation (6.18's might_alloc()) or what may sleep
+ * (might_sleep(): an mmu notifier) under a spinlock is reported; inside
+ * an RCU section the allocation is not (the model's speculative fault
+ * allocates there), nor under a sleeping lock or a spinlock made a
+ * mutex to lockdep. */
+START_TEST(lockdep_might_sleep_atomic)
+{
+	struct vs_page_pool *pool;
+	vs_spinlock_t a, m;
+	struct vs_rwsem sem;
+
+	ck_assert_int_eq(vs_page_pool_create(&pool, 4), 0);
+	spin(&a, "test_ptl");
+	spin(&m, "test_inv_mutex");
+	vs_lockdep_set_sleeping(&m);
+	ck_assert_int_eq(vs_rwsem_init(&sem), 0);
+	vs_lockdep_set_class(&sem, "test_mmap_lock");
+	vs_down_read(&sem);
+	vs_spin_lock(&m);
+	vs_put_page(pool, vs_alloc_page(pool));
+	vs__lockdep_might_sleep("test_notifier");
+	vs_rcu_read_lock();
+	vs_put_page(pool, vs_alloc_page(pool));
+	vs_rcu_read_unlock();
+	ck_assert_int_eq(nr_reports, 0);
+	vs_spin_lock(&a);
+	vs_put_page(pool, vs_alloc_page(pool));
+	assert_reported(1, "vs_alloc_page(), which may sleep, called while "
+			   "test_ptl, a spinlock, is held");
+	vs__lockdep_might_sleep("test_notifier");
+	assert_reported(2, "test_notifier, which may sleep, called while "
+			   "test_ptl, a spinlock");
+	vs_spin_unlock(&a);
+	vs_spin_unlock(&m);
+	vs_up_read(&sem);
+	ck_assert_int_eq(vs_rwsem_destroy(&sem), 0);
+	ck_assert_int_eq(vs_page_pool_destroy(pool), 0);
+}
+END_TEST
+
 /* A seqcount whose writers hold a lock: a write section without it, or
  * with it held only for reading, is reported. */
 START_TEST(lockdep_seqcount_lock)
@@ -330,7 +371,8 @@ Suite *lockdep_suite(void)
 	vs_test_add(tc, lockdep_abba, lockdep_cycle_across_threads,
 		    lockdep_trylock_no_edge, lockdep_same_class,
 		    lockdep_release_not_held, lockdep_assert_held,
-		    lockdep_rcu_sleep, lockdep_seqcount_lock,
+		    lockdep_rcu_sleep, lockdep_might_sleep_atomic,
+		    lockdep_seqcount_lock,
 		    lockdep_exit_holding, lockdep_bad_class);
 	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no"))
 		tcase_add_test_raise_signal(tc, lockdep_synchronize_in_rcu,
