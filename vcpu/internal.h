@@ -197,9 +197,6 @@ struct vs_machine {
 	const struct vs__policy *policy;	/* from cfg.sched */
 	void *client[VS__VCPU_CLIENTS];	/* vs__vcpu_state() */
 	char report[8192];
-	/* Works that ended and are not joined yet: their contexts are not
-	 * reused, so that a join names the work its spawn returned. */
-	uint64_t unjoined[VS__VCPU_WORKS / 64];
 };
 
 /*

@@ -217,7 +217,6 @@ int vs_machine_reset(struct vs_machine *m, uint64_t seed)
 	m->heap_n = 0;
 	m->nr_busy = 0;
 	m->busy_word = 0;
-	memset(m->unjoined, 0, sizeof(m->unjoined));
 	m->cfg.seed = seed;
 	m->rng = seed;
 	m->hash = FNV_BASIS;
@@ -299,7 +298,6 @@ static int sched_end(struct vs_machine *m, int err)
 static void end(struct vs_machine *m)
 {
 	vs__mem_end(m);
-	memset(m->unjoined, 0, sizeof(m->unjoined));	/* no one can join */
 	m->running = 0;
 	m->cur = NULL;
 	vs__vcpu_machine = NULL;

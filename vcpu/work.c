@@ -10,27 +10,12 @@
 
 #include "internal.h"
 
-static int unjoined(const struct vs_machine *m, unsigned int id)
-{
-	return (int)(m->unjoined[id / 64] >> (id % 64) & 1);
-}
-
-static void set_unjoined(struct vs_machine *m, unsigned int id, int on)
-{
-	uint64_t bit = UINT64_C(1) << (id % 64);
-
-	m->unjoined[id / 64] = on ? m->unjoined[id / 64] | bit :
-				    m->unjoined[id / 64] & ~bit;
-}
-
 /* @v's work returned: the context is idle again, its joiners wake, and
  * the next context runs; never returns. */
 static _Noreturn void vcpu_finish(struct vs_machine *m, struct vs__vcpu *v)
 {
 	v->state = VS__V_IDLE;
 	v->fn = NULL;
-	if (!v->daemon && v->id < VS__VCPU_WORKS)
-		set_unjoined(m, v->id, 1);
 	vs__cpu_release(m, v);
 	m->cpus[v->cpu].works--;
 	if (!v->daemon)
@@ -84,14 +69,12 @@ int vs__start_work(struct vs_machine *m, struct vs__vcpu *v, unsigned int cpu,
 }
 
 /* A context with no work, or NULL. */
-/* An idle context whose last work, if any, was joined: as a thread's
- * id, a work's names it until vs_machine_join() reaps it. */
 static struct vs__vcpu *free_context(struct vs_machine *m)
 {
 	unsigned int i;
 
 	for (i = 0; i < VS__VCPU_WORKS; i++)
-		if (m->v[i].state == VS__V_IDLE && !unjoined(m, i))
+		if (m->v[i].state == VS__V_IDLE)
 			return &m->v[i];
 	return NULL;
 }
@@ -146,7 +129,6 @@ int vs_machine_join(struct vs_machine *m, unsigned int work)
 		/* No event between the check and the sleep: no lost wake. */
 		if (t->state == VS__V_IDLE) {
 			vs__mem_sync(m, t, m->cur);	/* its work, done */
-			set_unjoined(m, work, 0);
 			return 0;
 		}
 		(void)vs__vcpu_block(&t->gen, -1);

@@ -615,12 +615,9 @@ VS_EXTERN int vs_machine_leave(struct vs_machine *m);
  * context switch.  So there may be more pieces of work than vCPUs, as
  * threads than CPUs.
  * Context: a vCPU of @m.
- * As a thread's id, the work's names it until vs_machine_join() reaps
- * it: a work that ended keeps its context, unjoined, until then (or
- * the run's end), so no later spawn takes its id.
  * Return: the work's id (for vs_machine_join()); -EINVAL for a bad
  * @cpu or NULL @fn; -EAGAIN when VS_VCPU_MAX pieces of work are under
- * way or ended unjoined; -ENOMEM.
+ * way; -ENOMEM.
  */
 VS_EXTERN int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
 			       void (*fn)(void *), void *arg);

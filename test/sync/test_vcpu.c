@@ -133,45 +133,6 @@ START_TEST(vcpu_spawn_join)
 }
 END_TEST
 
-static void end_at_once(void *arg)
-{
-	(void)arg;
-}
-
-/* A work that ended is not joined yet: the spawn after its end gets
- * another id, and the join waits for the work whose id it names, not
- * for a later one on the same context. */
-static void reaper(void *arg)
-{
-	int a, b, c;
-
-	(void)arg;
-	a = vs_machine_spawn(cur, 1, end_at_once, NULL);
-	ck_assert_int_gt(a, 0);
-	/* vCPU 1, the lowest with the least work, once a has ended. */
-	while (vs_machine_pick_vcpu(cur) != 1)
-		vs_cpu_relax();
-	b = vs_machine_spawn(cur, 2, adder, (void *)(uintptr_t)1);
-	ck_assert_int_gt(b, 0);
-	ck_assert_int_ne(a, b);
-	ck_assert_int_eq(vs_machine_join(cur, (unsigned int)a), 0);
-	/* Reaped, a's context serves the next spawn. */
-	c = vs_machine_spawn(cur, 1, end_at_once, NULL);
-	ck_assert_int_eq(c, a);
-	ck_assert_int_eq(vs_machine_join(cur, (unsigned int)b), 0);
-	ck_assert_int_eq(vs_machine_join(cur, (unsigned int)c), 0);
-	ck_assert_int_eq(vs_read_once(&sum), 1000);
-}
-
-START_TEST(vcpu_join_names_its_work)
-{
-	cur = mach(4, NULL);
-	vs_atomic_init(&sum, 0);
-	ck_assert_int_eq(vs_machine_run(cur, reaper, NULL), 0);
-	ck_assert_int_eq(vs_machine_destroy(cur), 0);
-}
-END_TEST
-
 /* ---- slots -------------------------------------------------------------- */
 
 static unsigned int slot_of[4];
@@ -947,7 +908,6 @@ Suite *vcpu_suite(void)
 	tcase_add_test(tc, vcpu_args);
 	tcase_add_test(tc, vcpu_refused);
 	tcase_add_test(tc, vcpu_spawn_join);
-	tcase_add_test(tc, vcpu_join_names_its_work);
 	tcase_add_test(tc, vcpu_own_slots);
 	tcase_add_test(tc, vcpu_timeout);
 	tcase_add_test(tc, vcpu_costs);
