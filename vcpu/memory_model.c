@@ -99,6 +99,8 @@ struct ctx {
 	uint64_t run;			/* the run it last started in */
 	unsigned int ix;		/* relaxed: its clock index */
 	struct vs__vclock vc;		/* what happens before it */
+	struct vs__vclock ended;	/* relaxed: the context's earlier
+					 * works of this run, at their end */
 	struct vs__vclock rel;		/* at its last release fence */
 	struct vs__vclock acq;		/* relaxed loads' release clocks */
 	struct buffered buf[BUFFER];	/* TSO */
@@ -678,6 +680,10 @@ void vs__mem_start(struct vs_machine *m, struct vs__vcpu *v)
 		return;
 	tso_drain(w, v->id);	/* what its last work left buffered */
 	c = &w->ctx[v->id];
+	if (w->model == VS_VCPU_MEM_RELAXED && c->run == w->run)
+		vc_join(&c->ended, &c->vc);	/* for its joiner */
+	else
+		memset(&c->ended, 0, sizeof(c->ended));
 	c->run = w->run;
 	if (w->model != VS_VCPU_MEM_RELAXED)
 		return;
@@ -763,8 +769,14 @@ void vs__mem_sync(struct vs_machine *m, const struct vs__vcpu *from,
 	tso_drain(w, from->id);		/* a system call: serializing */
 	/* A context that did not start this run (a join of a work that
 	 * never ran) has nothing to give. */
-	if (w->model == VS_VCPU_MEM_RELAXED && w->ctx[from->id].run == w->run)
-		vc_join(&w->ctx[to->id].vc, &w->ctx[from->id].vc);
+	if (w->model != VS_VCPU_MEM_RELAXED || w->ctx[from->id].run != w->run)
+		return;
+	vc_join(&w->ctx[to->id].vc, &w->ctx[from->id].vc);
+	/* A join (@from has ended): a work that ended before a later spawn
+	 * took its context is joined by the same id, and must be seen too
+	 * (vs_machine_join()). */
+	if (from->state == VS__V_IDLE)
+		vc_join(&w->ctx[to->id].vc, &w->ctx[from->id].ended);
 }
 
 void vs__vcpu_fence(void)

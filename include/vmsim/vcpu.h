@@ -627,6 +627,10 @@ VS_EXTERN int vs_machine_spawn(struct vs_machine *m, unsigned int cpu,
  * @m: the machine
  * @work: what vs_machine_spawn() returned
  *
+ * A work's id is its context's: once it has ended, a later spawn may
+ * take the same context and id.  A join of that id then waits for the
+ * later work too, and sees what every work that ended on it this run
+ * did (under relaxed memory, each one's stores before its end).
  * Context: a vCPU of @m, other work than @work.
  * Return: 0, or -EINVAL for a bad @work.
  */

@@ -256,6 +256,62 @@ START_TEST(publication)
 }
 END_TEST
 
+/* ---- a join after its context was taken again ------------------------ */
+
+static void store_x(void *arg)
+{
+	(void)arg;
+	vs_write_once(&x, 1);
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* a ends before b is spawned, and b takes its context: a join of that
+ * id still sees a's store. */
+static void rejoin_main(void *arg)
+{
+	int a, b;
+
+	(void)arg;
+	a = vs_machine_spawn(cur, 1, store_x, NULL);
+	while (vs_machine_pick_vcpu(cur) != 1)	/* a has ended */
+		vs_cpu_relax();
+	b = vs_machine_spawn(cur, 2, nothing, NULL);
+	if (a != b)
+		(void)vs_machine_fail("b has a context of its own: %d, %d",
+				      a, b);
+	(void)vs_machine_join(cur, (unsigned int)a);
+	if (vs_read_once(&x) != 1)
+		(void)vs_machine_fail("the join missed the store of the work "
+				      "that ended on its context");
+}
+
+/* Every schedule DFS reaches, every value a relaxed load may read. */
+START_TEST(join_reused_context)
+{
+	struct vs_vcpu_dfs arg = { .max_preemptions = 2 };
+	struct vs_vcpu_dfs_stats st = { 0 };
+	struct vs_machine_config cfg = {
+		.nr_vcpus = 3, .sched = &vs_vcpu_sched_dfs, .sched_arg = &arg,
+		.memory = VS_VCPU_MEM_RELAXED,
+	};
+	int runs = 0;
+
+	ck_assert_int_eq(vs_machine_create(&cur, &cfg), 0);
+	while (vs_test_dfs_more(cur, &st, 20000)) {
+		vs_atomic_init(&x, 0);
+		ck_assert_msg(vs_machine_run(cur, rejoin_main, NULL) == 0,
+			      "%s", vs_machine_report(cur));
+		runs++;
+	}
+	ck_assert_int_gt(runs, 1);
+	ck_assert_int_eq(vs_machine_destroy(cur), 0);
+}
+END_TEST
+
 /* ---- replay -------------------------------------------------------------- */
 
 static void mp_checked(void *arg)
@@ -575,6 +631,7 @@ Suite *vcpu_memory_suite(void)
 	tcase_add_loop_test(tc, litmus, 0,
 			    (int)(3 * sizeof(table) / sizeof(table[0])));
 	tcase_add_loop_test(tc, publication, 0, 2);
+	tcase_add_test(tc, join_reused_context);
 	tcase_add_test(tc, replay_weak);
 	tcase_add_loop_test(tc, three_threads, 0, 2);
 	tcase_add_loop_test(tc, profile_without_scheduler, 0, 2);
