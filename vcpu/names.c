@@ -3,6 +3,7 @@
  * The coherence model's memory off the heap, its table of distinct
  * names, and the symbols of the loaded objects (vcpu/names.h).
  */
+#include "internal.h"	/* VCPU_ASAN */
 #include "names.h"
 
 #include <elf.h>
@@ -338,6 +339,23 @@ static int map_line_name(const char *line, uintptr_t a, char *buf,
 			(unsigned long)a);
 }
 
+#ifdef VCPU_ASAN
+/* Under ASan malloc's blocks lie in its own mappings, not in the brk
+ * heap, and ASan knows each: @a as the offset in its block. */
+static int asan_heap_name(uintptr_t a, char *buf, size_t len)
+{
+	void *start = NULL;
+	size_t size = 0;
+	const char *kind = __asan_locate_address((void *)a, NULL, 0, &start,
+						 &size);
+
+	if (!kind || strcmp(kind, "heap") || !start)
+		return 0;
+	return snprintf(buf, len, "a %zu-byte heap block+%lu (unnamed)",
+			size, (unsigned long)(a - (uintptr_t)start));
+}
+#endif
+
 int vs__mapping_name(uintptr_t a, char *buf, size_t len)
 {
 	char chunk[4096], line[1024];
@@ -345,6 +363,14 @@ int vs__mapping_name(uintptr_t a, char *buf, size_t len)
 	ssize_t got;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), w = 0, i;
 
+#ifdef VCPU_ASAN
+	w = asan_heap_name(a, buf, len);
+	if (w > 0) {
+		if (fd >= 0)
+			close(fd);
+		return w;
+	}
+#endif
 	if (fd < 0)
 		return 0;
 	/* Read in chunks (no malloc: a report must not move the heap). */

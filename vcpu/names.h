@@ -117,8 +117,10 @@ int vs__symbol_name(uintptr_t a, char *buf, size_t len);
  * An address in the brk heap is "heap+OFFSET (unnamed)": the offset, not
  * the address, since ASLR moves the heap's start, not where a program's
  * allocations land in it, so the same program run the same way prints
- * the same name.  Anything else not named is said to be the main stack
- * or anonymous memory, with its address.
+ * the same name.  Under ASan, whose allocator keeps malloc's blocks in
+ * mappings of its own, it is "a SIZE-byte heap block+OFFSET (unnamed)".
+ * Anything else not named is said to be the main stack or anonymous
+ * memory, with its address.
  *
  * Context: any thread; reads /proc/self/maps, allocates nothing.
  * Return: the length written, as snprintf(); 0 when no mapping holds @a.
