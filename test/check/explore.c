@@ -529,8 +529,8 @@ static int preempts(const struct vs_vcpu_decision *d, unsigned int run)
  * Replay @f with the slice of its decisions @i and @j (context A
  * preempted at @i to B, which @j preempts back to A) run where A next
  * switches, at its decision @k, to C instead: @i gone, @j taken by B
- * to C, @k to B; one preemption fewer.  keep() it.  Return: 1 when
- * kept.
+ * to C, @k to B; one preemption fewer where A's switch at @k was free
+ * (A blocked, ended or spun).  keep() it.  Return: 1 when kept.
  */
 static int fold_try(struct xrun *x, const struct vs_explore_options *o,
 		    struct xresult *f, struct xresult *r, size_t i, size_t j,
