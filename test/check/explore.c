@@ -28,10 +28,15 @@
  * exploring scheduler, seeded anew (PCT at its default depth, since
  * each change point may add a preemption), look for the failure with
  * fewer; what either search finds is dropped from again (1/5).  With
- * more than SHRINK_ENOUGH preemptions still kept, restart() finds the
- * failure anew in the exploring scheduler's schedules (up to RESTARTS
- * times within VS_EXPLORE_SHRINK_RUNS) and drops decisions from each
- * (as many replays again): the smallest found is the result.  "The
+ * more than SHRINK_ENOUGH preemptions still kept, dropping goes on
+ * (1/5) with one more move, a fold: two preemptions that run a slice of
+ * one context inside another's run become one, the slice run where the
+ * other next switches anyway (fold_slice()); with more still, restart()
+ * finds the failure anew in the exploring scheduler's schedules (up to
+ * RESTARTS times within VS_EXPLORE_SHRINK_RUNS) and drops decisions,
+ * folds included, from each (as many replays again): the smallest found
+ * is the result.  Folding only past SHRINK_ENOUGH leaves every failure
+ * that shrinks to that without it as it was.  "The
  * same way": the same result; for a failed check the same message, its
  * numbers aside (the same check failing on another page or count); for
  * a deadlock, each context in the same state, on the same word, holding
@@ -514,17 +519,93 @@ static int move_preemption(struct xrun *x, const struct vs_explore_options *o,
 	return 0;
 }
 
+/* Is @d a preemption, on the run choice, to @run? */
+static int preempts(const struct vs_vcpu_decision *d, unsigned int run)
+{
+	return d->preempt && d->kind == VS_VCPU_CHOOSE_RUN && d->run == run;
+}
+
+/*
+ * Replay @f with the slice of its decisions @i and @j (context A
+ * preempted at @i to B, which @j preempts back to A) run where A next
+ * switches, at its decision @k, to C instead: @i gone, @j taken by B
+ * to C, @k to B; one preemption fewer where A's switch at @k was free
+ * (A blocked, ended or spun).  keep() it.  Return: 1 when kept.
+ */
+static int fold_try(struct xrun *x, const struct vs_explore_options *o,
+		    struct xresult *f, struct xresult *r, size_t i, size_t j,
+		    size_t k)
+{
+	struct vs_vcpu_decision *try = malloc(f->nr * sizeof(*try));
+	size_t l, n = 0;
+
+	if (!try)
+		return 0;
+	for (l = 0; l < f->nr; l++) {
+		if (l == i)
+			continue;
+		try[n] = f->dec[l];
+		if (l == j)
+			try[n].run = f->dec[k].run;
+		if (l == k)
+			try[n].run = f->dec[j].ctx;
+		n++;
+	}
+	replay(x, o, try, n, r);
+	free(try);
+	return keep(f, r);
+}
+
+/*
+ * Two preemptions that only run a slice of context B inside A's run
+ * (A to B, later B back to A) often serve to have B stopped where it
+ * is when another context runs (a writer in its operation when the
+ * faulters, not yet spawned, start); B's slice run where A next
+ * switches anyway (its next decision, to C, often free: A blocked or
+ * ended) stops B there with one preemption, B's to C.  Neither drop nor
+ * move finds it: dropping either preemption runs B whole or not at
+ * all.  Try that fold for each such pair, latest first, until one keeps
+ * the failure; *@runs counts the replays, up to @budget.  Return: 1
+ * when a fold was kept.
+ */
+static int fold_slice(struct xrun *x, const struct vs_explore_options *o,
+		      struct xresult *f, struct xresult *r,
+		      unsigned long *runs, unsigned long budget)
+{
+	size_t i, j, k;
+
+	for (j = f->nr; j-- > 1;)
+		for (i = j; i-- > 0;) {
+			if (!preempts(&f->dec[i], f->dec[j].ctx) ||
+			    !preempts(&f->dec[j], f->dec[i].ctx))
+				continue;
+			for (k = j + 1; k < f->nr &&
+			     f->dec[k].ctx != f->dec[i].ctx; k++)
+				;
+			if (k == f->nr || f->dec[k].run == f->dec[j].ctx)
+				continue;
+			if (*runs >= budget)
+				return 0;
+			(*runs)++;
+			if (fold_try(x, o, f, r, i, j, k))
+				return 1;
+		}
+	return 0;
+}
+
 /*
  * Delta debugging over @f's decisions: drop one at a time, latest
  * first, while a replay still fails as @f did; when none can go, a pair
  * (a preemption and the one that undoes it often go together only),
- * then single ones again; until neither helps or @budget replays have
- * run.  Dropping a preemption lets the context it stopped run on.  @f
- * becomes the smallest found.  Return: the replays run.
+ * then a preemption moved, then (@fold) a slice folded, then single
+ * ones again; until none helps or @budget replays have run.  Dropping
+ * a preemption lets the context it stopped run on.  @f becomes the
+ * smallest found.  Return: the replays run.
  */
 static unsigned long drop_decisions(struct xrun *x,
 				    const struct vs_explore_options *o,
-				    struct xresult *f, unsigned long budget)
+				    struct xresult *f, unsigned long budget,
+				    int fold)
 {
 	struct xresult *r = calloc(1, sizeof(*r));
 	unsigned long runs = 0;
@@ -545,6 +626,8 @@ static unsigned long drop_decisions(struct xrun *x,
 			changed = drop_pair(x, o, f, r, &runs, budget);
 		if (!changed)
 			changed = move_preemption(x, o, f, r, &runs, budget);
+		if (!changed && fold)
+			changed = fold_slice(x, o, f, r, &runs, budget);
 	}
 	if (r)
 		free(r->dec);
@@ -654,7 +737,8 @@ static unsigned long restart(struct xrun *x, const struct vs_explore_options *o,
 	(void)vs_machine_destroy(m);
 	for (i = 0; i < n && preemptions(f->dec, f->nr) > SHRINK_ENOUGH; i++) {
 		runs += drop_decisions(x, o, &r[i],
-				       (2 * budget - runs) / (unsigned)(n - i));
+				       (2 * budget - runs) / (unsigned)(n - i),
+				       1);
 		if (smaller(&r[i], f)) {
 			free(f->dec);
 			*f = r[i];
@@ -674,13 +758,15 @@ static unsigned long restart(struct xrun *x, const struct vs_explore_options *o,
  * choice at most loads, a long run a choice at most events), more
  * schedules of the exploring scheduler, seeded anew, for the same
  * failure with fewer; what either finds is dropped from again; with
- * more than SHRINK_ENOUGH preemptions left, restart().
+ * more than SHRINK_ENOUGH preemptions left, dropped from with folds
+ * too, then restart().
  * Return: the replays and schedules it took.
  */
 static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 			    struct xresult *f)
 {
-	unsigned long runs = drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5);
+	unsigned long runs = drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5,
+					    0);
 	unsigned int found = preemptions(f->dec, f->nr);
 	struct vs_vcpu_dfs bound = { found - 1 < VS_VCPU_DFS_MAX ?
 				     found - 1 : VS_VCPU_DFS_MAX };
@@ -698,7 +784,9 @@ static unsigned long shrink(struct xrun *x, const struct vs_explore_options *o,
 			       o->seed + 1, VS_EXPLORE_SHRINK_RUNS * 2 / 5,
 			       NULL);
 	if (preemptions(f->dec, f->nr) < found)
-		runs += drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5);
+		runs += drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5, 0);
+	if (preemptions(f->dec, f->nr) > SHRINK_ENOUGH)
+		runs += drop_decisions(x, o, f, VS_EXPLORE_SHRINK_RUNS / 5, 1);
 	if (preemptions(f->dec, f->nr) > SHRINK_ENOUGH &&
 	    o->sched != &vs_vcpu_sched_dfs && o->sched != &vs_vcpu_sched_replay)
 		runs += restart(x, o, f, o->seed + 2, VS_EXPLORE_SHRINK_RUNS);
