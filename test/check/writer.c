@@ -422,39 +422,6 @@ static void do_mremap(struct stress *r, int s, int n, int nn, int d)
 }
 
 /*
- * The move trap's secondary MMU, registered around the mremap of an
- * explored run's move trap: once the PTEs moved (invalidate_range_end
- * of VS_MMU_NOTIFY_MOVE) it waits a moment, as a secondary MMU may
- * (its own CPUs leaving the old mapping), and the writer sleeps between
- * the move and the zap of the old range, where a fault that got the
- * old VMA's lock past its write mark installs behind the move.
- * Context: a notifier callback, the mmap_lock held for write.
- */
-#define STALL_NS 1000			/* its wait: 1 us */
-static vs_atomic32_t stall_word;	/* never changes: a timed nap */
-
-static void stall_moved(struct vs_mmu_notifier *mn,
-			const struct vs_mmu_notifier_range *rg)
-{
-	(void)mn;
-	if (rg->event == VS_MMU_NOTIFY_MOVE)
-		(void)vs_futex_wait(&stall_word, 0, STALL_NS);
-}
-
-static void stall_nothing(struct vs_mmu_notifier *mn,
-			  const struct vs_mmu_notifier_range *rg)
-{
-	(void)mn;
-	(void)rg;
-}
-
-static const struct vs_mmu_notifier_ops stall_ops = {
-	.invalidate_range_start = stall_nothing,
-	.invalidate_range_end = stall_moved,
-};
-static struct vs_mmu_notifier stall_notifier = { &stall_ops };
-
-/*
  * w_move_trap - move a window the faulters are reading.  While an
  * mremap moves PTEs one by one, the old VMA must admit no fault: a
  * page already moved would fault in fresh at the old place, so a read
@@ -481,10 +448,11 @@ static void w_move_trap(struct stress *r)
 		return;
 	vs__stress_nap_us(r, 50 + (unsigned int)below(&r->rng, 150));
 	stall = r->explore &&
-		!vs_mmu_notifier_register(r->mm, &stall_notifier);
+		!vs_mmu_notifier_register(r->mm, &vs_explore_move_stall);
 	do_mremap(r, s, HOT, HOT, d);
 	if (stall)
-		(void)vs_mmu_notifier_unregister(r->mm, &stall_notifier);
+		(void)vs_mmu_notifier_unregister(r->mm,
+						 &vs_explore_move_stall);
 	r->move_traps++;
 }
 

@@ -76,7 +76,6 @@
 #include <vmsim/slab.h>
 #include <vmsim/vcpu.h>
 #include <vmsim/vma_tree.h>
-#include <vmsim/wait.h>
 
 #include "explore_tally.h"
 #include "hooks.h"
@@ -477,35 +476,10 @@ static void move_thread(void *state, unsigned int i)
 	ptes_check(r->mm, WHOLE_PAGES);
 }
 
-/* A secondary MMU that waits a moment once the PTEs it mirrors moved
- * (its own vCPUs leaving the old mapping): move's writer sleeps there,
- * between the move of B's PTEs and their zap, and a fault that got
- * B's lock past the mark runs on.  Context: a notifier callback, the
- * mmap_lock held for write (vmsim/mm.h). */
-static vs_atomic32_t move_word;
-
-static void move_wait(struct vs_mmu_notifier *mn,
-		      const struct vs_mmu_notifier_range *rg)
-{
-	(void)mn;
-	if (rg->event == VS_MMU_NOTIFY_MOVE)
-		(void)vs_futex_wait(&move_word, 0, 1000);
-}
-
-static void move_nothing(struct vs_mmu_notifier *mn,
-			 const struct vs_mmu_notifier_range *rg)
-{
-	(void)mn;
-	(void)rg;
-}
-
-static const struct vs_mmu_notifier_ops move_ops = {
-	.invalidate_range_start = move_nothing,
-	.invalidate_range_end = move_wait,
-};
-static struct vs_mmu_notifier move_notifier = { &move_ops };
-
-/* whole_setup's, and with 6.18's vm_refcnt per-VMA lock the notifier.
+/* whole_setup's, and with 6.18's vm_refcnt per-VMA lock a secondary
+ * MMU that waits once the PTEs moved (vs_explore_move_stall): move's
+ * writer sleeps between the move of B's PTEs and their zap, and a
+ * fault that got B's lock past the mark runs on.
  * 6.4's bugs here need a fault that locks B once it is detached, after
  * the zap: there a sleep after the move lets the fault find B marked
  * and fall back first (move-pervma-6_4 and move-spf-6_4 then passed
@@ -521,7 +495,7 @@ static int move_setup(void **state)
 	r = *state;
 	if (r->mm->mech.vma_lock != VS_VMA_LOCK_REFCNT)
 		return 0;
-	err = vs_mmu_notifier_register(r->mm, &move_notifier);
+	err = vs_mmu_notifier_register(r->mm, &vs_explore_move_stall);
 	r->move_sleeps = !err;
 	return err;
 }
@@ -534,9 +508,8 @@ static void move_check(void *state)
 	uint64_t v = ~(uint64_t)0;
 
 	if (r->move_sleeps)
-		VS_EXPLORE_ASSERT(vs_mmu_notifier_unregister(r->mm,
-							     &move_notifier) ==
-				  0);
+		VS_EXPLORE_ASSERT(!vs_mmu_notifier_unregister(r->mm,
+						&vs_explore_move_stall));
 	VS_EXPLORE_ASSERT(vs_read(r->mm, AREA + 6 * PS, &v, sizeof(v)) == 0 &&
 			  v == r->written);
 	whole_check(state);

@@ -240,6 +240,21 @@ static inline const char *vs__explore_file(const char *path)
  */
 VS_EXTERN extern unsigned long vs_explore_schedule;
 
+struct vs_mmu_notifier;
+
+/**
+ * vs_explore_move_stall - a secondary MMU for an explored scenario's
+ * mm: once an mremap moved the PTEs it mirrors (invalidate_range_end of
+ * VS_MMU_NOTIFY_MOVE) it waits a microsecond, as one may while its own
+ * CPUs leave the old mapping, so that the mover sleeps between the move
+ * and the zap of the old range, where a fault that got the old VMA's
+ * lock past its write mark runs on and installs behind the move.
+ * Register it with vs_mmu_notifier_register() (vmsim/mm.h), in any
+ * number of mms: it keeps no state.  The stress writer's move trap
+ * (vs_stress_run()'s explore mode) registers it around its mremap.
+ */
+VS_EXTERN extern struct vs_mmu_notifier vs_explore_move_stall;
+
 /**
  * vs_explore - run @sc under a scheduler until a schedule fails
  * @sc: the scenario
