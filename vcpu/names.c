@@ -361,16 +361,14 @@ int vs__mapping_name(uintptr_t a, char *buf, size_t len)
 	char chunk[4096], line[1024];
 	size_t n = 0;
 	ssize_t got;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), w = 0, i;
+	int fd, w = 0, i;
 
 #ifdef VCPU_ASAN
 	w = asan_heap_name(a, buf, len);
-	if (w > 0) {
-		if (fd >= 0)
-			close(fd);
+	if (w > 0)
 		return w;
-	}
 #endif
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	/* Read in chunks (no malloc: a report must not move the heap). */
